@@ -1,0 +1,131 @@
+# xmrgate build. `make` builds both daemons; `make test` is the whole suite.
+# SANITIZE=1 builds everything with ASan+UBSan into build/asan (see `make asan`).
+
+CC       ?= cc
+PKGS     := libmicrohttpd libcurl jansson libpq openssl inih liburcu-bp liburcu-cds
+SANITIZE ?= 0
+
+ifeq ($(SANITIZE),1)
+  BUILD    ?= build/asan
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  OPT      := -O1
+else
+  BUILD    ?= build/release
+  SANFLAGS :=
+  OPT      := -O2
+endif
+BIN := $(if $(filter 1,$(SANITIZE)),$(BUILD)/bin,bin)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
+            -Wmissing-prototypes -Wvla -Wno-unused-parameter
+CPPFLAGS := -D_GNU_SOURCE -Icommon -Igateway -Ibilling -I$(BUILD)/gen
+CFLAGS   := -std=c11 $(OPT) -g $(WARN) $(SANFLAGS) $(shell pkg-config --cflags $(PKGS))
+LDLIBS   := $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+LDFLAGS  := $(SANFLAGS)
+
+COMMON_SRC  := $(wildcard common/*.c)
+GATEWAY_SRC := $(filter-out gateway/main.c,$(wildcard gateway/*.c))
+BILLING_SRC := $(filter-out billing/main.c,$(wildcard billing/*.c))
+SQL_FILES   := $(sort $(wildcard sql/*.sql))
+UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+COMMON_OBJ  := $(call obj,$(COMMON_SRC)) $(BUILD)/gen/sql_embedded.o
+GATEWAY_OBJ := $(call obj,$(GATEWAY_SRC))
+BILLING_OBJ := $(call obj,$(BILLING_SRC))
+UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+
+.PHONY: all deps run stop test unit asan integration e2e format format-check docs docs-check \
+        bench clean lint
+all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# SQL stays SQL: every file in sql/ is compiled into the binaries as a string.
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror $< -o $@
+$(BUILD)/gen/sql_embedded.c: $(BUILD)/tools/embed $(SQL_FILES)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed $@ $(SQL_FILES)
+$(BUILD)/gen/sql_embedded.o: $(BUILD)/gen/sql_embedded.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libxgcommon.a: $(COMMON_OBJ)
+	$(AR) rcs $@ $^
+$(BUILD)/libxggateway.a: $(GATEWAY_OBJ)
+	$(AR) rcs $@ $^
+$(BUILD)/libxgbilling.a: $(BILLING_OBJ)
+	$(AR) rcs $@ $^
+
+$(BIN)/xmrgate-gateway: $(BUILD)/gateway/main.o $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BIN)/xmrgate-billing: $(BUILD)/billing/main.o $(BUILD)/libxgbilling.a $(BUILD)/libxgcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BIN)/xmrgate-admin: tools/xmrgate-admin
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
+
+# Unit tests link against the three static libraries; a test may also #include the .c
+# under test to reach its statics.
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxggateway.a $(BUILD)/libxgbilling.a $(BUILD)/libxgcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $< $(BUILD)/libxggateway.a $(BUILD)/libxgbilling.a \
+	    $(BUILD)/libxgcommon.a $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
+
+unit: all $(UNIT_BIN)
+	@tests/run-unit.sh $(UNIT_BIN)
+
+asan:
+	$(MAKE) SANITIZE=1 unit
+
+integration: all
+	tests/run-integration.sh
+
+e2e: all
+	tests/e2e/run.sh
+
+# The README's two commands.
+deps:
+	scripts/deps.sh
+run: deps all
+	scripts/stack.sh run
+stop:
+	scripts/stack.sh stop
+test: deps
+	$(MAKE) all
+	$(MAKE) format-check docs-check
+	$(MAKE) unit
+	$(MAKE) asan
+	$(MAKE) integration
+
+bench: all
+	tests/bench/run.sh
+
+format:
+	clang-format -i $(shell git ls-files '*.c' '*.h')
+format-check:
+	clang-format --dry-run --Werror $(shell git ls-files '*.c' '*.h')
+
+# docs/methods.md is generated from the method table (gateway/methods.c).
+$(BUILD)/tools/gen-methods-doc: tools/gen_methods_doc.c $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $^ $(LDFLAGS) $(LDLIBS) -o $@
+docs: $(BUILD)/tools/gen-methods-doc
+	$(BUILD)/tools/gen-methods-doc > docs/methods.md
+docs-check: $(BUILD)/tools/gen-methods-doc
+	@$(BUILD)/tools/gen-methods-doc | diff -u docs/methods.md - \
+	    || { echo "docs/methods.md is stale: run 'make docs'"; exit 1; }
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --suppress=missingIncludeSystem -Icommon -Igateway -Ibilling common gateway billing
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

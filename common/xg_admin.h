@@ -1,0 +1,40 @@
+/* xg_admin — the admin listener both daemons run: GET /healthz (the process answers),
+ * GET /readyz (every readiness check passes; 503 with the reasons otherwise) plus the
+ * daemon's own routes. Readiness checks are callbacks so each daemon adds its own
+ * (PostgreSQL and schema for both; nodes and quorum for the gateway; wallet-rpc for
+ * billing). */
+#ifndef XG_ADMIN_H
+#define XG_ADMIN_H
+
+#include "xg_httpd.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Returns true when ready; otherwise writes a short reason. */
+typedef bool (*xg_ready_fn)(void *ctx, char *reason, size_t len);
+
+struct xg_ready_check {
+    const char *name; /* "database", "nodes", … */
+    xg_ready_fn fn;
+    void *ctx;
+};
+
+struct xg_admin_options {
+    const char *bind_addr;
+    unsigned port;
+    const struct xg_ready_check *checks; /* terminated by {NULL, NULL, NULL} */
+    const struct xg_httpd_route *routes; /* extra routes, may be NULL; closure below */
+    void *closure;
+};
+
+struct xg_admin;
+
+struct xg_admin *xg_admin_start(const struct xg_admin_options *opt, char *err, size_t errlen);
+void xg_admin_stop(struct xg_admin *admin);
+unsigned xg_admin_port(const struct xg_admin *admin);
+
+/* In a daemon's route handler: the closure given in the options. */
+void *xg_admin_closure(const struct xg_httpd_request *req);
+
+#endif

@@ -1,0 +1,129 @@
+/* xg_dbwatch — PostgreSQL readiness, checked off the request path. */
+#include "xg_dbwatch.h"
+
+#include "xg_log.h"
+#include "xg_migrate.h"
+#include "xg_pg.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DBWATCH_PERIOD_MS 1000
+
+struct xg_dbwatch {
+    char *conninfo;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    volatile sig_atomic_t stop;
+    bool ready;         /* under lock */
+    char reason[256];   /* under lock */
+};
+
+static const char *const no_queries[] = {NULL};
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+bool xg_dbwatch_wait_schema(const char *conninfo, volatile sig_atomic_t *stop, char *err,
+                            size_t errlen)
+{
+    struct xg_pg *pg = xg_pg_new(conninfo, no_queries);
+    bool ok = false;
+    if (!pg) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    if (!xg_pg_connect_backoff(pg, stop)) {
+        snprintf(err, errlen, "stopped before PostgreSQL was reachable");
+        goto out;
+    }
+    ok = xg_schema_current(xg_pg_conn(pg), err, errlen);
+out:
+    xg_pg_free(pg);
+    return ok;
+}
+
+static void set_verdict(struct xg_dbwatch *w, bool ready, const char *reason)
+{
+    pthread_mutex_lock(&w->lock);
+    if (ready != w->ready)
+        xg_log(ready ? XG_LOG_INFO : XG_LOG_WARN, ready ? "db_ready" : "db_not_ready", "%s",
+               reason);
+    w->ready = ready;
+    snprintf(w->reason, sizeof w->reason, "%s", reason);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void check_once(struct xg_dbwatch *w, struct xg_pg *pg)
+{
+    char err[256] = "";
+    if (!xg_pg_ok(pg) && !xg_pg_connect(pg)) {
+        snprintf(err, sizeof err, "PostgreSQL unreachable: %s", xg_pg_last_error(pg));
+        set_verdict(w, false, err);
+        return;
+    }
+    if (!xg_schema_current(xg_pg_conn(pg), err, sizeof err)) {
+        if (!xg_pg_ok(pg))
+            xg_pg_disconnect(pg);
+        set_verdict(w, false, err);
+        return;
+    }
+    set_verdict(w, true, "ok");
+}
+
+static void *watch_loop(void *arg)
+{
+    struct xg_dbwatch *w = arg;
+    struct xg_pg *pg = xg_pg_new(w->conninfo, no_queries);
+    while (pg && !w->stop) {
+        check_once(w, pg);
+        for (int i = 0; i < DBWATCH_PERIOD_MS / 50 && !w->stop; i++)
+            sleep_ms(50);
+    }
+    xg_pg_free(pg);
+    return NULL;
+}
+
+struct xg_dbwatch *xg_dbwatch_start(const char *conninfo)
+{
+    struct xg_dbwatch *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->conninfo = strdup(conninfo);
+    snprintf(w->reason, sizeof w->reason, "not checked yet");
+    pthread_mutex_init(&w->lock, NULL);
+    if (!w->conninfo || pthread_create(&w->thread, NULL, watch_loop, w) != 0) {
+        pthread_mutex_destroy(&w->lock);
+        free(w->conninfo);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void xg_dbwatch_stop(struct xg_dbwatch *w)
+{
+    if (!w)
+        return;
+    w->stop = 1;
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->lock);
+    free(w->conninfo);
+    free(w);
+}
+
+bool xg_dbwatch_ready(struct xg_dbwatch *w, char *reason, size_t len)
+{
+    pthread_mutex_lock(&w->lock);
+    bool ready = w->ready;
+    if (reason)
+        snprintf(reason, len, "%s", w->reason);
+    pthread_mutex_unlock(&w->lock);
+    return ready;
+}

@@ -1,0 +1,321 @@
+/* xg_httpd — a routing table on libmicrohttpd.
+ *
+ * MHD calls the access handler several times per request: once with the headers, once
+ * per body chunk, and once more when the body is complete. The route (or the 404, 405
+ * or 413 answer) is decided on the first call, so bodies for unknown paths are never
+ * buffered and an oversized Content-Length is refused before it is read. The per-request
+ * state lives until MHD's completion callback, which alone frees it. */
+#include "xg_httpd.h"
+
+#include "xg_log.h"
+#include "xg_reply.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A chunked body that keeps coming after it is known to be too large is read and thrown
+ * away (MHD cannot answer mid-body) only up to this many times the limit, then dropped. */
+#define DISCARD_FACTOR 4
+
+struct xg_httpd {
+    struct MHD_Daemon *daemon;
+    const struct xg_httpd_route *routes;
+    void *closure;
+    size_t max_body;
+    uint16_t port;
+    MHD_socket quiesced_fd;
+    pthread_mutex_t log_lock; /* guards last_log: MHD threads log concurrently */
+    char last_log[256];
+};
+
+struct request_state {
+    const struct xg_httpd_route *route;
+    char *body;
+    size_t len, cap;
+    bool too_large;
+    size_t discarded;
+};
+
+static bool path_matches(const char *pattern, const char *path)
+{
+    size_t n = strlen(pattern);
+    if (n > 0 && pattern[n - 1] == '*')
+        return strncmp(pattern, path, n - 1) == 0;
+    return strcmp(pattern, path) == 0;
+}
+
+static bool method_matches(const char *route_method, const char *method)
+{
+    if (!route_method || strcmp(route_method, method) == 0)
+        return true;
+    /* MHD answers HEAD with the headers of the GET response */
+    return strcmp(method, "HEAD") == 0 && strcmp(route_method, "GET") == 0;
+}
+
+/* Finds the route; on a path match with no method match, fills `allow` for the 405. */
+static const struct xg_httpd_route *route_find(const struct xg_httpd_route *routes,
+                                               const char *method, const char *path,
+                                               char *allow, size_t allow_len, bool *path_known)
+{
+    *path_known = false;
+    allow[0] = '\0';
+    for (const struct xg_httpd_route *r = routes; r->path; r++) {
+        if (!path_matches(r->path, path))
+            continue;
+        *path_known = true;
+        if (method_matches(r->method, method))
+            return r;
+        size_t used = strlen(allow);
+        snprintf(allow + used, allow_len - used, "%s%s", used ? ", " : "", r->method);
+    }
+    return NULL;
+}
+
+static enum MHD_Result refuse_route(struct MHD_Connection *conn, bool path_known,
+                                    const char *allow)
+{
+    if (!path_known)
+        return xg_reply_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such path");
+    const char *headers[] = {MHD_HTTP_HEADER_ALLOW, allow, NULL};
+    static const char body[] =
+        "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"method not allowed\"}}";
+    return xg_reply_bytes_with(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "application/json", body,
+                               sizeof body - 1, headers);
+}
+
+static enum MHD_Result reply_too_large(struct xg_httpd *srv, struct MHD_Connection *conn)
+{
+    char message[96];
+    snprintf(message, sizeof message, "request body larger than %zu bytes", srv->max_body);
+    return xg_reply_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body_too_large", message);
+}
+
+static bool declared_too_large(struct xg_httpd *srv, struct MHD_Connection *conn)
+{
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (!cl)
+        return false;
+    char *end;
+    unsigned long long n = strtoull(cl, &end, 10);
+    return *end == '\0' && n > srv->max_body;
+}
+
+static bool body_append(struct xg_httpd *srv, struct request_state *st, const char *data,
+                        size_t n)
+{
+    if (st->too_large || n > srv->max_body - st->len) {
+        st->too_large = true;
+        st->discarded += n;
+        return st->discarded / DISCARD_FACTOR <= srv->max_body;
+    }
+    if (st->len + n + 1 > st->cap) {
+        size_t cap = st->cap ? st->cap : 1024;
+        while (cap < st->len + n + 1)
+            cap *= 2;
+        char *grown = realloc(st->body, cap);
+        if (!grown)
+            return false;
+        st->body = grown;
+        st->cap = cap;
+    }
+    memcpy(st->body + st->len, data, n);
+    st->len += n;
+    st->body[st->len] = '\0';
+    return true;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **req_cls)
+{
+    struct xg_httpd *srv = cls;
+    struct request_state *st = *req_cls;
+    (void)version;
+
+    if (!st) {
+        char allow[128];
+        bool path_known;
+        const struct xg_httpd_route *route =
+            route_find(srv->routes, method, url, allow, sizeof allow, &path_known);
+        if (!route)
+            return refuse_route(conn, path_known, allow);
+        if (declared_too_large(srv, conn))
+            return reply_too_large(srv, conn);
+        st = calloc(1, sizeof *st);
+        if (!st)
+            return MHD_NO;
+        st->route = route;
+        *req_cls = st;
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        bool keep = body_append(srv, st, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return keep ? MHD_YES : MHD_NO;
+    }
+    if (st->too_large)
+        return reply_too_large(srv, conn);
+    struct xg_httpd_request req = {
+        .conn = conn,
+        .method = method,
+        .path = url,
+        .body = st->body ? st->body : "",
+        .body_len = st->len,
+        .closure = srv->closure,
+    };
+    return st->route->handler(&req);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode code)
+{
+    struct request_state *st = *req_cls;
+    (void)cls;
+    (void)conn;
+    (void)code;
+    if (st) {
+        free(st->body);
+        free(st);
+    }
+    *req_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    struct xg_httpd *srv = cls;
+    char line[256];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
+        line[--n] = '\0';
+    pthread_mutex_lock(&srv->log_lock);
+    memcpy(srv->last_log, line, sizeof line);
+    pthread_mutex_unlock(&srv->log_lock);
+    xg_log(XG_LOG_WARN, "httpd_error", "%s", line);
+}
+
+/* Fills addr from "a.b.c.d" or an IPv6 literal; returns its length, 0 when invalid. */
+static socklen_t parse_bind_addr(const char *text, uint16_t port, struct sockaddr_storage *addr,
+                                 bool *ipv6)
+{
+    memset(addr, 0, sizeof *addr);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)addr;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)addr;
+    if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        *ipv6 = false;
+        return sizeof *v4;
+    }
+    if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        *ipv6 = true;
+        return sizeof *v6;
+    }
+    return 0;
+}
+
+static void server_free(struct xg_httpd *srv)
+{
+    pthread_mutex_destroy(&srv->log_lock);
+    free(srv);
+}
+
+struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, size_t errlen)
+{
+    struct sockaddr_storage addr;
+    bool ipv6 = false;
+    if (!parse_bind_addr(opt->bind_addr, opt->port, &addr, &ipv6)) {
+        snprintf(err, errlen, "invalid listen address \"%s\" (expected an IP address)",
+                 opt->bind_addr);
+        return NULL;
+    }
+    struct xg_httpd *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    srv->routes = opt->routes;
+    srv->closure = opt->closure;
+    srv->max_body = opt->max_body;
+    srv->quiesced_fd = MHD_INVALID_SOCKET;
+    pthread_mutex_init(&srv->log_lock, NULL);
+
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
+    struct MHD_OptionItem options[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, &addr},
+        {MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s, NULL},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv},
+        {opt->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, opt->threads, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    srv->daemon = MHD_start_daemon(flags, opt->port, NULL, NULL, on_request, srv,
+                                   MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+    if (!srv->daemon) {
+        snprintf(err, errlen, "cannot listen on %s port %u: %s", opt->bind_addr,
+                 (unsigned)opt->port, srv->last_log[0] ? srv->last_log : "unknown error");
+        server_free(srv);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info ? info->port : opt->port;
+    return srv;
+}
+
+uint16_t xg_httpd_port(const struct xg_httpd *srv)
+{
+    return srv->port;
+}
+
+void xg_httpd_quiesce(struct xg_httpd *srv)
+{
+    if (srv->quiesced_fd == MHD_INVALID_SOCKET)
+        srv->quiesced_fd = MHD_quiesce_daemon(srv->daemon);
+}
+
+void xg_httpd_stop(struct xg_httpd *srv)
+{
+    if (!srv)
+        return;
+    MHD_stop_daemon(srv->daemon);
+    /* MHD hands the listening socket to the caller on quiesce, to close after the stop */
+    if (srv->quiesced_fd != MHD_INVALID_SOCKET)
+        close(srv->quiesced_fd);
+    server_free(srv);
+}
+
+const char *xg_httpd_query(const struct xg_httpd_request *req, const char *key)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *xg_httpd_header(const struct xg_httpd_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+void xg_httpd_client_addr(const struct xg_httpd_request *req, char *buf, size_t len)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = info ? info->client_addr : NULL;
+    const char *ok = NULL;
+    if (sa && sa->sa_family == AF_INET)
+        ok = inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
+    else if (sa && sa->sa_family == AF_INET6)
+        ok = inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
+                       (socklen_t)len);
+    if (!ok && len > 0)
+        snprintf(buf, len, "unknown");
+}

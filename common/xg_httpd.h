@@ -1,0 +1,65 @@
+/* xg_httpd — a small libmicrohttpd server with a routing table, for the admin listeners
+ * and billing's API: {method, path, handler}. Request bodies are collected up to a limit
+ * (413 beyond it); per-request state is freed in the completion callback only.
+ *
+ * Threading: MHD's internal thread pool (`threads` workers, epoll). Handlers run on those
+ * threads and must be thread-safe with respect to their closure. */
+#ifndef XG_HTTPD_H
+#define XG_HTTPD_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct xg_httpd_request {
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *path; /* URL path without the query string */
+    const char *body; /* NUL-terminated; "" when none     */
+    size_t body_len;
+    void *closure;    /* the server's closure             */
+};
+
+typedef enum MHD_Result (*xg_httpd_handler)(const struct xg_httpd_request *req);
+
+struct xg_httpd_route {
+    const char *method; /* "GET", "POST", … ; NULL = any                      */
+    const char *path;   /* exact path, or a prefix ending in '*' (matches any rest)  */
+    xg_httpd_handler handler;
+};
+
+struct xg_httpd_options {
+    const char *bind_addr; /* e.g. "127.0.0.1"                         */
+    uint16_t port;         /* 0 = choose one (see xg_httpd_port)         */
+    unsigned threads;      /* worker threads, >= 1                      */
+    size_t max_body;       /* bytes; larger bodies get 413              */
+    unsigned timeout_s;    /* idle connection timeout                   */
+    const struct xg_httpd_route *routes; /* terminated by {NULL,NULL,NULL} */
+    void *closure;
+};
+
+struct xg_httpd;
+
+/* Starts listening. Returns NULL with a message in err on failure (e.g. port in use). */
+struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, size_t errlen);
+
+/* The bound port (useful when started with port 0). */
+uint16_t xg_httpd_port(const struct xg_httpd *srv);
+
+/* Stops accepting new connections (first step of a drain). */
+void xg_httpd_quiesce(struct xg_httpd *srv);
+
+/* Stops the server and frees it. */
+void xg_httpd_stop(struct xg_httpd *srv);
+
+/* Returns the value of a query-string argument, or NULL. */
+const char *xg_httpd_query(const struct xg_httpd_request *req, const char *key);
+
+/* Returns a request header, or NULL. */
+const char *xg_httpd_header(const struct xg_httpd_request *req, const char *name);
+
+/* Writes the client's address as text ("127.0.0.1") into buf. */
+void xg_httpd_client_addr(const struct xg_httpd_request *req, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,87 @@
+/* gw_config — the gateway's configuration keys, declared once. */
+#include "xg_config.h"
+
+#include "gw_config.h"
+#include "xg_hex.h"
+#include "xg_log.h"
+
+#include <stdio.h>
+
+#define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                      \
+    {sec, nm, type, offsetof(struct gw_config, field), def, lo, hi, reload, help}
+
+const struct xg_cfg_key gw_config_keys[] = {
+    KEY("server", "bind", XG_CFG_STRING, bind, "127.0.0.1", 0, 0, false,
+        "address the tenant-facing listener binds to"),
+    KEY("server", "port", XG_CFG_INT, port, "18089", 1, 65535, false, "tenant-facing port"),
+    KEY("server", "tls_cert", XG_CFG_STRING, tls_cert, "", 0, 0, false,
+        "PEM certificate; with tls_key serves HTTPS instead of HTTP"),
+    KEY("server", "tls_key", XG_CFG_STRING, tls_key, "", 0, 0, false, "PEM private key"),
+    KEY("server", "threads", XG_CFG_INT, threads, "2", 1, 64, false,
+        "event-loop threads accepting client connections"),
+    KEY("server", "max_body", XG_CFG_SIZE, max_body, "1m", 1024, 64 << 20, true,
+        "largest request body accepted (413 beyond)"),
+    KEY("server", "connection_timeout", XG_CFG_DURATION, connection_timeout_ms, "30s", 1000,
+        3600000, false, "idle or slow client connections are closed after this"),
+    KEY("server", "request_timeout", XG_CFG_DURATION, request_timeout_ms, "20s", 100, 600000, true,
+        "deadline for answering one request, retries included"),
+    KEY("server", "realm", XG_CFG_STRING, realm, "xmrgate", 0, 0, false,
+        "realm of the Digest and Basic challenges"),
+    KEY("server", "public_url", XG_CFG_STRING, public_url, "", 0, 0, true,
+        "the URL tenants use, shown in messages (default: derived from bind and port)"),
+    KEY("auth", "ha1_key", XG_CFG_STRING, ha1_key, NULL, 0, 0, false,
+        "64 hex digits; the key billing wraps each tenant's Digest HA1 with (required)"),
+    KEY("auth", "nonce_secret", XG_CFG_STRING, nonce_secret, "", 0, 0, false,
+        "hex secret for Digest nonces; set the same on every replica (\"\" = random per process)"),
+    KEY("auth", "nonce_lifetime", XG_CFG_DURATION, nonce_lifetime_ms, "5m", 1000, 86400000, true,
+        "age after which a Digest nonce is stale"),
+    KEY("admin", "bind", XG_CFG_STRING, admin_bind, "127.0.0.1", 0, 0, false,
+        "address of the admin listener (health, readiness, metrics, admin API)"),
+    KEY("admin", "port", XG_CFG_INT, admin_port, "18090", 1, 65535, false, "admin port"),
+    KEY("admin", "token", XG_CFG_STRING, admin_token, "", 0, 0, true,
+        "bearer credential for the admin API (\"\" = admin API disabled)"),
+    KEY("database", "url", XG_CFG_STRING, database_url, NULL, 0, 0, false,
+        "PostgreSQL connection string (required)"),
+    KEY("nodes", "max_connections_per_node", XG_CFG_INT, max_connections_per_node, "16", 1, 256,
+        false, "keep-alive pool size per node; monerod resets connections over its per-IP cap"),
+    KEY("nodes", "timeout", XG_CFG_DURATION, node_timeout_ms, "10s", 100, 600000, true,
+        "deadline for one node answer"),
+    KEY("nodes", "connect_timeout", XG_CFG_DURATION, node_connect_timeout_ms, "1s", 50, 60000,
+        true, "deadline for connecting to a node"),
+    KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true,
+        "debug, info, warn or error"),
+};
+const size_t gw_config_key_count = sizeof gw_config_keys / sizeof gw_config_keys[0];
+
+bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t errlen)
+{
+    if (!xg_config_load(gw_config_keys, gw_config_key_count, cfg, path, NULL, err, errlen))
+        return false;
+    enum xg_log_level level;
+    if (!xg_log_level_parse(cfg->log_level, &level)) {
+        snprintf(err, errlen, "[log] level: expected debug, info, warn or error, got \"%s\"",
+                 cfg->log_level);
+        goto bad;
+    }
+    if (!xg_hex_ok(cfg->ha1_key, 32)) {
+        snprintf(err, errlen, "[auth] ha1_key: expected 64 hex digits");
+        goto bad;
+    }
+    if (cfg->nonce_secret[0] && !xg_hex_ok(cfg->nonce_secret, 0)) {
+        snprintf(err, errlen, "[auth] nonce_secret: expected hex digits (at least 32)");
+        goto bad;
+    }
+    if ((cfg->tls_cert[0] == '\0') != (cfg->tls_key[0] == '\0')) {
+        snprintf(err, errlen, "[server] tls_cert and tls_key must be set together");
+        goto bad;
+    }
+    return true;
+bad:
+    gw_config_free(cfg);
+    return false;
+}
+
+void gw_config_free(struct gw_config *cfg)
+{
+    xg_config_free(gw_config_keys, gw_config_key_count, cfg);
+}

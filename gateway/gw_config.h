@@ -1,0 +1,50 @@
+/* gw_config — the gateway's configuration: its key table and the struct it fills.
+ * Strings are owned by the struct (gw_config_free). See README "Configuration". */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xg_config.h"
+
+struct gw_config {
+    /* [server]: the tenant-facing listener */
+    char *bind;
+    int64_t port;
+    char *tls_cert; /* "" = plain HTTP */
+    char *tls_key;
+    int64_t threads;
+    int64_t max_body;
+    int64_t connection_timeout_ms;
+    int64_t request_timeout_ms;
+    char *realm;
+    char *public_url;
+    /* [auth] */
+    char *ha1_key;      /* 64 hex: unwraps the stored Digest HA1 (same key as billing) */
+    char *nonce_secret; /* shared by replicas so a nonce from one validates on another */
+    int64_t nonce_lifetime_ms;
+    /* [admin] */
+    char *admin_bind;
+    int64_t admin_port;
+    char *admin_token;
+    /* [database] */
+    char *database_url;
+    /* [nodes] */
+    int64_t max_connections_per_node;
+    int64_t node_timeout_ms;
+    int64_t node_connect_timeout_ms;
+    /* [log] */
+    char *log_level;
+};
+
+extern const struct xg_cfg_key gw_config_keys[];
+extern const size_t gw_config_key_count;
+
+/* Loads and validates; on failure false with the message in err. */
+__attribute__((warn_unused_result)) bool gw_config_load(struct gw_config *cfg, const char *path,
+                                                        char *err, size_t errlen);
+void gw_config_free(struct gw_config *cfg);
+
+#endif

@@ -1,0 +1,275 @@
+/* xmrgate-gateway — serves the monerod daemon RPC to paying tenants.
+ *
+ * main wires the modules together: configuration, PostgreSQL readiness, the admin
+ * listener, and the shutdown and reload signals. */
+#include "context.h"
+#include "gw_config.h"
+#include "nodes.h"
+#include "pgsync.h"
+#include "server.h"
+#include "tenants.h"
+#include "upstream.h"
+#include "xg_admin.h"
+#include "xg_hex.h"
+#include "xg_dbwatch.h"
+#include "xg_log.h"
+#include "xg_signal.h"
+
+#include <curl/curl.h>
+#include <getopt.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GATEWAY_VERSION "0.1.0"
+
+/* How long SIGTERM waits for in-flight requests before closing their connections. */
+#define DRAIN_DEADLINE_MS 10000
+
+struct gateway {
+    const char *config_path;
+    struct gw_config cfg;
+    struct gw_context ctx;
+    struct xg_dbwatch *dbwatch;
+    struct pgsync *pgsync;
+    struct gw_server *server;
+    struct xg_admin *admin;
+    struct xg_ready_check ready_checks[4];
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: xmrgate-gateway [--config FILE] [--check-config] "
+                 "[--config-reference] [--version]\n");
+}
+
+static bool ready_database(void *ctx, char *reason, size_t len)
+{
+    struct gateway *gw = ctx;
+    return xg_dbwatch_ready(gw->dbwatch, reason, len);
+}
+
+static bool ready_tenants(void *ctx, char *reason, size_t len)
+{
+    struct gateway *gw = ctx;
+    return pgsync_synced(gw->pgsync, reason, len);
+}
+
+static bool ready_nodes(void *ctx, char *reason, size_t len)
+{
+    struct gateway *gw = ctx;
+    nodes_read_lock();
+    size_t count = nodes_current(gw->ctx.nodes)->count;
+    nodes_read_unlock();
+    if (count == 0)
+        snprintf(reason, len, "no enabled node in the nodes table");
+    return count > 0;
+}
+
+/* Lets one process hold thousands of client connections. */
+static void raise_fd_limit(void)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &lim);
+    }
+}
+
+static bool context_init(struct gateway *gw, char *err, size_t errlen)
+{
+    struct gw_context *ctx = &gw->ctx;
+    ctx->cfg = &gw->cfg;
+    ctx->max_body = (size_t)gw->cfg.max_body;
+    ctx->request_timeout_ms = gw->cfg.request_timeout_ms;
+    ctx->node_timeout_ms = gw->cfg.node_timeout_ms;
+    /* Replicas that share nonce_secret accept each other's nonces. */
+    uint8_t nonce_key[32];
+    if (gw->cfg.nonce_secret[0])
+        SHA256((const unsigned char *)gw->cfg.nonce_secret, strlen(gw->cfg.nonce_secret),
+               nonce_key);
+    else if (RAND_bytes(nonce_key, sizeof nonce_key) != 1) {
+        snprintf(err, errlen, "no randomness for the nonce secret");
+        return false;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    struct digest_config dcfg = {
+        .nonce_key = nonce_key,
+        .nonce_key_len = sizeof nonce_key,
+        .realm = gw->cfg.realm,
+        .nonce_lifetime_ms = gw->cfg.nonce_lifetime_ms,
+    };
+    ctx->digest = digest_verifier_new(&dcfg, (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+    if (!ctx->digest) {
+        snprintf(err, errlen, "[server] realm: not usable in a Digest challenge");
+        return false;
+    }
+    ctx->tenants = tenants_new();
+    ctx->nodes = nodes_new();
+    if (!ctx->tenants || !ctx->nodes) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    struct up_engine_options uopt = {
+        .max_connections_per_node = (unsigned)gw->cfg.max_connections_per_node,
+        .connect_timeout_ms = (long)gw->cfg.node_connect_timeout_ms,
+    };
+    ctx->up = up_engine_start(&uopt, err, errlen);
+    return ctx->up != NULL;
+}
+
+static bool gateway_start(struct gateway *gw)
+{
+    char err[512];
+    raise_fd_limit();
+    if (!xg_dbwatch_wait_schema(gw->cfg.database_url, &xg_stop_requested, err, sizeof err)) {
+        xg_log(XG_LOG_ERROR, "startup_refused", "%s", err);
+        return false;
+    }
+    gw->dbwatch = xg_dbwatch_start(gw->cfg.database_url);
+    if (!gw->dbwatch) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the database watcher");
+        return false;
+    }
+    uint8_t ha1_key[TOKEN_HA1_KEY_LEN];
+    if (!xg_hex_decode(gw->cfg.ha1_key, ha1_key, sizeof ha1_key) ||
+        !context_init(gw, err, sizeof err)) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "%s", err);
+        return false;
+    }
+    gw->pgsync = pgsync_start(gw->cfg.database_url, ha1_key, gw->ctx.tenants, gw->ctx.nodes);
+    if (!gw->pgsync) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the tenant follower");
+        return false;
+    }
+    gw->server = gw_server_start(&gw->ctx, err, sizeof err);
+    if (!gw->server) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "%s", err);
+        return false;
+    }
+    gw->ready_checks[0] = (struct xg_ready_check){"database", ready_database, gw};
+    gw->ready_checks[1] = (struct xg_ready_check){"tenants", ready_tenants, gw};
+    gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw};
+    struct xg_admin_options aopt = {
+        .bind_addr = gw->cfg.admin_bind,
+        .port = (unsigned)gw->cfg.admin_port,
+        .checks = gw->ready_checks,
+        .closure = gw,
+    };
+    gw->admin = xg_admin_start(&aopt, err, sizeof err);
+    if (!gw->admin) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "admin listener: %s", err);
+        return false;
+    }
+    xg_log(XG_LOG_INFO, "started", "serving %s on %s:%u, admin on %s:%u",
+           gw->cfg.tls_cert[0] ? "HTTPS" : "HTTP", gw->cfg.bind, gw_server_port(gw->server),
+           gw->cfg.admin_bind, xg_admin_port(gw->admin));
+    return true;
+}
+
+/* Stops accepting, lets in-flight requests finish up to the drain deadline, then stops. */
+static void drain(struct gateway *gw)
+{
+    if (!gw->server)
+        return;
+    gw_server_quiesce(gw->server);
+    for (int waited = 0; waited < DRAIN_DEADLINE_MS && gw_server_inflight(gw->server) > 0;
+         waited += 20) {
+        struct timespec tick = {0, 20 * 1000000L};
+        nanosleep(&tick, NULL);
+    }
+    long left = gw_server_inflight(gw->server);
+    if (left > 0)
+        xg_log(XG_LOG_WARN, "drain_deadline", "%ld requests still in flight", left);
+}
+
+static void gateway_stop(struct gateway *gw)
+{
+    drain(gw);
+    xg_admin_stop(gw->admin);
+    /* The engine first: it cancels waiting jobs, which resumes their connections. */
+    if (gw->ctx.up)
+        up_engine_stop(gw->ctx.up);
+    gw_server_stop(gw->server);
+    up_engine_free(gw->ctx.up);
+    pgsync_stop(gw->pgsync);
+    xg_dbwatch_stop(gw->dbwatch);
+    tenants_free(gw->ctx.tenants);
+    nodes_free(gw->ctx.nodes);
+    digest_verifier_free(gw->ctx.digest);
+}
+
+static void on_reload(void *ctx)
+{
+    struct gateway *gw = ctx;
+    const char *path = gw->config_path;
+    struct gw_config fresh = {0};
+    char err[512];
+    if (!gw_config_load(&fresh, path, err, sizeof err)) {
+        xg_log(XG_LOG_ERROR, "reload_rejected", "%s (keeping the running configuration)", err);
+        return;
+    }
+    enum xg_log_level level;
+    if (xg_log_level_parse(fresh.log_level, &level))
+        xg_log_set_level(level);
+    gw_config_free(&fresh);
+    xg_log(XG_LOG_INFO, "reloaded", "configuration reloaded from %s", path ? path : "(env)");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},    {"check-config", no_argument, NULL, 'k'},
+        {"config-reference", no_argument, NULL, 'r'}, {"version", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+    const char *config_path = NULL;
+    bool check_only = false;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'c': config_path = optarg; break;
+        case 'k': check_only = true; break;
+        case 'r':
+            xg_config_print_reference(gw_config_keys, gw_config_key_count, "xmrgate-gateway");
+            return 0;
+        case 'v': puts("xmrgate-gateway " GATEWAY_VERSION); return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+
+    struct gateway gw = {.config_path = config_path};
+    char err[512];
+    if (!gw_config_load(&gw.cfg, config_path, err, sizeof err)) {
+        fprintf(stderr, "xmrgate-gateway: %s\n", err);
+        return 2;
+    }
+    if (check_only) {
+        gw_config_free(&gw.cfg);
+        puts("configuration ok");
+        return 0;
+    }
+    enum xg_log_level level = XG_LOG_INFO;
+    if (!xg_log_level_parse(gw.cfg.log_level, &level))
+        level = XG_LOG_INFO;
+    xg_log_init("gateway", level);
+    xg_signals_install();
+    curl_global_init(CURL_GLOBAL_ALL);
+
+    int status = 1;
+    if (gateway_start(&gw)) {
+        status = 0;
+        xg_run_until_stopped(on_reload, &gw);
+        xg_log(XG_LOG_INFO, "stopping", "signal received");
+    }
+    gateway_stop(&gw);
+    gw_config_free(&gw.cfg);
+    curl_global_cleanup();
+    xg_log(XG_LOG_INFO, "stopped", NULL);
+    return status;
+}

@@ -1,0 +1,58 @@
+/* request — one client request on its way through the gateway, shared by server (the
+ * MHD side) and proxy (the node side).
+ *
+ * Lifetime: created by server on the first access-handler call, freed only in MHD's
+ * completion callback. While proxy holds it (the connection is suspended) nothing else
+ * touches it; proxy hands it back by filling the response and resuming the connection. */
+#ifndef REQUEST_H
+#define REQUEST_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "methods.h"
+#include "nodes.h"
+
+struct gw_context;
+
+enum gw_endpoint { GW_EP_JSONRPC, GW_EP_JSON, GW_EP_BIN };
+
+#define GW_MAX_ATTEMPTS 2
+
+struct gw_request {
+    struct gw_context *ctx;
+    struct MHD_Connection *conn;
+    bool is_post;
+    char *path;       /* the path as received (owned) */
+    const char *rest; /* the monerod path to serve, inside path or static */
+
+    char *body; /* received body (owned), NUL-terminated */
+    size_t body_len, body_cap;
+    bool body_too_large;
+
+    int64_t deadline_us; /* monotonic */
+
+    /* What is being served. */
+    enum gw_endpoint endpoint;
+    const struct method_info *info;
+    json_t *rpc_id;     /* JSON-RPC id to echo in our own errors (owned ref), or NULL */
+    char *forward_body; /* body sent to nodes (owned) */
+    size_t forward_len;
+
+    /* Where it goes. */
+    struct node_info candidates[GW_MAX_ATTEMPTS];
+    size_t ncandidates, attempt;
+
+    /* The answer, filled before the connection is resumed. */
+    bool suspended;
+    bool answered;
+    unsigned status;
+    char *answer_body; /* owned, malloc'd */
+    size_t answer_len;
+    char answer_type[96];
+};
+
+#endif

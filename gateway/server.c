@@ -1,0 +1,524 @@
+/* server — the tenant-facing listener and the request path up to dispatch. */
+#define _LGPL_SOURCE
+#include "server.h"
+
+#include "auth.h"
+#include "context.h"
+#include "digest.h"
+#include "jsonrpc.h"
+#include "proxy.h"
+#include "request.h"
+#include "token.h"
+#include "xg_log.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+struct gw_server {
+    struct gw_context *ctx;
+    struct MHD_Daemon *daemon;
+    atomic_long inflight;
+    char *tls_cert, *tls_key; /* PEM text, kept while the daemon runs */
+};
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- answers ------------------------------------------------------------------------ */
+
+/* Queues an answer; extra headers are a NULL-terminated name,value list. */
+static enum MHD_Result queue(struct gw_request *req, unsigned status, const char *type,
+                             const void *body, size_t len, const char *const *headers)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    if (type && *type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    for (const char *const *h = headers; h && h[0]; h += 2)
+        MHD_add_response_header(resp, h[0], h[1]);
+    enum MHD_Result rc = MHD_queue_response(req->conn, status, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
+/* An error of ours in the shape the client expects: a JSON-RPC error for /json_rpc,
+ * {"status": …} for the plain JSON endpoints, the bare status for .bin. */
+static enum MHD_Result answer_error(struct gw_request *req, unsigned status, int rpc_code,
+                                    const char *message, const char *const *headers)
+{
+    enum MHD_Result rc;
+    size_t len = 0;
+    char *body = NULL;
+    if (req->endpoint == GW_EP_JSONRPC) {
+        body = jsonrpc_error_body(req->rpc_id, rpc_code, message, &len);
+    } else if (req->endpoint == GW_EP_JSON) {
+        json_t *obj = json_pack("{s:s}", "status", message);
+        body = jsonrpc_dump(obj, &len);
+        json_decref(obj);
+    }
+    rc = queue(req, status, body ? "application/json" : NULL, body ? body : "", len, headers);
+    free(body);
+    return rc;
+}
+
+/* 401 with the Digest challenge first and Basic second, each in its own header. */
+static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale,
+                                           const char *message)
+{
+    char digest[DIGEST_CHALLENGE_SIZE], basic[256];
+    if (!digest_challenge(req->ctx->digest, wall_ms(), stale, digest, sizeof digest) ||
+        !auth_challenge_basic(basic, sizeof basic, req->ctx->cfg->realm))
+        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
+                            "cannot build the authentication challenge", NULL);
+    const char *headers[] = {MHD_HTTP_HEADER_WWW_AUTHENTICATE, digest,
+                             MHD_HTTP_HEADER_WWW_AUTHENTICATE, basic, NULL};
+    return answer_error(req, MHD_HTTP_UNAUTHORIZED, JSONRPC_INVALID_REQUEST, message, headers);
+}
+
+/* ---- authentication ----------------------------------------------------------------- */
+
+enum auth_verdict { VERDICT_OK, VERDICT_UNAUTHORIZED, VERDICT_STALE, VERDICT_MALFORMED };
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
+        (*(int *)cls)++;
+    return MHD_YES;
+}
+
+/* Finds the tenant behind the credential and copies it into *tenant. */
+static enum auth_verdict authenticate(struct gw_request *req, struct auth_credential *cred,
+                                      struct tenant_row *tenant)
+{
+    int authorization_headers = 0;
+    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, count_header, &authorization_headers);
+    if (authorization_headers > 1)
+        return VERDICT_MALFORMED;
+    struct auth_request areq = {
+        .path = req->path,
+        .authorization =
+            MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+        .api_key = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Api-Key"),
+    };
+    enum auth_kind kind = auth_parse(&areq, cred);
+    req->rest = cred->rest_path;
+    if (kind == AUTH_MALFORMED)
+        return VERDICT_MALFORMED;
+
+    enum auth_verdict verdict = VERDICT_UNAUTHORIZED;
+    uint8_t hash[TOKEN_HASH_LEN];
+    tenants_read_lock();
+    const struct tenant_row *found = NULL;
+    switch (kind) {
+    case AUTH_PATH_TOKEN:
+    case AUTH_BEARER:
+    case AUTH_API_KEY:
+    case AUTH_BASIC:
+        if (token_hash(cred->token, strlen(cred->token), hash))
+            found = tenants_find_token(req->ctx->tenants, hash);
+        if (found && kind == AUTH_BASIC && !auth_basic_user_ok(cred, found->handle))
+            found = NULL;
+        break;
+    case AUTH_DIGEST: {
+        static const uint8_t no_ha1[TOKEN_HA1_LEN];
+        found = tenants_find_handle(req->ctx->tenants, cred->digest.username);
+        /* A HA1 that did not unwrap is all zero: treat it as no tenant. */
+        const uint8_t *ha1 = found && memcmp(found->digest_ha1, no_ha1, TOKEN_HA1_LEN) != 0
+                                 ? found->digest_ha1
+                                 : NULL;
+        enum digest_result dr = digest_verify(req->ctx->digest, &cred->digest, ha1,
+                                              req->is_post ? "POST" : "GET", req->path, wall_ms());
+        if (dr == DIGEST_BAD_URI) {
+            cred->detail = "the Digest uri does not match the request";
+            verdict = VERDICT_MALFORMED;
+        } else if (digest_result_is_stale(dr)) {
+            verdict = VERDICT_STALE;
+        }
+        if (dr != DIGEST_OK)
+            found = NULL;
+        break;
+    }
+    default:
+        break;
+    }
+    if (found) {
+        *tenant = *found;
+        verdict = VERDICT_OK;
+    }
+    tenants_read_unlock();
+    return verdict;
+}
+
+/* ---- classification ----------------------------------------------------------------- */
+
+/* Prepares req->forward_body for /json_rpc; answers the client itself when the request
+ * never reaches a node. Returns true when the request should be dispatched. */
+static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
+{
+    req->endpoint = GW_EP_JSONRPC;
+    struct jsonrpc_request rpc;
+    enum jsonrpc_parse parsed = jsonrpc_parse(req->body, req->body_len, &rpc);
+    if (rpc.id)
+        req->rpc_id = json_incref((json_t *)rpc.id);
+    switch (parsed) {
+    case JSONRPC_NOT_JSON:
+        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_PARSE_ERROR, "Parse error", NULL);
+        return false;
+    case JSONRPC_BATCH:
+        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_INVALID_REQUEST,
+                           "Invalid Request: batch requests are not supported", NULL);
+        return false;
+    case JSONRPC_NOT_REQUEST:
+        jsonrpc_request_clear(&rpc);
+        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_INVALID_REQUEST, "Invalid Request", NULL);
+        return false;
+    case JSONRPC_OK:
+        break;
+    }
+    req->info = methods_find_jsonrpc(rpc.method, strlen(rpc.method));
+    if (!req->info || req->info->cls == METHOD_DENIED) {
+        jsonrpc_request_clear(&rpc);
+        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+        return false;
+    }
+    jsonrpc_strip_client(rpc.root);
+    req->forward_body = jsonrpc_dump(rpc.root, &req->forward_len);
+    jsonrpc_request_clear(&rpc);
+    return true;
+}
+
+static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
+{
+    req->info = methods_find_path(req->rest, strlen(req->rest));
+    if (!req->info || req->info->cls == METHOD_DENIED) {
+        req->endpoint = GW_EP_BIN; /* monerod answers an unknown path with a bare 404 */
+        *rc = queue(req, MHD_HTTP_NOT_FOUND, "text/plain", "", 0, NULL);
+        return false;
+    }
+    if (req->info->kind == METHOD_BIN_PATH) {
+        req->endpoint = GW_EP_BIN;
+        req->forward_body = malloc(req->body_len + 1);
+        if (req->forward_body)
+            memcpy(req->forward_body, req->body, req->body_len);
+        req->forward_len = req->body_len;
+        return true;
+    }
+    req->endpoint = GW_EP_JSON;
+    if (req->body_len == 0)
+        return true;
+    json_error_t error;
+    json_t *root = json_loadb(req->body, req->body_len, 0, &error);
+    if (!root) {
+        *rc = answer_error(req, MHD_HTTP_BAD_REQUEST, 0, "Failed to parse the JSON body", NULL);
+        return false;
+    }
+    jsonrpc_strip_client(root);
+    req->forward_body = jsonrpc_dump(root, &req->forward_len);
+    json_decref(root);
+    return true;
+}
+
+/* ---- the request path --------------------------------------------------------------- */
+
+static enum MHD_Result handle_request(struct gw_request *req)
+{
+    if (req->body_too_large) {
+        req->endpoint = GW_EP_JSON;
+        return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
+                            "request body too large", NULL);
+    }
+    struct auth_credential cred;
+    struct tenant_row tenant;
+    enum auth_verdict verdict = authenticate(req, &cred, &tenant);
+    /* Errors before classification use the shape the path asks for. */
+    req->endpoint = strcmp(req->rest, METHODS_JSONRPC_PATH) == 0 ? GW_EP_JSONRPC : GW_EP_JSON;
+    if (verdict == VERDICT_MALFORMED)
+        return answer_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
+                            cred.detail ? cred.detail : "malformed credentials", NULL);
+    if (verdict != VERDICT_OK)
+        return answer_unauthorized(req, verdict == VERDICT_STALE, "authentication required");
+    if (tenant.suspended)
+        return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST,
+                            "this access is suspended; contact the operator", NULL);
+    if (tenant.valid_until < (int64_t)time(NULL)) {
+        char message[256];
+        snprintf(message, sizeof message,
+                 "this plan expired; renew it with your token at the billing page");
+        return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST, message, NULL);
+    }
+
+    enum MHD_Result rc = MHD_NO;
+    bool dispatch = req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc)
+                                                   : prepare_path(req, &rc);
+    if (!dispatch)
+        return rc;
+    if (req->forward_len && !req->forward_body)
+        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
+                            "out of memory", NULL);
+    MHD_suspend_connection(req->conn);
+    req->suspended = true;
+    if (!proxy_dispatch(req))
+        MHD_resume_connection(req->conn); /* the answer is in req */
+    return MHD_YES;
+}
+
+/* Queues the node's answer (or proxy's error answer) without copying the body. */
+static enum MHD_Result queue_node_answer(struct gw_request *req)
+{
+    struct MHD_Response *resp =
+        req->answer_body
+            ? MHD_create_response_from_buffer(req->answer_len, req->answer_body,
+                                              MHD_RESPMEM_MUST_FREE)
+            : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    req->answer_body = NULL; /* the response owns it now */
+    if (req->answer_type[0])
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->answer_type);
+    enum MHD_Result rc = MHD_queue_response(req->conn, req->status, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
+static struct gw_request *request_new(struct gw_server *srv, struct MHD_Connection *conn,
+                                      const char *url, const char *method)
+{
+    struct gw_request *req = calloc(1, sizeof *req);
+    if (!req)
+        return NULL;
+    req->ctx = srv->ctx;
+    req->conn = conn;
+    req->is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    req->path = strdup(url);
+    req->rest = req->path;
+    req->deadline_us = monotonic_us() + srv->ctx->request_timeout_ms * 1000;
+    req->body = malloc(1);
+    if (!req->path || !req->body) {
+        free(req->path);
+        free(req->body);
+        free(req);
+        return NULL;
+    }
+    req->body[0] = '\0';
+    req->body_cap = 1;
+    atomic_fetch_add(&srv->inflight, 1);
+    return req;
+}
+
+static void append_body(struct gw_request *req, const char *data, size_t len)
+{
+    if (req->body_too_large)
+        return;
+    if (req->body_len + len > req->ctx->max_body) {
+        req->body_too_large = true;
+        return;
+    }
+    if (req->body_len + len + 1 > req->body_cap) {
+        size_t cap = req->body_cap * 2;
+        while (cap < req->body_len + len + 1)
+            cap *= 2;
+        char *grown = realloc(req->body, cap);
+        if (!grown) {
+            req->body_too_large = true;
+            return;
+        }
+        req->body = grown;
+        req->body_cap = cap;
+    }
+    memcpy(req->body + req->body_len, data, len);
+    req->body_len += len;
+    req->body[req->body_len] = '\0';
+}
+
+static bool declared_too_large(struct MHD_Connection *conn, size_t max_body)
+{
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    return cl && strtoull(cl, NULL, 10) > max_body;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version,
+                                 const char *upload_data, size_t *upload_data_size,
+                                 void **con_cls)
+{
+    (void)version;
+    struct gw_server *srv = cls;
+    struct gw_request *req = *con_cls;
+    if (!req) {
+        req = request_new(srv, conn, url, method);
+        if (!req)
+            return MHD_NO;
+        *con_cls = req;
+        bool allowed = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+                       strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+        if (!allowed) {
+            req->endpoint = GW_EP_BIN;
+            const char *headers[] = {MHD_HTTP_HEADER_ALLOW, "GET, POST", NULL};
+            return queue(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, headers);
+        }
+        if (declared_too_large(conn, srv->ctx->max_body)) {
+            req->endpoint = GW_EP_JSON;
+            return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
+                                "request body too large", NULL);
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        append_body(req, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (req->suspended) {
+        if (!req->answered)
+            return MHD_YES; /* spurious wake-up; the answer is not ready */
+        return queue_node_answer(req);
+    }
+    return handle_request(req);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    (void)toe;
+    struct gw_server *srv = cls;
+    struct gw_request *req = *con_cls;
+    if (!req)
+        return;
+    free(req->path);
+    free(req->body);
+    free(req->forward_body);
+    free(req->answer_body);
+    json_decref(req->rpc_id);
+    free(req);
+    *con_cls = NULL;
+    atomic_fetch_sub(&srv->inflight, 1);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long size = ftell(f);
+        if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1))) {
+            if (fread(text, 1, (size_t)size, f) != (size_t)size) {
+                free(text);
+                text = NULL;
+            } else {
+                text[size] = '\0';
+            }
+        }
+    }
+    fclose(f);
+    return text;
+}
+
+struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errlen)
+{
+    const struct gw_config *cfg = ctx->cfg;
+    struct gw_server *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    srv->ctx = ctx;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
+    if (inet_pton(AF_INET, cfg->bind, &addr.sin_addr) != 1) {
+        snprintf(err, errlen, "[server] bind: not an IPv4 address: %s", cfg->bind);
+        goto fail;
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    bool tls = cfg->tls_cert[0] != '\0';
+    if (tls) {
+        srv->tls_cert = read_file(cfg->tls_cert);
+        srv->tls_key = read_file(cfg->tls_key);
+        if (!srv->tls_cert || !srv->tls_key) {
+            snprintf(err, errlen, "cannot read [server] tls_cert or tls_key");
+            goto fail;
+        }
+        flags |= MHD_USE_TLS;
+    }
+    struct MHD_OptionItem options[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, &addr},
+        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)cfg->threads, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(cfg->connection_timeout_ms / 1000), NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, 16384, NULL},
+        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
+        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
+        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
+        {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_ARRAY,
+                                   options, MHD_OPTION_END);
+    if (!srv->daemon) {
+        snprintf(err, errlen, "cannot listen on %s:%ld%s", cfg->bind, (long)cfg->port,
+                 tls ? " (TLS)" : "");
+        goto fail;
+    }
+    return srv;
+fail:
+    free(srv->tls_cert);
+    free(srv->tls_key);
+    free(srv);
+    return NULL;
+}
+
+uint16_t gw_server_port(const struct gw_server *srv)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+void gw_server_quiesce(struct gw_server *srv)
+{
+    MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+}
+
+long gw_server_inflight(const struct gw_server *srv)
+{
+    return atomic_load(&srv->inflight);
+}
+
+void gw_server_stop(struct gw_server *srv)
+{
+    if (!srv)
+        return;
+    MHD_stop_daemon(srv->daemon);
+    free(srv->tls_cert);
+    free(srv->tls_key);
+    free(srv);
+}

@@ -1,0 +1,246 @@
+/* token — see token.h. */
+#include "token.h"
+
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+static const char b64url_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char b64std_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char base32_lower[] = "abcdefghijklmnopqrstuvwxyz234567";
+
+#define HANDLE_RANDOM_CHARS (TOKEN_HANDLE_LEN - (sizeof TOKEN_HANDLE_PREFIX - 1))
+#define HA1_WRAP_VERSION    0x01
+#define HA1_WRAP_IV_LEN     12
+#define HA1_WRAP_TAG_LEN    16
+#define HA1_WRAP_AAD_LABEL  "xmrgate-ha1-v1"
+
+/* Index of c in alphabet, or -1. Linear on purpose: 64 entries, no table to keep in sync. */
+static int b64_value(const char *alphabet, char c)
+{
+    const char *hit = c != '\0' ? strchr(alphabet, c) : NULL;
+    return hit != NULL ? (int)(hit - alphabet) : -1;
+}
+
+size_t token_b64url_encode(const uint8_t *in, size_t n, char *out)
+{
+    size_t o = 0;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        out[o++] = b64url_alphabet[v >> 18 & 63];
+        out[o++] = b64url_alphabet[v >> 12 & 63];
+        out[o++] = b64url_alphabet[v >> 6 & 63];
+        out[o++] = b64url_alphabet[v & 63];
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        out[o++] = b64url_alphabet[v >> 18 & 63];
+        out[o++] = b64url_alphabet[v >> 12 & 63];
+    } else if (n - i == 2) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
+        out[o++] = b64url_alphabet[v >> 18 & 63];
+        out[o++] = b64url_alphabet[v >> 12 & 63];
+        out[o++] = b64url_alphabet[v >> 6 & 63];
+    }
+    out[o] = '\0';
+    return o;
+}
+
+/* Decodes n unpadded characters. A final group of 2 or 3 characters must leave its unused
+ * low bits zero, so every byte string has exactly one accepted text. */
+static bool b64_decode_unpadded(const char *alphabet, const char *in, size_t n, uint8_t *out,
+                                size_t cap, size_t *outlen)
+{
+    if (n % 4 == 1)
+        return false;
+    size_t need = n / 4 * 3 + (n % 4 == 0 ? 0 : n % 4 - 1);
+    if (need > cap)
+        return false;
+    size_t o = 0;
+    uint32_t acc = 0;
+    unsigned bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64_value(alphabet, in[i]);
+        if (v < 0)
+            return false;
+        acc = (acc << 6 | (uint32_t)v) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (uint8_t)(acc >> bits);
+        }
+    }
+    if ((acc & ((1u << bits) - 1)) != 0)
+        return false;
+    *outlen = o;
+    return true;
+}
+
+bool token_b64url_decode(const char *in, size_t n, uint8_t *out, size_t cap, size_t *outlen)
+{
+    return b64_decode_unpadded(b64url_alphabet, in, n, out, cap, outlen);
+}
+
+bool token_b64_decode(const char *in, size_t n, uint8_t *out, size_t cap, size_t *outlen)
+{
+    if (n == 0 || n % 4 != 0)
+        return false;
+    size_t pad = 0;
+    while (pad < 2 && in[n - 1 - pad] == '=')
+        pad++;
+    /* A third '=' (or one in the middle) is caught as a character outside the alphabet. */
+    return b64_decode_unpadded(b64std_alphabet, in, n - pad, out, cap, outlen);
+}
+
+void token_format(const uint8_t raw[TOKEN_RAW_LEN], char out[TOKEN_TEXT_SIZE])
+{
+    memcpy(out, TOKEN_PREFIX, TOKEN_PREFIX_LEN);
+    token_b64url_encode(raw, TOKEN_RAW_LEN, out + TOKEN_PREFIX_LEN);
+}
+
+bool token_generate(char out[TOKEN_TEXT_SIZE])
+{
+    uint8_t raw[TOKEN_RAW_LEN];
+    if (RAND_bytes(raw, sizeof raw) != 1)
+        return false;
+    token_format(raw, out);
+    OPENSSL_cleanse(raw, sizeof raw);
+    return true;
+}
+
+bool token_looks_valid(const char *text, size_t len)
+{
+    if (len != TOKEN_TEXT_LEN || memcmp(text, TOKEN_PREFIX, TOKEN_PREFIX_LEN) != 0)
+        return false;
+    uint8_t raw[TOKEN_RAW_LEN];
+    size_t n = 0;
+    bool ok = token_b64url_decode(text + TOKEN_PREFIX_LEN, len - TOKEN_PREFIX_LEN, raw,
+                                  sizeof raw, &n) &&
+              n == TOKEN_RAW_LEN;
+    OPENSSL_cleanse(raw, sizeof raw);
+    return ok;
+}
+
+bool token_hash(const char *text, size_t len, uint8_t out[TOKEN_HASH_LEN])
+{
+    unsigned int n = 0;
+    return EVP_Digest(text, len, out, &n, EVP_sha256(), NULL) == 1 && n == TOKEN_HASH_LEN;
+}
+
+bool token_hash_equal(const uint8_t a[TOKEN_HASH_LEN], const uint8_t b[TOKEN_HASH_LEN])
+{
+    return CRYPTO_memcmp(a, b, TOKEN_HASH_LEN) == 0;
+}
+
+void token_hash_hex(const uint8_t hash[TOKEN_HASH_LEN], char out[TOKEN_HASH_HEX_SIZE])
+{
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < TOKEN_HASH_LEN; i++) {
+        out[2 * i] = hex[hash[i] >> 4];
+        out[2 * i + 1] = hex[hash[i] & 15];
+    }
+    out[2 * TOKEN_HASH_LEN] = '\0';
+}
+
+bool token_handle_generate(char out[TOKEN_HANDLE_SIZE])
+{
+    uint8_t rnd[HANDLE_RANDOM_CHARS];
+    if (RAND_bytes(rnd, sizeof rnd) != 1)
+        return false;
+    size_t o = sizeof TOKEN_HANDLE_PREFIX - 1;
+    memcpy(out, TOKEN_HANDLE_PREFIX, o);
+    /* 256 is a multiple of 32, so taking the low 5 bits is unbiased. */
+    for (size_t i = 0; i < sizeof rnd; i++)
+        out[o++] = base32_lower[rnd[i] & 31];
+    out[o] = '\0';
+    return true;
+}
+
+bool token_handle_looks_valid(const char *text, size_t len)
+{
+    size_t plen = sizeof TOKEN_HANDLE_PREFIX - 1;
+    if (len != TOKEN_HANDLE_LEN || memcmp(text, TOKEN_HANDLE_PREFIX, plen) != 0)
+        return false;
+    for (size_t i = plen; i < len; i++)
+        if (text[i] == '\0' || strchr(base32_lower, text[i]) == NULL)
+            return false;
+    return true;
+}
+
+bool token_digest_ha1(const char *handle, const char *realm, const char *token,
+                      uint8_t out[TOKEN_HA1_LEN])
+{
+    bool ok = false;
+    unsigned int n = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (ctx == NULL)
+        goto out;
+    ok = EVP_DigestInit_ex(ctx, EVP_md5(), NULL) == 1 &&
+         EVP_DigestUpdate(ctx, handle, strlen(handle)) == 1 &&
+         EVP_DigestUpdate(ctx, ":", 1) == 1 && EVP_DigestUpdate(ctx, realm, strlen(realm)) == 1 &&
+         EVP_DigestUpdate(ctx, ":", 1) == 1 && EVP_DigestUpdate(ctx, token, strlen(token)) == 1 &&
+         EVP_DigestFinal_ex(ctx, out, &n) == 1 && n == TOKEN_HA1_LEN;
+out:
+    EVP_MD_CTX_free(ctx);
+    return ok;
+}
+
+/* Feeds the associated data that binds a wrapped HA1 to its handle. */
+static bool ha1_wrap_aad(EVP_CIPHER_CTX *ctx, const char *handle)
+{
+    int n = 0;
+    return EVP_CipherUpdate(ctx, NULL, &n, (const uint8_t *)HA1_WRAP_AAD_LABEL,
+                            sizeof HA1_WRAP_AAD_LABEL) == 1 &&
+           EVP_CipherUpdate(ctx, NULL, &n, (const uint8_t *)handle, (int)strlen(handle)) == 1;
+}
+
+bool token_ha1_wrap(const uint8_t key[TOKEN_HA1_KEY_LEN], const char *handle,
+                    const uint8_t ha1[TOKEN_HA1_LEN], uint8_t out[TOKEN_HA1_WRAPPED_LEN])
+{
+    bool ok = false;
+    uint8_t *iv = out + 1;
+    uint8_t *ct = iv + HA1_WRAP_IV_LEN;
+    uint8_t *tag = ct + TOKEN_HA1_LEN;
+    int n = 0, fin = 0;
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL || RAND_bytes(iv, HA1_WRAP_IV_LEN) != 1)
+        goto out;
+    out[0] = HA1_WRAP_VERSION;
+    ok = EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, iv) == 1 &&
+         ha1_wrap_aad(ctx, handle) && EVP_EncryptUpdate(ctx, ct, &n, ha1, TOKEN_HA1_LEN) == 1 &&
+         EVP_EncryptFinal_ex(ctx, ct + n, &fin) == 1 && n + fin == TOKEN_HA1_LEN &&
+         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, HA1_WRAP_TAG_LEN, tag) == 1;
+out:
+    EVP_CIPHER_CTX_free(ctx);
+    if (!ok)
+        OPENSSL_cleanse(out, TOKEN_HA1_WRAPPED_LEN);
+    return ok;
+}
+
+bool token_ha1_unwrap(const uint8_t key[TOKEN_HA1_KEY_LEN], const char *handle,
+                      const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN], uint8_t ha1[TOKEN_HA1_LEN])
+{
+    bool ok = false;
+    const uint8_t *iv = wrapped + 1;
+    const uint8_t *ct = iv + HA1_WRAP_IV_LEN;
+    uint8_t tag[HA1_WRAP_TAG_LEN];
+    int n = 0, fin = 0;
+    memcpy(tag, ct + TOKEN_HA1_LEN, sizeof tag);
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL || wrapped[0] != HA1_WRAP_VERSION)
+        goto out;
+    ok = EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, iv) == 1 &&
+         ha1_wrap_aad(ctx, handle) && EVP_DecryptUpdate(ctx, ha1, &n, ct, TOKEN_HA1_LEN) == 1 &&
+         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, sizeof tag, tag) == 1 &&
+         EVP_DecryptFinal_ex(ctx, ha1 + n, &fin) == 1 && n + fin == TOKEN_HA1_LEN;
+out:
+    EVP_CIPHER_CTX_free(ctx);
+    if (!ok)
+        OPENSSL_cleanse(ha1, TOKEN_HA1_LEN);
+    return ok;
+}

@@ -1,0 +1,117 @@
+/* upstream — the gateway's engine for talking to monerod nodes: one thread, one curl
+ * multi handle, every transfer to every node.
+ *
+ * Why this shape. A client request that needs a node suspends its MHD connection and
+ * submits a job here; nothing blocks while the node works. A suspended connection costs
+ * one socket and a little request state, not a thread and its stack, so thousands of
+ * waiting clients cost what thousands of sockets cost. The node side is bounded by
+ * curl's per-host connection cap (monerod accepts and then resets connections above its
+ * per-IP cap, 25 in Debian's build), and transfers above the cap wait inside curl for a
+ * free connection instead of failing. A thread per client connection would instead hold
+ * a blocked thread for every in-flight request, open a node connection per thread, and
+ * either exceed the node's cap or need a pool with its own queue and locks: the multi
+ * handle already is that pool and queue. Keep-alive connections stay in the multi
+ * handle's cache (CURLMOPT_MAXCONNECTS = max_total_connections) and are reused.
+ *
+ * Threads. up_submit may be called from any thread. Every completion callback runs on
+ * the engine thread, one at a time; it must be quick (copy or take the body, resume the
+ * MHD connection) and may call up_submit (a retry on another node), but never
+ * up_engine_stop or up_engine_free.
+ *
+ * Ownership. up_submit copies everything the job points to; the caller may free it as
+ * soon as up_submit returns. A result and everything it points to belong to the engine
+ * and are valid only during the callback, except a body taken with up_result_take_body,
+ * which the caller then owns and frees with free().
+ *
+ * Requests carry exactly the job's headers plus what HTTP/1.1 framing requires (Host,
+ * and Content-Length for POST): curl's own defaults (User-Agent, Accept, Expect:
+ * 100-continue, a form Content-Type) are suppressed, and no Accept-Encoding is sent.
+ * Environment proxies are ignored. Redirects are not followed. */
+#ifndef UPSTREAM_H
+#define UPSTREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct up_engine;
+
+/* A zero field takes the default in brackets. */
+struct up_engine_options {
+    /* Connections per node (host:port as spelled in the URL); transfers above it queue
+     * inside the engine until one is free [24]. */
+    unsigned max_connections_per_node;
+    /* Connections to all nodes together, open or idle in the keep-alive cache [256]. */
+    unsigned max_total_connections;
+    long connect_timeout_ms;   /* TCP (and TLS) connect [3000] */
+    size_t max_response_bytes; /* larger answers fail with UP_TOO_LARGE [64 MiB] */
+};
+
+struct up_header {
+    const char *name;
+    const char *value; /* "" sends the header with an empty value */
+};
+
+struct up_result;
+
+struct up_job {
+    const char *url;    /* node base URL + path: http://127.0.0.1:18081/json_rpc */
+    const char *method; /* "GET" or "POST" */
+    const void *body;   /* POST body (binary-safe); may be NULL when body_len is 0 */
+    size_t body_len;
+    const struct up_header *headers; /* the complete allow-listed set sent to the node */
+    size_t nheaders;
+    long timeout_ms; /* whole-job deadline from submission, queueing included; > 0 */
+    bool verify_tls; /* for https nodes: check certificate and host name */
+    void (*on_done)(const struct up_result *res, void *arg);
+    void *arg;
+};
+
+enum up_outcome {
+    UP_OK,             /* an HTTP answer arrived (any status) */
+    UP_CONNECT_ERROR,  /* refused, unreachable, unresolvable, TLS handshake failed */
+    UP_TIMEOUT,        /* the job's deadline (or the connect timeout) passed */
+    UP_TOO_LARGE,      /* the answer exceeded max_response_bytes */
+    UP_PROTOCOL_ERROR, /* reset or closed mid-answer, malformed HTTP, ... */
+    UP_CANCELLED,      /* the engine stopped before the job finished */
+    UP_INTERNAL_ERROR, /* the engine could not run the job (out of memory) */
+};
+
+struct up_result {
+    enum up_outcome outcome;
+    long http_status; /* 0 when no status line arrived */
+    /* Byte-for-byte what the node sent, followed by a NUL not counted in body_len;
+     * NULL with body_len 0 unless outcome is UP_OK. */
+    const char *body;
+    size_t body_len;
+    const char *content_type; /* the node's Content-Type, or NULL */
+    double seconds;           /* from up_submit to completion, queueing included */
+    const char *error;        /* why, when outcome != UP_OK; NULL otherwise */
+};
+
+/* Starts the engine thread. Returns NULL with a message in err on failure. */
+struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err,
+                                  size_t errlen);
+
+/* Queues a job (see struct up_job). Returns false, without calling on_done, when the
+ * engine is stopping or stopped, when memory runs out, or when the job is malformed
+ * (a caller bug: no URL or callback, a method other than GET/POST, timeout_ms <= 0, a
+ * CR or LF in a header). Returns true when on_done will be called exactly once. */
+__attribute__((warn_unused_result)) bool up_submit(struct up_engine *e, const struct up_job *job);
+
+/* Takes ownership of the result's body (NUL-terminated; free() it), so a large answer
+ * can be handed to the client without a copy. Returns NULL when the body is empty or
+ * was already taken. Only valid inside on_done. */
+char *up_result_take_body(const struct up_result *res);
+
+/* Stops the engine: every job not yet finished gets its callback with UP_CANCELLED, on
+ * the engine thread, then the thread is joined. Later up_submit calls return false.
+ * Idempotent. Call it before stopping the MHD daemon whose connections wait on jobs. */
+void up_engine_stop(struct up_engine *e);
+
+/* Stops the engine if needed and frees it. No up_submit may run concurrently. */
+void up_engine_free(struct up_engine *e);
+
+/* A short English name of an outcome ("ok", "timeout", ...), for logs and metrics. */
+const char *up_outcome_name(enum up_outcome outcome);
+
+#endif
