@@ -36,6 +36,7 @@ BILLING_OBJ := $(call obj,$(BILLING_SRC))
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 .PHONY: all deps run stop test unit asan integration e2e format format-check docs docs-check \
+        test-tools \
         bench clean lint
 all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing
 
@@ -77,13 +78,21 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxggateway.a $(BUILD)/libxgbilling.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $< $(BUILD)/libxggateway.a $(BUILD)/libxgbilling.a \
 	    $(BUILD)/libxgcommon.a $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
 
+# Helpers the integration tests run (stand-ins and load tools, never the proof).
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
+$(BUILD)/tests/tools/%: tests/tools/%.c $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a \
+	    $(LDFLAGS) $(LDLIBS) -o $@
+test-tools: $(TEST_TOOLS)
+
 unit: all $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
 
 asan:
 	$(MAKE) SANITIZE=1 unit
 
-integration: all
+integration: all test-tools
 	tests/run-integration.sh
 
 e2e: all
@@ -115,11 +124,15 @@ format-check:
 $(BUILD)/tools/gen-methods-doc: tools/gen_methods_doc.c $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $^ $(LDFLAGS) $(LDLIBS) -o $@
-docs: $(BUILD)/tools/gen-methods-doc
+# The README's configuration reference is generated from the daemons' key tables.
+docs: $(BUILD)/tools/gen-methods-doc all
 	$(BUILD)/tools/gen-methods-doc > docs/methods.md
-docs-check: $(BUILD)/tools/gen-methods-doc
+	tools/readme-config.sh $(BIN) > README.md.tmp && mv README.md.tmp README.md
+docs-check: $(BUILD)/tools/gen-methods-doc all
 	@$(BUILD)/tools/gen-methods-doc | diff -u docs/methods.md - \
 	    || { echo "docs/methods.md is stale: run 'make docs'"; exit 1; }
+	@tools/readme-config.sh $(BIN) | diff -u README.md - \
+	    || { echo "README.md's configuration reference is stale: run 'make docs'"; exit 1; }
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

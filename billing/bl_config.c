@@ -5,9 +5,12 @@
 #include "xg_log.h"
 
 #include <stdio.h>
+#include <string.h>
 
-#define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                      \
-    {sec, nm, type, offsetof(struct bl_config, field), def, lo, hi, reload, help}
+#define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                       \
+    {                                                                                              \
+        sec, nm, type, offsetof(struct bl_config, field), def, lo, hi, reload, help                \
+    }
 
 const struct xg_cfg_key bl_config_keys[] = {
     KEY("server", "bind", XG_CFG_STRING, bind, "127.0.0.1", 0, 0, false,
@@ -33,14 +36,45 @@ const struct xg_cfg_key bl_config_keys[] = {
         "time between two get_transfers polls"),
     KEY("wallet", "timeout", XG_CFG_DURATION, wallet_timeout_ms, "30s", 100, 600000, true,
         "deadline for one wallet-rpc call"),
-    KEY("gateway", "url", XG_CFG_STRING, gateway_url, "http://127.0.0.1:18089", 0, 0, true,
+    KEY("wallet", "safety_margin", XG_CFG_INT, safety_margin, "10", 0, 10000, false,
+        "blocks re-read below the poll cursor on every poll"),
+    KEY("wallet", "max_backoff", XG_CFG_DURATION, max_backoff_ms, "15s", 1000, 600000, false,
+        "longest pause between two polls after wallet-rpc or database failures"),
+    KEY("wallet", "daemon_url", XG_CFG_STRING, daemon_url, "", 0, 0, false,
+        "a monerod to compare the wallet's height with for readiness (\"\" = don't)"),
+    KEY("wallet", "max_lag", XG_CFG_INT, max_lag, "10", 0, 100000, false,
+        "readiness fails when the wallet is more blocks than this behind daemon_url"),
+    KEY("pricing", "rate_url", XG_CFG_STRING, rate_url, "", 0, 0, false,
+        "HTTP JSON exchange-rate source (\"\" = fiat-priced tiers cannot be bought)"),
+    KEY("pricing", "rate_path", XG_CFG_STRING, rate_path, "monero.usd", 0, 0, false,
+        "dotted path of the rate in the source's JSON (\"\" = the body is the number)"),
+    KEY("pricing", "currency", XG_CFG_STRING, rate_currency, "USD", 0, 0, false,
+        "the fiat currency the source quotes (ISO 4217)"),
+    KEY("pricing", "refresh", XG_CFG_DURATION, rate_refresh_ms, "60s", 1000, 86400000, false,
+        "time between two fetches of the rate"),
+    KEY("pricing", "max_age", XG_CFG_DURATION, rate_max_age_ms, "10m", 1000, 86400000, false,
+        "a rate older than this is no rate: new fiat invoices get 503"),
+    KEY("pricing", "timeout", XG_CFG_DURATION, rate_timeout_ms, "5s", 100, 60000, false,
+        "deadline for one fetch of the rate"),
+    KEY("invoices", "ttl", XG_CFG_DURATION, invoice_ttl_ms, "30m", 1000, 86400000, false,
+        "how long a quote is locked: an invoice's expiry"),
+    KEY("invoices", "late_grace", XG_CFG_DURATION, late_grace_ms, "24h", 0, 2592000000LL, false,
+        "payments this long after expiry that cover the invoice are honoured"),
+    KEY("invoices", "create_per_hour", XG_CFG_INT, create_per_hour, "60", 1, 1000000, false,
+        "paid invoices a client address may create per hour (token bucket refill)"),
+    KEY("invoices", "create_burst", XG_CFG_INT, create_burst, "10", 1, 100000, false,
+        "paid invoices a client address may create at once"),
+    KEY("invoices", "free_per_hour", XG_CFG_INT, free_per_hour, "2", 1, 1000000, false,
+        "free-tier tenants a client address may create per hour"),
+    KEY("invoices", "free_burst", XG_CFG_INT, free_burst, "2", 1, 100000, false,
+        "free-tier tenants a client address may create at once"),
+    KEY("gateway", "url", XG_CFG_STRING, gateway_url, "http://127.0.0.1:18089", 0, 0, false,
         "the gateway URL given to buyers"),
     KEY("gateway", "realm", XG_CFG_STRING, realm, "xmrgate", 0, 0, false,
         "the gateway's Digest realm (HA1 covers it: must equal [server] realm there)"),
     KEY("gateway", "ha1_key", XG_CFG_STRING, ha1_key, NULL, 0, 0, false,
         "64 hex digits; wraps each tenant's Digest HA1 (same as the gateway's [auth] ha1_key)"),
-    KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true,
-        "debug, info, warn or error"),
+    KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
 };
 const size_t bl_config_key_count = sizeof bl_config_keys / sizeof bl_config_keys[0];
 
@@ -52,6 +86,10 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     if (!xg_log_level_parse(cfg->log_level, &level)) {
         snprintf(err, errlen, "[log] level: expected debug, info, warn or error, got \"%s\"",
                  cfg->log_level);
+        goto bad;
+    }
+    if (strlen(cfg->rate_currency) != 3 || strcmp(cfg->rate_currency, "XMR") == 0) {
+        snprintf(err, errlen, "[pricing] currency: expected a fiat ISO 4217 code such as USD");
         goto bad;
     }
     if (!xg_hex_ok(cfg->ha1_key, 32)) {

@@ -27,6 +27,24 @@ struct bl_config {
     char *wallet_url;
     int64_t poll_interval_ms;
     int64_t wallet_timeout_ms;
+    int64_t safety_margin;
+    int64_t max_backoff_ms;
+    char *daemon_url;
+    int64_t max_lag;
+    /* [pricing]: the exchange-rate source for fiat-priced tiers (pricing.h) */
+    char *rate_url;
+    char *rate_path;
+    char *rate_currency;
+    int64_t rate_refresh_ms;
+    int64_t rate_max_age_ms;
+    int64_t rate_timeout_ms;
+    /* [invoices] */
+    int64_t invoice_ttl_ms;
+    int64_t late_grace_ms;
+    int64_t create_per_hour;
+    int64_t create_burst;
+    int64_t free_per_hour;
+    int64_t free_burst;
     /* [gateway]: what buyers are told to connect to, and the credential keys it shares */
     char *gateway_url;
     char *realm;

@@ -2,8 +2,16 @@
  * provisions tenants.
  *
  *   xmrgate-billing [--config FILE]            serve (API, web pages, poller)
- *   xmrgate-billing [--config FILE] migrate    apply pending migrations and exit */
+ *   xmrgate-billing [--config FILE] migrate    apply pending migrations and exit
+ *   xmrgate-billing [--config FILE] grant --tier ID --days N
+ *                                              create a tenant without payment (grant.h) */
+#include "api.h"
 #include "bl_config.h"
+#include "grant.h"
+#include "poller.h"
+#include "pricing.h"
+#include "wallet.h"
+#include "xg_reply.h"
 #include "xg_admin.h"
 #include "xg_dbwatch.h"
 #include "xg_log.h"
@@ -25,12 +33,16 @@ struct billing {
     struct xg_dbwatch *dbwatch;
     struct xg_admin *admin;
     struct xg_ready_check ready_checks[4];
+    struct wallet *wallet;
+    struct price_source *prices;
+    struct poller *poller;
+    struct api *api;
 };
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: xmrgate-billing [--config FILE] [--check-config] [--config-reference] "
-                 "[--version] [serve|migrate]\n");
+                 "[--version] [serve|migrate|grant --tier ID --days N]\n");
 }
 
 /* `migrate`: connects (with backoff, so it can run while PostgreSQL is starting) and
@@ -62,6 +74,74 @@ static bool ready_database(void *ctx, char *reason, size_t len)
     return xg_dbwatch_ready(bl->dbwatch, reason, len);
 }
 
+static bool ready_wallet(void *ctx, char *reason, size_t len)
+{
+    struct billing *bl = ctx;
+    return poller_ready(bl->poller, reason, len);
+}
+
+/* GET /status on the admin listener: this instance's role and its last poll cycle. */
+static enum MHD_Result on_status(const struct xg_httpd_request *req)
+{
+    struct billing *bl = xg_admin_closure(req);
+    struct poller_stats st;
+    poller_stats(bl->poller, &st);
+    return xg_reply_json(req->conn, 200,
+                         json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "role",
+                                   st.leader ? "leader" : "standby", "leader", st.leader, "cycles",
+                                   (json_int_t)st.cycles, "failures", (json_int_t)st.failures,
+                                   "last_cycle_us", (json_int_t)st.last_cycle_us, "last_transfers",
+                                   (json_int_t)st.last_transfers, "last_changed",
+                                   (json_int_t)st.last_changed, "last_settled",
+                                   (json_int_t)st.last_settled, "wallet_height",
+                                   (json_int_t)st.wallet_height, "cursor", (json_int_t)st.cursor));
+}
+
+static const struct xg_httpd_route admin_routes[] = {
+    {"GET", "/status", on_status},
+    {NULL, NULL, NULL},
+};
+
+/* The wallet client, the rate source, the poller thread and the public API. */
+static bool start_services(struct billing *bl)
+{
+    const struct bl_config *c = &bl->cfg;
+    char err[512];
+    bl->wallet = wallet_new(c->wallet_url, (long)c->wallet_timeout_ms);
+    struct price_source_options popt = {
+        .url = c->rate_url,
+        .path = c->rate_path,
+        .currency = c->rate_currency,
+        .refresh_ms = c->rate_refresh_ms,
+        .max_age_ms = c->rate_max_age_ms,
+        .timeout_ms = c->rate_timeout_ms,
+    };
+    bl->prices = price_source_start(&popt);
+    struct poller_options opt = {
+        .conninfo = c->database_url,
+        .wallet = bl->wallet,
+        .interval_ms = c->poll_interval_ms,
+        .safety_margin = c->safety_margin,
+        .late_grace_s = c->late_grace_ms / 1000,
+        .max_backoff_ms = c->max_backoff_ms,
+        .max_lag_blocks = c->max_lag,
+        .daemon_url = c->daemon_url,
+    };
+    bl->poller = bl->wallet ? poller_new(&opt) : NULL;
+    if (!bl->wallet || !bl->prices || !bl->poller || !poller_start(bl->poller)) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the wallet poller");
+        return false;
+    }
+    struct api_options aopt = {.cfg = c, .wallet = bl->wallet, .prices = bl->prices};
+    bl->api = api_start(&aopt, err, sizeof err);
+    if (!bl->api) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "API listener: %s", err);
+        return false;
+    }
+    xg_log(XG_LOG_INFO, "api_started", "API on %s:%u", c->bind, api_port(bl->api));
+    return true;
+}
+
 static bool billing_start(struct billing *bl)
 {
     char err[512];
@@ -74,11 +154,15 @@ static bool billing_start(struct billing *bl)
         xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the database watcher");
         return false;
     }
+    if (!start_services(bl))
+        return false;
     bl->ready_checks[0] = (struct xg_ready_check){"database", ready_database, bl};
+    bl->ready_checks[1] = (struct xg_ready_check){"wallet", ready_wallet, bl};
     struct xg_admin_options aopt = {
         .bind_addr = bl->cfg.admin_bind,
         .port = (unsigned)bl->cfg.admin_port,
         .checks = bl->ready_checks,
+        .routes = admin_routes,
         .closure = bl,
     };
     bl->admin = xg_admin_start(&aopt, err, sizeof err);
@@ -93,6 +177,10 @@ static bool billing_start(struct billing *bl)
 static void billing_stop(struct billing *bl)
 {
     xg_admin_stop(bl->admin);
+    api_stop(bl->api);
+    poller_free(bl->poller);
+    price_source_stop(bl->prices);
+    wallet_free(bl->wallet);
     xg_dbwatch_stop(bl->dbwatch);
 }
 
@@ -108,33 +196,50 @@ static void on_reload(void *ctx)
     enum xg_log_level level;
     if (xg_log_level_parse(fresh.log_level, &level))
         xg_log_set_level(level);
+    if (bl->wallet)
+        wallet_set_timeout(bl->wallet, (long)fresh.wallet_timeout_ms);
+    if (bl->poller)
+        poller_set_interval(bl->poller, fresh.poll_interval_ms);
     bl_config_free(&fresh);
     xg_log(XG_LOG_INFO, "reloaded", "configuration reloaded");
 }
 
 int main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},    {"check-config", no_argument, NULL, 'k'},
-        {"config-reference", no_argument, NULL, 'r'}, {"version", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+                                             {"check-config", no_argument, NULL, 'k'},
+                                             {"config-reference", no_argument, NULL, 'r'},
+                                             {"version", no_argument, NULL, 'v'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *config_path = NULL;
     bool check_only = false;
     int opt;
-    while ((opt = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+c:", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'c': config_path = optarg; break;
-        case 'k': check_only = true; break;
+        case 'c':
+            config_path = optarg;
+            break;
+        case 'k':
+            check_only = true;
+            break;
         case 'r':
             xg_config_print_reference(bl_config_keys, bl_config_key_count, "xmrgate-billing");
             return 0;
-        case 'v': puts("xmrgate-billing " BILLING_VERSION); return 0;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'v':
+            puts("xmrgate-billing " BILLING_VERSION);
+            return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     const char *command = optind < argc ? argv[optind] : "serve";
-    if (strcmp(command, "serve") != 0 && strcmp(command, "migrate") != 0) {
+    if (strcmp(command, "serve") != 0 && strcmp(command, "migrate") != 0 &&
+        strcmp(command, "grant") != 0) {
         usage(stderr);
         return 2;
     }
@@ -159,6 +264,8 @@ int main(int argc, char **argv)
     int status;
     if (strcmp(command, "migrate") == 0) {
         status = run_migrate(&bl.cfg);
+    } else if (strcmp(command, "grant") == 0) {
+        status = grant_main(&bl.cfg, argc - optind, argv + optind);
     } else {
         curl_global_init(CURL_GLOBAL_ALL);
         status = 1;

@@ -538,7 +538,7 @@ static bool store_all(struct load_ctx *ctx, void *target)
     for (size_t i = 0; i < ctx->nkeys; i++) {
         const struct xg_cfg_key *k = &ctx->keys[i];
         const struct key_source *src = &ctx->src[i];
-        const char *text = src->env_value  ? src->env_value
+        const char *text = src->env_value    ? src->env_value
                            : src->file_value ? src->file_value
                                              : k->default_value;
         char *field = (char *)target + k->offset;
@@ -550,21 +550,22 @@ static bool store_all(struct load_ctx *ctx, void *target)
             return false;
         }
         switch (k->type) {
-        case XG_CFG_STRING:
-            v.s = strdup(text);
-            if (!v.s) {
+        case XG_CFG_STRING: {
+            char **dst = (char **)(void *)field;
+            *dst = strdup(text);
+            if (!*dst) {
                 snprintf(ctx->err, ctx->errlen, "out of memory");
                 return false;
             }
-            memcpy(field, &v.s, sizeof v.s);
             break;
+        }
         case XG_CFG_BOOL:
-            memcpy(field, &v.b, sizeof v.b);
+            *(bool *)(void *)field = v.b;
             break;
         case XG_CFG_INT:
         case XG_CFG_DURATION:
         case XG_CFG_SIZE:
-            memcpy(field, &v.i, sizeof v.i);
+            *(int64_t *)(void *)field = v.i;
             break;
         }
     }
@@ -575,8 +576,8 @@ bool xg_config_load(const struct xg_cfg_key *keys, size_t nkeys, void *target, c
                     char *const *env, char *err, size_t errlen)
 {
     bool ok = false;
-    struct load_ctx ctx = {.keys = keys, .nkeys = nkeys, .path = path, .err = err,
-                           .errlen = errlen};
+    struct load_ctx ctx = {
+        .keys = keys, .nkeys = nkeys, .path = path, .err = err, .errlen = errlen};
     ctx.src = calloc(nkeys ? nkeys : 1, sizeof *ctx.src);
     if (!ctx.src) {
         snprintf(err, errlen, "out of memory");
@@ -605,12 +606,9 @@ void xg_config_free(const struct xg_cfg_key *keys, size_t nkeys, void *target)
     for (size_t i = 0; i < nkeys; i++) {
         if (keys[i].type != XG_CFG_STRING)
             continue;
-        char *field = (char *)target + keys[i].offset;
-        char *s;
-        memcpy(&s, field, sizeof s);
-        free(s);
-        s = NULL;
-        memcpy(field, &s, sizeof s);
+        char **field = (char **)(void *)((char *)target + keys[i].offset);
+        free(*field);
+        *field = NULL;
     }
 }
 
@@ -636,8 +634,8 @@ void xg_config_print_reference(const struct xg_cfg_key *keys, size_t nkeys, cons
         const struct xg_cfg_key *k = &keys[i];
         char env[128], lo[32], hi[32];
         env_name_of(k, env, sizeof env);
-        printf("| %s%s%s | `%s` | %s", *k->section ? "`[" : "", k->section,
-               *k->section ? "]`" : "", k->name, type_name(k->type));
+        printf("| %s%s%s | `%s` | %s", *k->section ? "`[" : "", k->section, *k->section ? "]`" : "",
+               k->name, type_name(k->type));
         if (k->type != XG_CFG_BOOL && k->type != XG_CFG_STRING && bounded(k)) {
             format_number(k->type, k->min, lo, sizeof lo);
             format_number(k->type, k->max, hi, sizeof hi);

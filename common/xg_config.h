@@ -5,7 +5,10 @@
  * with libinih, then applies environment overrides named XMRGATE_<SECTION>_<NAME> (upper
  * case, '.' and '-' become '_'), then checks that every key without a default is set.
  * Any unknown section or key, a value of the wrong type or out of range, or a missing
- * required key is an error whose text names the key and, for the file, the line.
+ * required key is an error whose text names the key and, for the file, the line. An
+ * XMRGATE_* variable that names no key is ignored (other tools share the prefix). File
+ * lines are limited to 197 bytes (libinih's buffer) and indented continuation lines are
+ * refused, so a value is always exactly what its one line says.
  *
  * Strings in the target struct are malloc'd and owned by it: free with xg_config_free. */
 #ifndef XG_CONFIG_H
@@ -24,7 +27,7 @@ enum xg_cfg_type {
 };
 
 struct xg_cfg_key {
-    const char *section;       /* "" for keys before any [section]                 */
+    const char *section; /* "" for keys before any [section]                 */
     const char *name;
     enum xg_cfg_type type;
     size_t offset;             /* offsetof(the daemon's struct, field)             */
@@ -40,8 +43,7 @@ struct xg_cfg_key {
  * leaves `target` freed. */
 __attribute__((warn_unused_result)) bool xg_config_load(const struct xg_cfg_key *keys, size_t nkeys,
                                                         void *target, const char *path,
-                                                        char *const *env, char *err,
-                                                        size_t errlen);
+                                                        char *const *env, char *err, size_t errlen);
 
 /* Frees the strings that xg_config_load stored in `target` and zeroes them. */
 void xg_config_free(const struct xg_cfg_key *keys, size_t nkeys, void *target);

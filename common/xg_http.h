@@ -30,10 +30,11 @@ void xg_http_client_free(struct xg_http_client *client);
  * any HTTP status returns true. Redirects are not followed; proxy variables are ignored.
  * `out` is overwritten (not freed first); the caller frees it with
  * xg_http_response_clear, after success and failure alike. */
-__attribute__((warn_unused_result)) bool
-xg_http_request(struct xg_http_client *client, const char *method, const char *url,
-                const char *content_type, const char *body, size_t body_len, long timeout_ms,
-                struct xg_http_response *out);
+__attribute__((warn_unused_result)) bool xg_http_request(struct xg_http_client *client,
+                                                         const char *method, const char *url,
+                                                         const char *content_type, const char *body,
+                                                         size_t body_len, long timeout_ms,
+                                                         struct xg_http_response *out);
 
 void xg_http_response_clear(struct xg_http_response *out);
 

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +61,8 @@ static bool method_matches(const char *route_method, const char *method)
 
 /* Finds the route; on a path match with no method match, fills `allow` for the 405. */
 static const struct xg_httpd_route *route_find(const struct xg_httpd_route *routes,
-                                               const char *method, const char *path,
-                                               char *allow, size_t allow_len, bool *path_known)
+                                               const char *method, const char *path, char *allow,
+                                               size_t allow_len, bool *path_known)
 {
     *path_known = false;
     allow[0] = '\0';
@@ -77,8 +78,7 @@ static const struct xg_httpd_route *route_find(const struct xg_httpd_route *rout
     return NULL;
 }
 
-static enum MHD_Result refuse_route(struct MHD_Connection *conn, bool path_known,
-                                    const char *allow)
+static enum MHD_Result refuse_route(struct MHD_Connection *conn, bool path_known, const char *allow)
 {
     if (!path_known)
         return xg_reply_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such path");
@@ -107,8 +107,7 @@ static bool declared_too_large(struct xg_httpd *srv, struct MHD_Connection *conn
     return *end == '\0' && n > srv->max_body;
 }
 
-static bool body_append(struct xg_httpd *srv, struct request_state *st, const char *data,
-                        size_t n)
+static bool body_append(struct xg_httpd *srv, struct request_state *st, const char *data, size_t n)
 {
     if (st->too_large || n > srv->max_body - st->len) {
         st->too_large = true;
@@ -132,9 +131,8 @@ static bool body_append(struct xg_httpd *srv, struct request_state *st, const ch
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **req_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
 {
     struct xg_httpd *srv = cls;
     struct request_state *st = *req_cls;
@@ -253,15 +251,15 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
     struct MHD_OptionItem options[] = {
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv}, /* first, or MHD complains */
         {MHD_OPTION_SOCK_ADDR, 0, &addr},
         {MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
-        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv},
         {opt->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, opt->threads, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
-    srv->daemon = MHD_start_daemon(flags, opt->port, NULL, NULL, on_request, srv,
-                                   MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+    srv->daemon = MHD_start_daemon(flags, opt->port, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY,
+                                   options, MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, errlen, "cannot listen on %s port %u: %s", opt->bind_addr,
                  (unsigned)opt->port, srv->last_log[0] ? srv->last_log : "unknown error");
@@ -280,8 +278,14 @@ uint16_t xg_httpd_port(const struct xg_httpd *srv)
 
 void xg_httpd_quiesce(struct xg_httpd *srv)
 {
-    if (srv->quiesced_fd == MHD_INVALID_SOCKET)
-        srv->quiesced_fd = MHD_quiesce_daemon(srv->daemon);
+    if (srv->quiesced_fd != MHD_INVALID_SOCKET)
+        return;
+    srv->quiesced_fd = MHD_quiesce_daemon(srv->daemon);
+    /* MHD stops accepting but leaves the socket listening, so new clients would wait in
+     * the backlog until the stop; shutting it down refuses them at once, which is what a
+     * load balancer needs during a drain. The descriptor is closed after the stop. */
+    if (srv->quiesced_fd != MHD_INVALID_SOCKET)
+        shutdown(srv->quiesced_fd, SHUT_RDWR);
 }
 
 void xg_httpd_stop(struct xg_httpd *srv)
@@ -314,8 +318,8 @@ void xg_httpd_client_addr(const struct xg_httpd_request *req, char *buf, size_t 
     if (sa && sa->sa_family == AF_INET)
         ok = inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
     else if (sa && sa->sa_family == AF_INET6)
-        ok = inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
-                       (socklen_t)len);
+        ok =
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)len);
     if (!ok && len > 0)
         snprintf(buf, len, "unknown");
 }

@@ -2,8 +2,15 @@
  * and billing's API: {method, path, handler}. Request bodies are collected up to a limit
  * (413 beyond it); per-request state is freed in the completion callback only.
  *
+ * Answers it gives itself, as {"error":{"code","message"}}: 404 "not_found" (no route
+ * for the path), 405 "method_not_allowed" with an Allow header (the path exists, the
+ * method does not), 413 "body_too_large" (refused from Content-Length before the body is
+ * read, or after a chunked body passes the limit). HEAD is served by a GET route.
+ *
  * Threading: MHD's internal thread pool (`threads` workers, epoll). Handlers run on those
- * threads and must be thread-safe with respect to their closure. */
+ * threads and must be thread-safe with respect to their closure. A handler must queue a
+ * response (xg_reply_*) and return its result; the body pointer lives until the request
+ * completes. */
 #ifndef XG_HTTPD_H
 #define XG_HTTPD_H
 
@@ -18,7 +25,7 @@ struct xg_httpd_request {
     const char *path; /* URL path without the query string */
     const char *body; /* NUL-terminated; "" when none     */
     size_t body_len;
-    void *closure;    /* the server's closure             */
+    void *closure; /* the server's closure             */
 };
 
 typedef enum MHD_Result (*xg_httpd_handler)(const struct xg_httpd_request *req);
@@ -30,11 +37,11 @@ struct xg_httpd_route {
 };
 
 struct xg_httpd_options {
-    const char *bind_addr; /* e.g. "127.0.0.1"                         */
-    uint16_t port;         /* 0 = choose one (see xg_httpd_port)         */
-    unsigned threads;      /* worker threads, >= 1                      */
-    size_t max_body;       /* bytes; larger bodies get 413              */
-    unsigned timeout_s;    /* idle connection timeout                   */
+    const char *bind_addr;               /* an IP literal: "127.0.0.1", "::1"         */
+    uint16_t port;                       /* 0 = choose one (see xg_httpd_port)         */
+    unsigned threads;                    /* worker threads, >= 1                      */
+    size_t max_body;                     /* bytes; larger bodies get 413              */
+    unsigned timeout_s;                  /* idle connection timeout                   */
     const struct xg_httpd_route *routes; /* terminated by {NULL,NULL,NULL} */
     void *closure;
 };
@@ -47,7 +54,8 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
 /* The bound port (useful when started with port 0). */
 uint16_t xg_httpd_port(const struct xg_httpd *srv);
 
-/* Stops accepting new connections (first step of a drain). */
+/* Stops accepting new connections (first step of a drain): new clients are refused at
+ * once while requests in flight complete. Idempotent. */
 void xg_httpd_quiesce(struct xg_httpd *srv);
 
 /* Stops the server and frees it. */

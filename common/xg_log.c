@@ -81,8 +81,8 @@ static void write_line(const char *line)
     }
 }
 
-static void log_emit(enum xg_log_level level, const char *event, json_t *fields,
-                     const char *fmt, va_list ap)
+static void log_emit(enum xg_log_level level, const char *event, json_t *fields, const char *fmt,
+                     va_list ap)
 {
     char ts[40];
     char *msg = NULL;
@@ -126,8 +126,7 @@ void xg_log(enum xg_log_level level, const char *event, const char *fmt, ...)
     va_end(ap);
 }
 
-void xg_log_fields(enum xg_log_level level, const char *event, json_t *fields, const char *fmt,
-                   ...)
+void xg_log_fields(enum xg_log_level level, const char *event, json_t *fields, const char *fmt, ...)
 {
     if ((int)level >= atomic_load(&log_min_level)) {
         va_list ap;

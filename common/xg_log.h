@@ -25,7 +25,7 @@ void xg_log(enum xg_log_level level, const char *event, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* As xg_log, and merges the members of `fields` (an object, stolen; may be NULL). */
-void xg_log_fields(enum xg_log_level level, const char *event, json_t *fields, const char *fmt,
-                   ...) __attribute__((format(printf, 4, 5)));
+void xg_log_fields(enum xg_log_level level, const char *event, json_t *fields, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -65,8 +65,8 @@ void xg_migration_checksum(const char *data, size_t len, char out[65])
 }
 
 enum xg_plan_status xg_migrate_plan(const struct xg_migration *files, size_t nfiles,
-                                    const struct xg_applied_migration *applied,
-                                    size_t napplied, size_t *first_pending, int *bad_version)
+                                    const struct xg_applied_migration *applied, size_t napplied,
+                                    size_t *first_pending, int *bad_version)
 {
     *first_pending = 0;
     *bad_version = 0;
@@ -105,8 +105,8 @@ static const struct xg_migration *file_of(const struct xg_migration *files, size
     return NULL;
 }
 
-static const char *recorded_checksum(const struct xg_applied_migration *applied,
-                                     size_t napplied, int version)
+static const char *recorded_checksum(const struct xg_applied_migration *applied, size_t napplied,
+                                     int version)
 {
     for (size_t i = 0; i < napplied; i++)
         if (applied[i].version == version)
@@ -115,8 +115,8 @@ static const char *recorded_checksum(const struct xg_applied_migration *applied,
 }
 
 void xg_migrate_describe(enum xg_plan_status status, const struct xg_migration *files,
-                         size_t nfiles, const struct xg_applied_migration *applied,
-                         size_t napplied, int bad_version, char *buf, size_t len)
+                         size_t nfiles, const struct xg_applied_migration *applied, size_t napplied,
+                         int bad_version, char *buf, size_t len)
 {
     const struct xg_migration *f = file_of(files, nfiles, bad_version, 0);
     const struct xg_migration *again = file_of(files, nfiles, bad_version, 1);
@@ -128,8 +128,8 @@ void xg_migrate_describe(enum xg_plan_status status, const struct xg_migration *
         snprintf(buf, len,
                  "migration %04d_%s.sql was changed after it was applied (checksum %.12s… "
                  "recorded, %.12s… on disk); migrations are append-only: add a new one instead",
-                 bad_version, f ? f->name : "?",
-                 recorded_checksum(applied, napplied, bad_version), f ? f->checksum : "?");
+                 bad_version, f ? f->name : "?", recorded_checksum(applied, napplied, bad_version),
+                 f ? f->checksum : "?");
         return;
     case XG_PLAN_MISSING:
         snprintf(buf, len,
@@ -144,8 +144,7 @@ void xg_migrate_describe(enum xg_plan_status status, const struct xg_migration *
                      "each number is used once",
                      bad_version, bad_version, f->name, bad_version, again->name);
         else
-            snprintf(buf, len,
-                     "migration files skip %04d; numbers run 0001, 0002, … without gaps",
+            snprintf(buf, len, "migration files skip %04d; numbers run 0001, 0002, … without gaps",
                      bad_version);
         return;
     case XG_PLAN_DB_GAP:
@@ -318,8 +317,8 @@ static void rollback(PGconn *conn)
     PQclear(PQexec(conn, "ROLLBACK"));
 }
 
-static bool read_applied(PGconn *conn, struct xg_applied_migration **out, size_t *count,
-                         char *err, size_t errlen)
+static bool read_applied(PGconn *conn, struct xg_applied_migration **out, size_t *count, char *err,
+                         size_t errlen)
 {
     PGresult *res = PQexec(conn, "SELECT version, checksum FROM schema_migrations ORDER BY 1");
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -476,8 +475,8 @@ bool xg_schema_current(PGconn *conn, char *err, size_t errlen)
     }
     int version = atoi(PQgetvalue(res, 0, 0));
     if (version != XG_SCHEMA_VERSION) {
-        snprintf(err, errlen, "database schema is at version %d, this build expects %d%s",
-                 version, XG_SCHEMA_VERSION,
+        snprintf(err, errlen, "database schema is at version %d, this build expects %d%s", version,
+                 XG_SCHEMA_VERSION,
                  version < XG_SCHEMA_VERSION ? ": run the migrations" : ": run a newer build");
         goto out;
     }

@@ -36,11 +36,11 @@ __attribute__((warn_unused_result)) bool xg_migration_parse_name(const char *fil
 void xg_migration_checksum(const char *data, size_t len, char out[65]);
 
 enum xg_plan_status {
-    XG_PLAN_OK,        /* *first_pending is the index of the first file to apply */
-    XG_PLAN_CHANGED,   /* an applied migration's file changed: refuse             */
-    XG_PLAN_MISSING,   /* an applied migration has no file (newer schema)         */
-    XG_PLAN_GAP,       /* the files skip a number or repeat one                   */
-    XG_PLAN_DB_GAP,    /* schema_migrations skips a number (edited by hand)       */
+    XG_PLAN_OK,      /* *first_pending is the index of the first file to apply */
+    XG_PLAN_CHANGED, /* an applied migration's file changed: refuse             */
+    XG_PLAN_MISSING, /* an applied migration has no file (newer schema)         */
+    XG_PLAN_GAP,     /* the files skip a number or repeat one                   */
+    XG_PLAN_DB_GAP,  /* schema_migrations skips a number (edited by hand)       */
 };
 
 /* Pure: compares the files (sorted by version) with what the database recorded (sorted
@@ -48,14 +48,14 @@ enum xg_plan_status {
  * the offending migration: the changed or missing one, the number the files skip or
  * repeat, or the number schema_migrations skips. */
 enum xg_plan_status xg_migrate_plan(const struct xg_migration *files, size_t nfiles,
-                                    const struct xg_applied_migration *applied,
-                                    size_t napplied, size_t *first_pending, int *bad_version);
+                                    const struct xg_applied_migration *applied, size_t napplied,
+                                    size_t *first_pending, int *bad_version);
 
 /* Pure: the refusal message for a plan status other than OK (same arguments as the plan
  * plus its outcome), naming the file and saying what to do. */
 void xg_migrate_describe(enum xg_plan_status status, const struct xg_migration *files,
-                         size_t nfiles, const struct xg_applied_migration *applied,
-                         size_t napplied, int bad_version, char *buf, size_t len);
+                         size_t nfiles, const struct xg_applied_migration *applied, size_t napplied,
+                         int bad_version, char *buf, size_t len);
 
 /* Reads every NNNN_name.sql of `dir` (sorted by version; other files are ignored, but a
  * .sql file with another name is an error). The caller frees with xg_migrations_free. */
@@ -69,11 +69,10 @@ void xg_migrations_free(struct xg_migration *m, size_t count);
  * false with a clear message (naming the file) on any refusal or SQL error. Serialized
  * across processes with an advisory lock. `conn` must be idle (not in a transaction);
  * its server notices are routed to the log from then on. */
-__attribute__((warn_unused_result)) bool xg_migrate_apply(PGconn *conn, const char *dir,
-                                                          char *err, size_t errlen);
+__attribute__((warn_unused_result)) bool xg_migrate_apply(PGconn *conn, const char *dir, char *err,
+                                                          size_t errlen);
 
 /* Readiness: true when schema_migrations' highest version equals XG_SCHEMA_VERSION. */
-__attribute__((warn_unused_result)) bool xg_schema_current(PGconn *conn, char *err,
-                                                           size_t errlen);
+__attribute__((warn_unused_result)) bool xg_schema_current(PGconn *conn, char *err, size_t errlen);
 
 #endif

@@ -86,17 +86,22 @@ static void clear_error(struct xg_pg *pg)
     pg->sqlstate[0] = '\0';
 }
 
-/* libpq messages end in a newline and may span lines; the log wants one line. */
+/* libpq messages span lines and pad with spaces and tabs; the log wants one line. */
 static void set_error(struct xg_pg *pg, const char *sqlstate, const char *prefix,
                       const char *message)
 {
-    snprintf(pg->error, sizeof pg->error, "%s%s", prefix, message ? message : "");
-    for (char *p = pg->error; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-    size_t n = strlen(pg->error);
+    char raw[sizeof pg->error];
+    snprintf(raw, sizeof raw, "%s%s", prefix, message ? message : "");
+    size_t n = 0;
+    for (const char *p = raw; *p; p++) {
+        bool space = *p == ' ' || *p == '\n' || *p == '\r' || *p == '\t';
+        if (space && (n == 0 || pg->error[n - 1] == ' '))
+            continue;
+        pg->error[n++] = space ? ' ' : *p;
+    }
     while (n > 0 && pg->error[n - 1] == ' ')
-        pg->error[--n] = '\0';
+        n--;
+    pg->error[n] = '\0';
     snprintf(pg->sqlstate, sizeof pg->sqlstate, "%s", sqlstate ? sqlstate : "");
 }
 
@@ -149,8 +154,8 @@ bool xg_pg_connect(struct xg_pg *pg)
     clear_error(pg);
     pg->conn = PQconnectdb(pg->conninfo);
     if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
-        set_error(pg, SQLSTATE_CONN_FAIL, "connecting: ",
-                  pg->conn ? PQerrorMessage(pg->conn) : "out of memory");
+        set_error(pg, SQLSTATE_CONN_FAIL,
+                  "connecting: ", pg->conn ? PQerrorMessage(pg->conn) : "out of memory");
         xg_pg_disconnect(pg);
         return false;
     }
@@ -286,8 +291,7 @@ static enum xg_tx_result tx_attempt(struct xg_pg *pg, const char *begin, xg_tx_f
     return XG_TX_ERROR;
 }
 
-enum xg_tx_result xg_pg_transaction(struct xg_pg *pg, const char *isolation, xg_tx_fn fn,
-                                    void *ctx)
+enum xg_tx_result xg_pg_transaction(struct xg_pg *pg, const char *isolation, xg_tx_fn fn, void *ctx)
 {
     char begin[64];
     if (isolation)

@@ -39,8 +39,7 @@ const char *xg_pg_last_error(struct xg_pg *pg);
  * Returns the result (caller PQclears) when its status is COMMAND_OK or TUPLES_OK;
  * otherwise NULL, the error text kept for xg_pg_last_error and the SQLSTATE for
  * xg_pg_last_sqlstate. A broken connection is closed so the next connect reopens it. */
-PGresult *xg_pg_exec(struct xg_pg *pg, const char *name, int nparams,
-                     const char *const *params);
+PGresult *xg_pg_exec(struct xg_pg *pg, const char *name, int nparams, const char *const *params);
 
 /* Executes a plain SQL string (no parameters); same contract as xg_pg_exec. */
 PGresult *xg_pg_exec_sql(struct xg_pg *pg, const char *sql);

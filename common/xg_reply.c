@@ -43,9 +43,9 @@ enum MHD_Result xg_reply_json(struct MHD_Connection *conn, unsigned int status, 
 enum MHD_Result xg_reply_error(struct MHD_Connection *conn, unsigned int status, const char *code,
                                const char *message)
 {
-    return xg_reply_json(conn, status,
-                         json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
-                                   message ? message : code));
+    return xg_reply_json(
+        conn, status,
+        json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", message ? message : code));
 }
 
 enum MHD_Result xg_reply_bytes(struct MHD_Connection *conn, unsigned int status,

@@ -46,8 +46,7 @@ static const char *skip_ows(const char *p, const char *end)
     return p;
 }
 
-static enum auth_kind set_kind(struct auth_credential *out, enum auth_kind kind,
-                               const char *detail)
+static enum auth_kind set_kind(struct auth_credential *out, enum auth_kind kind, const char *detail)
 {
     out->kind = kind;
     out->detail = detail;
@@ -91,8 +90,8 @@ static bool is_token68(const char *s, size_t n)
     return i == n;
 }
 
-static enum auth_kind accept_token(struct auth_credential *out, enum auth_kind kind,
-                                   const char *s, size_t n)
+static enum auth_kind accept_token(struct auth_credential *out, enum auth_kind kind, const char *s,
+                                   size_t n)
 {
     if (!token_looks_valid(s, n))
         return set_kind(out, AUTH_INVALID, "token has the wrong format");
@@ -158,8 +157,10 @@ enum digest_param {
     DP_COUNT,
 };
 
-#define DIGEST_FIELD(name, member)                                                             \
-    {name, offsetof(struct auth_digest, member), sizeof(((struct auth_digest *)0)->member)}
+#define DIGEST_FIELD(name, member)                                                                 \
+    {                                                                                              \
+        name, offsetof(struct auth_digest, member), sizeof(((struct auth_digest *)0)->member)      \
+    }
 
 static const struct {
     const char *name;

@@ -54,14 +54,14 @@
 
 #include "token.h"
 
-#define AUTH_HEADER_MAX       4096 /* longer Authorization / X-Api-Key values are malformed */
-#define AUTH_USERNAME_MAX     128
-#define AUTH_SCHEME_MAX       32
-#define AUTH_DIGEST_VALUE_MAX 256 /* realm, nonce, cnonce, opaque */
-#define AUTH_DIGEST_URI_MAX   2048
-#define AUTH_DIGEST_TOKEN_MAX 32 /* algorithm, qop */
+#define AUTH_HEADER_MAX          4096 /* longer Authorization / X-Api-Key values are malformed */
+#define AUTH_USERNAME_MAX        128
+#define AUTH_SCHEME_MAX          32
+#define AUTH_DIGEST_VALUE_MAX    256 /* realm, nonce, cnonce, opaque */
+#define AUTH_DIGEST_URI_MAX      2048
+#define AUTH_DIGEST_TOKEN_MAX    32 /* algorithm, qop */
 #define AUTH_DIGEST_RESPONSE_MAX 64 /* hex; MD5 uses 32, SHA-256 64 */
-#define AUTH_DIGEST_NC_LEN    8
+#define AUTH_DIGEST_NC_LEN       8
 
 enum auth_kind {
     AUTH_NONE,
@@ -103,13 +103,13 @@ struct auth_request {
 
 struct auth_credential {
     enum auth_kind kind;
-    const char *rest_path;             /* the path to serve: after the token, else path */
-    char token[TOKEN_TEXT_SIZE];       /* PATH_TOKEN, BEARER, API_KEY, BASIC */
+    const char *rest_path;                /* the path to serve: after the token, else path */
+    char token[TOKEN_TEXT_SIZE];          /* PATH_TOKEN, BEARER, API_KEY, BASIC */
     char username[AUTH_USERNAME_MAX + 1]; /* BASIC */
-    char scheme[AUTH_SCHEME_MAX + 1];  /* OTHER_SCHEME, as sent */
-    const char *scheme_params;         /* OTHER_SCHEME: the rest of the header */
-    struct auth_digest digest;         /* DIGEST */
-    const char *detail;                /* MALFORMED, INVALID: static text for logs / 400 */
+    char scheme[AUTH_SCHEME_MAX + 1];     /* OTHER_SCHEME, as sent */
+    const char *scheme_params;            /* OTHER_SCHEME: the rest of the header */
+    struct auth_digest digest;            /* DIGEST */
+    const char *detail;                   /* MALFORMED, INVALID: static text for logs / 400 */
 };
 
 /* Classifies the request's credential into *out (always fully written) and returns
@@ -131,8 +131,7 @@ bool auth_challenge_value_ok(const char *value);
  *          opaque="<opaque>"[, stale=true]
  * False if a value fails auth_challenge_value_ok or buf is too small. */
 __attribute__((warn_unused_result)) bool auth_challenge_digest(char *buf, size_t len,
-                                                               const char *realm,
-                                                               const char *nonce,
+                                                               const char *realm, const char *nonce,
                                                                const char *opaque, bool stale);
 
 /*   Basic realm="<realm>", charset="UTF-8" */

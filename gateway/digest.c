@@ -12,14 +12,14 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-#define NONCE_TIME_LEN  8
-#define NONCE_MAC_LEN   16
-#define NONCE_RAW_LEN   (NONCE_TIME_LEN + DIGEST_NONCE_ID_LEN + NONCE_MAC_LEN)
-#define NONCE_LABEL     "xmrgate-digest-nonce-v1"
-#define OPAQUE_LABEL    "xmrgate-digest-opaque-v1"
-#define OPAQUE_RAW_LEN  12
-#define REPLAY_WINDOW   64
-#define MD5_HEX_SIZE    33
+#define NONCE_TIME_LEN 8
+#define NONCE_MAC_LEN  16
+#define NONCE_RAW_LEN  (NONCE_TIME_LEN + DIGEST_NONCE_ID_LEN + NONCE_MAC_LEN)
+#define NONCE_LABEL    "xmrgate-digest-nonce-v1"
+#define OPAQUE_LABEL   "xmrgate-digest-opaque-v1"
+#define OPAQUE_RAW_LEN 12
+#define REPLAY_WINDOW  64
+#define MD5_HEX_SIZE   33
 
 _Static_assert(TOKEN_B64URL_LEN(NONCE_RAW_LEN) == DIGEST_NONCE_LEN, "nonce length");
 _Static_assert(TOKEN_B64URL_LEN(OPAQUE_RAW_LEN) + 1 == DIGEST_OPAQUE_SIZE, "opaque length");
@@ -84,34 +84,36 @@ struct digest_verifier *digest_verifier_new(const struct digest_config *cfg, int
         cfg->nonce_key_len > DIGEST_KEY_MAX || cfg->realm == NULL ||
         !auth_challenge_value_ok(cfg->realm) || cfg->nonce_lifetime_ms <= 0 || now_ms < 0)
         return NULL;
+    bool ok = false;
+    uint8_t mac[32];
     struct digest_verifier *v = calloc(1, sizeof *v);
     if (v == NULL)
-        return NULL;
+        goto out;
     memcpy(v->key, cfg->nonce_key, cfg->nonce_key_len);
     v->key_len = cfg->nonce_key_len;
     strcpy(v->realm, cfg->realm);
     v->lifetime_ms = cfg->nonce_lifetime_ms;
-
-    uint8_t mac[32];
     if (!hmac_sha256(v, (const uint8_t *)OPAQUE_LABEL, sizeof OPAQUE_LABEL - 1, mac))
-        goto fail;
+        goto out;
     token_b64url_encode(mac, OPAQUE_RAW_LEN, v->opaque);
 
-    v->nsets = sets_for(cfg->replay_slots);
-    v->sets = calloc(v->nsets, sizeof *v->sets);
+    size_t nsets = sets_for(cfg->replay_slots);
+    v->sets = calloc(nsets, sizeof *v->sets);
     if (v->sets == NULL)
-        goto fail;
-    for (size_t i = 0; i < v->nsets; i++) {
-        if (pthread_mutex_init(&v->sets[i].lock, NULL) != 0) {
-            v->nsets = i; /* destroy only what was initialised */
-            goto fail;
-        }
-        v->sets[i].floor_ms = now_ms;
+        goto out;
+    /* nsets counts initialised mutexes, so a failure part-way frees exactly those. */
+    for (; v->nsets < nsets; v->nsets++) {
+        if (pthread_mutex_init(&v->sets[v->nsets].lock, NULL) != 0)
+            goto out;
+        v->sets[v->nsets].floor_ms = now_ms;
+    }
+    ok = true;
+out:
+    if (!ok) {
+        digest_verifier_free(v);
+        v = NULL;
     }
     return v;
-fail:
-    digest_verifier_free(v);
-    return NULL;
 }
 
 void digest_verifier_free(struct digest_verifier *v)
@@ -153,8 +155,7 @@ static uint64_t get_be64(const uint8_t *p)
 }
 
 /* MAC over label || issued || id, written to mac (32 bytes). */
-static bool nonce_mac(const struct digest_verifier *v, const uint8_t *stamp_and_id,
-                      uint8_t mac[32])
+static bool nonce_mac(const struct digest_verifier *v, const uint8_t *stamp_and_id, uint8_t mac[32])
 {
     uint8_t msg[sizeof NONCE_LABEL - 1 + NONCE_TIME_LEN + DIGEST_NONCE_ID_LEN];
     memcpy(msg, NONCE_LABEL, sizeof NONCE_LABEL - 1);
@@ -346,8 +347,7 @@ static struct replay_entry *set_victim(struct replay_set *s, int64_t issued_ms)
     return oldest->issued_ms <= issued_ms ? oldest : NULL;
 }
 
-static enum record_result set_record(struct replay_set *s, const struct nonce_info *ni,
-                                     uint32_t nc)
+static enum record_result set_record(struct replay_set *s, const struct nonce_info *ni, uint32_t nc)
 {
     for (size_t i = 0; i < DIGEST_WAYS; i++) {
         struct replay_entry *e = &s->way[i];

@@ -63,7 +63,7 @@
 #define DIGEST_WAYS           8
 #define DIGEST_DEFAULT_SLOTS  16384 /* about 0.75 MiB */
 #define DIGEST_MAX_SLOTS      (1u << 24)
-#define DIGEST_CHALLENGE_SIZE 256 /* enough for auth_challenge_digest with our values */
+#define DIGEST_CHALLENGE_SIZE 512 /* enough for any realm digest_verifier_new accepts */
 
 struct digest_config {
     const uint8_t *nonce_key; /* DIGEST_KEY_MIN..DIGEST_KEY_MAX bytes, same on all replicas */
@@ -85,9 +85,10 @@ const char *digest_realm(const struct digest_verifier *v);
 const char *digest_opaque(const struct digest_verifier *v);
 
 /* The nonce for (issued_ms, id): pure, for tests and for digest_nonce_issue. */
-__attribute__((warn_unused_result)) bool
-digest_nonce_make(const struct digest_verifier *v, int64_t issued_ms,
-                  const uint8_t id[DIGEST_NONCE_ID_LEN], char out[DIGEST_NONCE_SIZE]);
+__attribute__((warn_unused_result)) bool digest_nonce_make(const struct digest_verifier *v,
+                                                           int64_t issued_ms,
+                                                           const uint8_t id[DIGEST_NONCE_ID_LEN],
+                                                           char out[DIGEST_NONCE_SIZE]);
 
 /* A new nonce with a random id. False only if RAND_bytes or OpenSSL fails. */
 __attribute__((warn_unused_result)) bool

@@ -20,7 +20,7 @@ struct gw_config {
     int64_t connection_timeout_ms;
     int64_t request_timeout_ms;
     char *realm;
-    char *public_url;
+    char *renew_url;
     /* [auth] */
     char *ha1_key;      /* 64 hex: unwraps the stored Digest HA1 (same key as billing) */
     char *nonce_secret; /* shared by replicas so a nonce from one validates on another */
@@ -35,6 +35,17 @@ struct gw_config {
     int64_t max_connections_per_node;
     int64_t node_timeout_ms;
     int64_t node_connect_timeout_ms;
+    int64_t probe_interval_ms;
+    int64_t probe_timeout_ms;
+    int64_t historical_lag;
+    int64_t cooldown_base_ms;
+    int64_t cooldown_ceiling_ms;
+    int64_t breaker_failures;
+    int64_t breaker_open_ms;
+    int64_t cache_size;
+    int64_t cache_min_depth;
+    /* [limits] */
+    bool limits_enabled; /* burst rate and daily quota; off only to measure their cost */
     /* [log] */
     char *log_level;
 };

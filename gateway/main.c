@@ -4,8 +4,10 @@
  * listener, and the shutdown and reload signals. */
 #include "context.h"
 #include "gw_config.h"
+#include "limits.h"
 #include "nodes.h"
 #include "pgsync.h"
+#include "prober.h"
 #include "server.h"
 #include "tenants.h"
 #include "upstream.h"
@@ -13,6 +15,7 @@
 #include "xg_hex.h"
 #include "xg_dbwatch.h"
 #include "xg_log.h"
+#include "xg_reply.h"
 #include "xg_signal.h"
 
 #include <curl/curl.h>
@@ -38,7 +41,7 @@ struct gateway {
     struct pgsync *pgsync;
     struct gw_server *server;
     struct xg_admin *admin;
-    struct xg_ready_check ready_checks[4];
+    struct xg_ready_check ready_checks[5];
 };
 
 static void usage(FILE *out)
@@ -59,6 +62,34 @@ static bool ready_tenants(void *ctx, char *reason, size_t len)
     return pgsync_synced(gw->pgsync, reason, len);
 }
 
+static bool ready_quorum(void *ctx, char *reason, size_t len)
+{
+    struct gateway *gw = ctx;
+    return prober_ready(gw->ctx.prober, reason, len);
+}
+
+/* GET /nodes on the admin listener: each node's health and the quorum tip, plus the
+ * cache counters (for operators and tests; metrics come later). */
+static enum MHD_Result on_nodes_status(const struct xg_httpd_request *req)
+{
+    struct gateway *gw = xg_admin_closure(req);
+    json_t *status = prober_status(gw->ctx.prober);
+    struct cache_stats cs = cache_stats(gw->ctx.cache);
+    json_object_set_new(status, "cache",
+                        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "hits", (json_int_t)cs.hits,
+                                  "misses", (json_int_t)cs.misses, "evictions",
+                                  (json_int_t)cs.evictions, "purged", (json_int_t)cs.purged,
+                                  "entries", (json_int_t)cs.entries, "bytes", (json_int_t)cs.bytes,
+                                  "max_bytes", (json_int_t)cs.max_bytes, "epoch",
+                                  (json_int_t)cs.epoch));
+    return xg_reply_json(req->conn, MHD_HTTP_OK, status);
+}
+
+static const struct xg_httpd_route gateway_admin_routes[] = {
+    {"GET", "/nodes", on_nodes_status},
+    {NULL, NULL, NULL},
+};
+
 static bool ready_nodes(void *ctx, char *reason, size_t len)
 {
     struct gateway *gw = ctx;
@@ -78,6 +109,33 @@ static void raise_fd_limit(void)
         lim.rlim_cur = lim.rlim_max;
         (void)setrlimit(RLIMIT_NOFILE, &lim);
     }
+}
+
+/* The answer cache and the prober (node health, quorum tip, ranking). */
+static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
+{
+    struct gw_context *ctx = &gw->ctx;
+    const struct gw_config *cfg = &gw->cfg;
+    ctx->tip_ttl_ms = cfg->probe_interval_ms;
+    ctx->cache_min_depth = cfg->cache_min_depth;
+    ctx->cache = cache_new((size_t)cfg->cache_size);
+    if (!ctx->cache) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    struct prober_options popt = {
+        .interval_ms = cfg->probe_interval_ms,
+        .timeout_ms = cfg->probe_timeout_ms,
+        .historical_lag = cfg->historical_lag,
+        .latency_bucket_ms = 5,
+        .health = health_params_default(),
+    };
+    popt.health.cooldown_base_ms = cfg->cooldown_base_ms;
+    popt.health.cooldown_ceiling_ms = cfg->cooldown_ceiling_ms;
+    popt.health.breaker_failures = (int)cfg->breaker_failures;
+    popt.health.breaker_open_ms = cfg->breaker_open_ms;
+    ctx->prober = prober_start(&popt, ctx->nodes, ctx->up, ctx->cache, err, errlen);
+    return ctx->prober != NULL;
 }
 
 static bool context_init(struct gateway *gw, char *err, size_t errlen)
@@ -120,7 +178,16 @@ static bool context_init(struct gateway *gw, char *err, size_t errlen)
         .connect_timeout_ms = (long)gw->cfg.node_connect_timeout_ms,
     };
     ctx->up = up_engine_start(&uopt, err, errlen);
-    return ctx->up != NULL;
+    if (!ctx->up)
+        return false;
+    if (!nodes_start(gw, err, errlen))
+        return false;
+    ctx->limits = limits_start(gw->cfg.limits_enabled, gw->cfg.database_url);
+    if (!ctx->limits) {
+        snprintf(err, errlen, "cannot start the usage flusher");
+        return false;
+    }
+    return true;
 }
 
 static bool gateway_start(struct gateway *gw)
@@ -155,10 +222,12 @@ static bool gateway_start(struct gateway *gw)
     gw->ready_checks[0] = (struct xg_ready_check){"database", ready_database, gw};
     gw->ready_checks[1] = (struct xg_ready_check){"tenants", ready_tenants, gw};
     gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw};
+    gw->ready_checks[3] = (struct xg_ready_check){"quorum", ready_quorum, gw};
     struct xg_admin_options aopt = {
         .bind_addr = gw->cfg.admin_bind,
         .port = (unsigned)gw->cfg.admin_port,
         .checks = gw->ready_checks,
+        .routes = gateway_admin_routes,
         .closure = gw,
     };
     gw->admin = xg_admin_start(&aopt, err, sizeof err);
@@ -193,14 +262,19 @@ static void gateway_stop(struct gateway *gw)
     drain(gw);
     xg_admin_stop(gw->admin);
     /* The engine first: it cancels waiting jobs, which resumes their connections. */
+    /* The prober first: it waits for its own calls, which the engine must still run. */
+    prober_stop(gw->ctx.prober);
     if (gw->ctx.up)
         up_engine_stop(gw->ctx.up);
     gw_server_stop(gw->server);
+    /* After the server: the last usage flush includes every request answered. */
+    limits_stop(gw->ctx.limits);
     up_engine_free(gw->ctx.up);
     pgsync_stop(gw->pgsync);
     xg_dbwatch_stop(gw->dbwatch);
     tenants_free(gw->ctx.tenants);
     nodes_free(gw->ctx.nodes);
+    cache_free(gw->ctx.cache);
     digest_verifier_free(gw->ctx.digest);
 }
 

@@ -16,6 +16,7 @@ struct node_info {
     char url[256]; /* base URL without a trailing slash */
     enum node_priority priority;
     bool pruned;
+    int64_t revision; /* changes with every UPDATE of the row: resets its health state */
 };
 
 struct node_set {

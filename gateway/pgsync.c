@@ -143,6 +143,7 @@ static bool load_nodes(struct pgsync *sync)
         if (!nodes_priority_parse(PQgetvalue(res, r, 3), &node->priority))
             node->priority = NODE_PUBLIC;
         node->pruned = PQgetvalue(res, r, 4)[0] == 't';
+        node->revision = strtoll(PQgetvalue(res, r, 5), NULL, 10);
         n++;
     }
     if (ok)
@@ -176,26 +177,32 @@ static bool handle_notify(struct pgsync *sync, const PGnotify *n)
     return true;
 }
 
+/* Applies every notification libpq has already read. Reloading a row reads from the
+ * socket too, so notifications can arrive in libpq's buffer without the socket turning
+ * readable again: drain before every wait. */
+static bool drain_notifies(struct pgsync *sync, PGconn *conn)
+{
+    PGnotify *n;
+    while ((n = PQnotifies(conn)) != NULL) {
+        bool ok = handle_notify(sync, n);
+        PQfreemem(n);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
 /* Waits for notifications and applies them; returns when the connection fails. */
 static void follow(struct pgsync *sync)
 {
     PGconn *conn = xg_pg_conn(sync->pg);
-    while (!sync->stop) {
+    while (!sync->stop && drain_notifies(sync, conn)) {
         struct pollfd pfd = {.fd = PQsocket(conn), .events = POLLIN};
         int rc = poll(&pfd, 1, PGSYNC_POLL_MS);
         if (rc < 0 && errno != EINTR)
             return;
-        if (rc <= 0)
-            continue;
-        if (!PQconsumeInput(conn))
+        if (rc > 0 && !PQconsumeInput(conn))
             return;
-        PGnotify *n;
-        while ((n = PQnotifies(conn)) != NULL) {
-            bool ok = handle_notify(sync, n);
-            PQfreemem(n);
-            if (!ok)
-                return;
-        }
     }
 }
 

@@ -1,20 +1,84 @@
-/* proxy — node dispatch with one retry for reads. */
+/* proxy — ranked dispatch, retries, confirmations, caching and broadcast. */
 #include "proxy.h"
 
 #include "context.h"
 #include "jsonrpc.h"
 #include "xg_log.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define PROXY_MAX_CANDIDATES 8
+#define PROXY_MAX_BROADCAST  16
+
+enum proxy_phase {
+    PHASE_READ,       /* rank 1, then once rank 2 on a failure */
+    PHASE_FULL_NODE,  /* a pruned answer, asked again of a full node */
+    PHASE_CONFIRM,    /* a negative answer, asked again of a second node on the tip */
+};
+
+enum store_kind { STORE_NONE, STORE_TIP, STORE_IMMUTABLE };
+
+/* What an answer looked like to the rules below. */
+struct answer_facts {
+    bool json;        /* parsed as a JSON object */
+    bool ok;          /* status "OK" (or a JSON-RPC result without a status) and no error */
+    bool busy;        /* status "BUSY" */
+    bool pruned;      /* some transaction came back without its prunable part */
+    size_t negatives; /* transactions missing, key images unspent */
+    int64_t min_height; /* the lowest block height the answer describes, -1 unknown */
+};
+
+struct broadcast_slot {
+    struct node_info node;
+    long http;
+    char *body; /* owned until the answer is chosen */
+    size_t len;
+    char type[96];
+    enum { BC_PENDING, BC_ACCEPTED, BC_REJECTED, BC_FAILED } outcome;
+};
+
+struct broadcast_call {
+    struct gw_request *req;
+    size_t slot;
+};
+
+struct proxy_work {
+    enum proxy_phase phase;
+    struct node_info candidates[PROXY_MAX_CANDIDATES];
+    size_t ncandidates, next; /* next: the candidate the next attempt uses */
+    struct node_info current;  /* the node of the attempt in flight */
+    unsigned failures;         /* failed attempts so far (a retry is allowed after 1) */
+    bool want_full, need_tip;
+    /* A negative or pruned answer held while a second node is asked. */
+    char *held_body;
+    size_t held_len;
+    long held_status;
+    char held_type[96];
+    struct answer_facts held_facts;
+    /* Caching of this request's answer. */
+    enum store_kind store;
+    uint8_t key[CACHE_KEY_LEN];
+    uint64_t generation;
+    /* Broadcast (slots allocated only for a broadcast). */
+    struct broadcast_slot *slots;
+    size_t nslots;
+    atomic_size_t bc_pending;
+};
 
 static int64_t now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t now_ms(void)
+{
+    return now_us() / 1000;
 }
 
 bool proxy_retryable(int outcome, long http_status)
@@ -31,12 +95,106 @@ bool proxy_retryable(int outcome, long http_status)
     }
 }
 
-/* Our own answer when no node answered, in the client's shape. */
-static void answer_unavailable(struct gw_request *req, const char *why)
+/* ---- reading answers (pure) ----------------------------------------------------------- */
+
+static const json_t *answer_object(const json_t *root)
 {
-    char message[256];
-    snprintf(message, sizeof message, "no node could answer: %s", why);
-    req->status = MHD_HTTP_BAD_GATEWAY;
+    const json_t *result = json_object_get(root, "result");
+    return json_is_object(result) ? result : root;
+}
+
+bool proxy_answer_status(const char *body, size_t len, char *out, size_t outlen)
+{
+    json_t *root = body ? json_loadb(body, len, 0, NULL) : NULL;
+    const char *status = json_string_value(json_object_get(answer_object(root), "status"));
+    if (status)
+        snprintf(out, outlen, "%s", status);
+    json_decref(root);
+    return status != NULL;
+}
+
+static bool is_zero_hash(const char *s)
+{
+    if (!s || !*s)
+        return true;
+    for (; *s; s++)
+        if (*s != '0')
+            return false;
+    return true;
+}
+
+static void note_height(struct answer_facts *f, const json_t *h)
+{
+    if (json_is_integer(h) && (f->min_height < 0 || json_integer_value(h) < f->min_height))
+        f->min_height = json_integer_value(h);
+}
+
+static void read_facts(const char *body, size_t len, struct answer_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    f->min_height = -1;
+    json_t *root = body && len ? json_loadb(body, len, 0, NULL) : NULL;
+    if (!json_is_object(root))
+        goto out;
+    f->json = true;
+    const json_t *obj = answer_object(root);
+    const char *status = json_string_value(json_object_get(obj, "status"));
+    bool is_rpc_result = obj != root;
+    f->busy = status && strcmp(status, "BUSY") == 0;
+    f->ok = !json_object_get(root, "error") &&
+            (status ? strcmp(status, "OK") == 0 : is_rpc_result);
+    size_t i;
+    const json_t *item;
+    /* get_transactions: missing ones, pool ones (not immutable), pruned ones. */
+    f->negatives += json_array_size(json_object_get(obj, "missed_tx"));
+    json_array_foreach(json_object_get(obj, "txs"), i, item)
+    {
+        const char *hex = json_string_value(json_object_get(item, "as_hex"));
+        const char *prunable = json_string_value(json_object_get(item, "prunable_hash"));
+        if (hex && !*hex && !is_zero_hash(prunable))
+            f->pruned = true;
+        if (json_is_true(json_object_get(item, "in_pool")))
+            f->min_height = -2; /* a pool transaction: never cached */
+        else if (f->min_height != -2)
+            note_height(f, json_object_get(item, "block_height"));
+    }
+    /* is_key_image_spent: 0 = unspent. */
+    json_array_foreach(json_object_get(obj, "spent_status"), i, item)
+        if (json_integer_value(item) == 0)
+            f->negatives++;
+    if (f->min_height != -2) {
+        note_height(f, json_object_get(json_object_get(obj, "block_header"), "height"));
+        json_array_foreach(json_object_get(obj, "headers"), i, item)
+            note_height(f, json_object_get(item, "height"));
+        json_array_foreach(json_object_get(obj, "block_headers"), i, item)
+            note_height(f, json_object_get(item, "height"));
+    }
+out:
+    json_decref(root);
+}
+
+/* ---- answering ------------------------------------------------------------------------ */
+
+static void add_header(struct gw_request *req, const char *name, const char *value)
+{
+    for (size_t i = 0; i < req->nextra_headers; i++) {
+        if (strcmp(req->extra_headers[i].name, name) == 0) {
+            snprintf(req->extra_headers[i].value, sizeof req->extra_headers[i].value, "%s",
+                     value);
+            return;
+        }
+    }
+    if (req->nextra_headers == GW_MAX_EXTRA_HEADERS)
+        return;
+    struct gw_header *h = &req->extra_headers[req->nextra_headers++];
+    h->name = name;
+    snprintf(h->value, sizeof h->value, "%s", value);
+}
+
+/* Our own error answer in the client's shape. */
+static void answer_error(struct gw_request *req, unsigned status, const char *message)
+{
+    req->status = status;
     free(req->answer_body);
     req->answer_body = NULL;
     req->answer_len = 0;
@@ -54,52 +212,494 @@ static void answer_unavailable(struct gw_request *req, const char *why)
     req->answered = true;
 }
 
-static bool submit_attempt(struct gw_request *req);
+static void answer_unavailable(struct gw_request *req, const char *why)
+{
+    char message[256];
+    snprintf(message, sizeof message, "no node could answer: %s", why);
+    answer_error(req, MHD_HTTP_BAD_GATEWAY, message);
+}
+
+static void set_answer(struct gw_request *req, long status, char *body, size_t len,
+                       const char *type)
+{
+    free(req->answer_body);
+    req->status = (unsigned)status;
+    req->answer_body = body;
+    req->answer_len = len;
+    snprintf(req->answer_type, sizeof req->answer_type, "%s", type ? type : "");
+    req->answered = true;
+}
+
+static void release_held(struct proxy_work *px)
+{
+    free(px->held_body);
+    px->held_body = NULL;
+    px->held_len = 0;
+}
 
 static void finish(struct gw_request *req)
 {
+    release_held(req->px);
     req->answered = true;
     MHD_resume_connection(req->conn);
+}
+
+/* ---- the cache ------------------------------------------------------------------------ */
+
+static bool json_params_int(const json_t *params, const char *name, int64_t *out)
+{
+    const json_t *v = json_object_get(params, name);
+    if (!json_is_integer(v))
+        return false;
+    *out = json_integer_value(v);
+    return true;
+}
+
+/* For the immutable class: whether the request may be cached at all, and up to which
+ * height the heights it names must lie. Requests by height are cacheable only when deep. */
+static bool immutable_request_cacheable(const struct gw_request *req, int64_t tip_block,
+                                        int64_t min_depth)
+{
+    if (req->endpoint == GW_EP_BIN)
+        return false; /* epee answers are not read here: never stored */
+    json_t *root = json_loadb(req->forward_body ? req->forward_body : "{}",
+                              req->forward_body ? req->forward_len : 2, 0, NULL);
+    const json_t *params = req->endpoint == GW_EP_JSONRPC ? json_object_get(root, "params") : root;
+    const char *name = req->info->name;
+    int64_t deep = tip_block - min_depth, h = 0, h2 = 0;
+    bool ok = false;
+    if (strcmp(name, "get_block_header_by_hash") == 0 || strcmp(name, "/get_transactions") == 0) {
+        ok = true; /* by hash; the answer's heights decide the epoch */
+    } else if (strcmp(name, "get_block") == 0) {
+        ok = json_object_get(params, "hash") ||
+             (json_params_int(params, "height", &h) && h <= deep);
+    } else if (strcmp(name, "get_block_header_by_height") == 0) {
+        ok = json_params_int(params, "height", &h) && h <= deep;
+    } else if (strcmp(name, "get_block_headers_range") == 0) {
+        ok = json_params_int(params, "start_height", &h) &&
+             json_params_int(params, "end_height", &h2) && h2 <= deep && h <= h2;
+    } else if (strcmp(name, "on_get_block_hash") == 0) {
+        ok = json_is_array(params) && json_array_size(params) == 1 &&
+             json_is_integer(json_array_get(params, 0)) &&
+             json_integer_value(json_array_get(params, 0)) <= deep;
+    }
+    json_decref(root);
+    return ok;
+}
+
+static bool request_key(const struct gw_request *req, const char *tip_hash,
+                        uint8_t key[CACHE_KEY_LEN])
+{
+    bool rpc = req->endpoint == GW_EP_JSONRPC;
+    return cache_key(rpc ? "rpc" : "path", req->info->name,
+                     req->forward_body ? req->forward_body : "", req->forward_len,
+                     req->endpoint != GW_EP_BIN, tip_hash, key);
+}
+
+/* Whether and under which key this request's answer may be stored. */
+struct store_plan {
+    enum store_kind store;
+    uint8_t key[CACHE_KEY_LEN];
+    uint64_t generation;
+};
+
+static void plan_store(struct gw_request *req, const struct prober_quorum *q,
+                       struct store_plan *px)
+{
+    px->store = STORE_NONE;
+    if (!q->known || req->endpoint == GW_EP_BIN)
+        return;
+    if (req->info->cls == METHOD_TIP) {
+        if (request_key(req, q->hash, px->key))
+            px->store = STORE_TIP;
+    } else if (req->info->cls == METHOD_IMMUTABLE && !q->degraded) {
+        int64_t tip_block = q->height - 1;
+        if (immutable_request_cacheable(req, tip_block, req->ctx->cache_min_depth) &&
+            request_key(req, NULL, px->key)) {
+            px->store = STORE_IMMUTABLE;
+            px->generation = cache_generation(req->ctx->cache);
+        }
+    }
+}
+
+/* The stored form of an answer: JSON-RPC answers without their id. */
+static char *stored_form(const struct gw_request *req, const char *body, size_t len,
+                         size_t *out_len)
+{
+    if (req->endpoint == GW_EP_JSONRPC)
+        return cache_strip_id(body, len, out_len);
+    char *copy = malloc(len + 1);
+    if (copy) {
+        memcpy(copy, body, len);
+        copy[len] = '\0';
+        *out_len = len;
+    }
+    return copy;
+}
+
+static void store_answer(struct gw_request *req, long http, const char *body, size_t len,
+                         const struct answer_facts *f)
+{
+    struct proxy_work *px = req->px;
+    if (px->store == STORE_NONE || http != 200 || !f->ok || f->busy || f->negatives > 0)
+        return;
+    int64_t height = 0;
+    if (px->store == STORE_IMMUTABLE) {
+        if (f->pruned && req->info->needs_full_node != METHOD_FULL_NO)
+            return;
+        height = f->min_height;
+        if (strcmp(req->info->name, "on_get_block_hash") == 0) {
+            /* The answer is a bare hash; an all-zero one means "no such height". */
+            json_t *root = json_loadb(body, len, 0, NULL);
+            const char *hash = json_string_value(json_object_get(root, "result"));
+            bool known = hash && !is_zero_hash(hash);
+            json_t *params = json_loadb(req->forward_body, req->forward_len, 0, NULL);
+            height = json_integer_value(json_array_get(json_object_get(params, "params"), 0));
+            json_decref(params);
+            json_decref(root);
+            if (!known)
+                return;
+        }
+        if (height < 0)
+            return; /* no height named, or a pool transaction */
+    }
+    size_t stored_len = 0;
+    char *stored = stored_form(req, body, len, &stored_len);
+    if (!stored)
+        return;
+    int64_t ttl = px->store == STORE_TIP ? req->ctx->tip_ttl_ms : 0;
+    (void)cache_put(req->ctx->cache, px->key, stored, stored_len, ttl, height, px->generation,
+                    now_ms());
+    free(stored);
+}
+
+/* Turns a stored answer into the client's: the id back in, tip-relative fields now. */
+static bool render_hit(struct gw_request *req, char *stored, size_t len, bool immutable,
+                       int64_t chain_length)
+{
+    char *body = NULL;
+    size_t out_len = 0;
+    if (!immutable && req->endpoint == GW_EP_JSONRPC) {
+        body = cache_render_jsonrpc(stored, len, req->rpc_id, &out_len);
+        free(stored);
+    } else if (!immutable) {
+        body = stored;
+        out_len = len;
+    } else {
+        json_t *root = json_loadb(stored, len, 0, NULL);
+        free(stored);
+        if (!root)
+            return false;
+        cache_patch_tip_fields(root, chain_length);
+        if (req->endpoint == GW_EP_JSONRPC)
+            json_object_set_new(root, "id", req->rpc_id ? json_incref(req->rpc_id)
+                                                        : json_integer(0));
+        body = jsonrpc_dump(root, &out_len);
+        json_decref(root);
+    }
+    if (!body)
+        return false;
+    set_answer(req, 200, body, out_len, "application/json");
+    add_header(req, "X-Xmrgate-Cache", "hit");
+    return true;
+}
+
+/* ---- the background refresh of a tip entry -------------------------------------------- */
+
+struct refresh_job {
+    struct gw_context *ctx;
+    uint8_t key[CACHE_KEY_LEN];
+    bool jsonrpc;
+    int32_t node_id;
+};
+
+static void on_refresh_done(const struct up_result *res, void *arg)
+{
+    struct refresh_job *job = arg;
+    struct answer_facts f;
+    bool stored = false;
+    if (res->outcome == UP_OK && res->http_status == 200) {
+        read_facts(res->body, res->body_len, &f);
+        if (f.ok && !f.busy) {
+            size_t len = 0;
+            char *body = job->jsonrpc ? cache_strip_id(res->body, res->body_len, &len) : NULL;
+            if (!job->jsonrpc && (body = malloc(res->body_len + 1))) {
+                memcpy(body, res->body, res->body_len + 1);
+                len = res->body_len;
+            }
+            stored = body && cache_put(job->ctx->cache, job->key, body, len,
+                                       job->ctx->tip_ttl_ms, 0, 0, now_ms());
+            free(body);
+        }
+    }
+    prober_report(job->ctx->prober, job->node_id,
+                  res->outcome == UP_OK && res->http_status < 500);
+    if (!stored)
+        cache_refresh_failed(job->ctx->cache, job->key);
+    free(job);
+}
+
+static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LEN])
+{
+    struct node_info node;
+    struct prober_pick pick = {.need_tip = true};
+    struct refresh_job *job = malloc(sizeof *job);
+    if (!job || prober_rank(req->ctx->prober, &pick, &node, 1) == 0) {
+        free(job);
+        cache_refresh_failed(req->ctx->cache, key);
+        return;
+    }
+    *job = (struct refresh_job){.ctx = req->ctx,
+                                .jsonrpc = req->endpoint == GW_EP_JSONRPC,
+                                .node_id = node.id};
+    memcpy(job->key, key, CACHE_KEY_LEN);
+    char url[512];
+    snprintf(url, sizeof url, "%s%s", node.url, req->rest);
+    static const struct up_header headers[] = {{"Content-Type", "application/json"}};
+    struct up_job uj = {
+        .url = url,
+        .method = req->is_post || req->forward_len ? "POST" : "GET",
+        .body = req->forward_body,
+        .body_len = req->forward_len,
+        .headers = headers,
+        .nheaders = 1,
+        .timeout_ms = (long)req->ctx->node_timeout_ms,
+        .verify_tls = true,
+        .on_done = on_refresh_done,
+        .arg = job,
+    };
+    if (!up_submit(req->ctx->up, &uj)) {
+        cache_refresh_failed(req->ctx->cache, key);
+        free(job);
+    }
+}
+
+static bool ensure_work(struct gw_request *req)
+{
+    if (!req->px)
+        req->px = calloc(1, sizeof *req->px);
+    return req->px != NULL;
+}
+
+static void mark_degraded(struct gw_request *req, const struct prober_quorum *q)
+{
+    if (q->known && q->degraded)
+        add_header(req, "X-Xmrgate-Degraded", "no-quorum");
+}
+
+bool proxy_answer_from_cache(struct gw_request *req)
+{
+    enum method_class cls = req->info->cls;
+    if ((cls != METHOD_TIP && cls != METHOD_IMMUTABLE) || req->endpoint == GW_EP_BIN)
+        return false;
+    struct prober_quorum q = prober_quorum(req->ctx->prober);
+    struct store_plan plan;
+    plan_store(req, &q, &plan);
+    if (plan.store == STORE_NONE)
+        return false;
+    char *stored;
+    size_t len;
+    enum cache_lookup hit = cache_get(req->ctx->cache, plan.key, now_ms(), &stored, &len);
+    if (hit == CACHE_MISS)
+        return false;
+    if (hit == CACHE_HIT_REFRESH)
+        start_refresh(req, plan.key);
+    if (!render_hit(req, stored, len, plan.store == STORE_IMMUTABLE, q.height))
+        return false;
+    mark_degraded(req, &q);
+    return true;
+}
+
+/* ---- reads ---------------------------------------------------------------------------- */
+
+static bool submit_attempt(struct gw_request *req);
+
+/* Needs unpruned data: FULL_YES, or FULL_UNLESS_PRUNED without "prune": true (a binary
+ * request cannot be read here: it prefers a full node too). */
+static bool wants_full_node(const struct gw_request *req)
+{
+    switch (req->info->needs_full_node) {
+    case METHOD_FULL_NO:
+        return false;
+    case METHOD_FULL_YES:
+        return true;
+    case METHOD_FULL_UNLESS_PRUNED:
+        break;
+    }
+    if (req->endpoint == GW_EP_BIN || !req->forward_body)
+        return true;
+    json_t *root = json_loadb(req->forward_body, req->forward_len, 0, NULL);
+    const json_t *params = req->endpoint == GW_EP_JSONRPC ? json_object_get(root, "params") : root;
+    bool prune = json_is_true(json_object_get(params, "prune"));
+    json_decref(root);
+    return !prune;
+}
+
+static size_t pick_nodes(struct gw_request *req, bool need_tip, bool want_full,
+                         int32_t exclude_id, bool full_only)
+{
+    struct proxy_work *px = req->px;
+    struct prober_pick pick = {.need_tip = need_tip, .want_full = want_full,
+                               .exclude_id = exclude_id};
+    px->ncandidates = prober_rank(req->ctx->prober, &pick, px->candidates, PROXY_MAX_CANDIDATES);
+    if (full_only) {
+        size_t n = 0;
+        for (size_t i = 0; i < px->ncandidates; i++)
+            if (!px->candidates[i].pruned)
+                px->candidates[n++] = px->candidates[i];
+        px->ncandidates = n;
+    }
+    px->next = 0;
+    return px->ncandidates;
+}
+
+/* No node healthy yet (start-up, or all down): the configured order, said loudly. */
+static size_t fallback_nodes(struct gw_request *req)
+{
+    struct proxy_work *px = req->px;
+    nodes_read_lock();
+    const struct node_set *set = nodes_current(req->ctx->nodes);
+    px->ncandidates = 0;
+    for (size_t i = 0; i < set->count && px->ncandidates < PROXY_MAX_CANDIDATES; i++)
+        px->candidates[px->ncandidates++] = set->nodes[i];
+    nodes_read_unlock();
+    px->next = 0;
+    if (px->ncandidates)
+        add_header(req, "X-Xmrgate-Degraded", "no-healthy-node");
+    return px->ncandidates;
+}
+
+/* Returns an answer held for a confirmation, as it was. */
+static void answer_held(struct gw_request *req)
+{
+    struct proxy_work *px = req->px;
+    set_answer(req, px->held_status, px->held_body, px->held_len, px->held_type);
+    px->held_body = NULL;
+}
+
+static void hold_answer(struct proxy_work *px, const struct up_result *res,
+                        const struct answer_facts *f)
+{
+    release_held(px);
+    px->held_status = res->http_status;
+    px->held_len = res->body_len;
+    px->held_body = up_result_take_body(res);
+    px->held_facts = *f;
+    snprintf(px->held_type, sizeof px->held_type, "%s", res->content_type ? res->content_type : "");
+}
+
+/* Asks the next node for the phase just entered; false when there is none. */
+static bool start_phase(struct gw_request *req, enum proxy_phase phase)
+{
+    struct proxy_work *px = req->px;
+    int32_t first = px->current.id;
+    px->phase = phase;
+    size_t n = phase == PHASE_FULL_NODE
+                   ? pick_nodes(req, px->need_tip, true, first, true)
+                   : pick_nodes(req, true, px->want_full, first, false);
+    return n > 0 && submit_attempt(req);
+}
+
+static bool may_retry(const struct gw_request *req)
+{
+    const struct proxy_work *px = req->px;
+    return px->failures < GW_MAX_ATTEMPTS && px->next < px->ncandidates &&
+           now_us() < req->deadline_us;
+}
+
+/* A usable answer in the read phase: checks it for pruned data and negatives first. */
+static void on_read_answer(struct gw_request *req, const struct up_result *res,
+                           const struct answer_facts *f)
+{
+    struct proxy_work *px = req->px;
+    bool needs_full = req->info->needs_full_node != METHOD_FULL_NO && px->want_full;
+    if (px->phase == PHASE_READ && needs_full && f->ok && f->pruned) {
+        hold_answer(px, res, f);
+        if (start_phase(req, PHASE_FULL_NODE))
+            return;
+        answer_error(req, MHD_HTTP_SERVICE_UNAVAILABLE,
+                     "only a pruned node could answer and its answer is incomplete");
+        finish(req);
+        return;
+    }
+    /* Negatives must be confirmed; so must an error to a historical read, which may have
+     * gone to a node a few blocks behind ("height too big" from a lagging node). */
+    bool lagging_error = !px->need_tip && !f->ok;
+    if (px->phase == PHASE_READ && ((f->ok && f->negatives > 0) || lagging_error)) {
+        hold_answer(px, res, f);
+        if (start_phase(req, PHASE_CONFIRM))
+            return;
+        answer_held(req); /* the only node on the tip: its answer stands */
+        finish(req);
+        return;
+    }
+    bool better = f->ok && (!px->held_facts.ok || f->negatives < px->held_facts.negatives);
+    if (px->phase == PHASE_CONFIRM && px->held_body && !better) {
+        answer_held(req); /* the second node found no more: the first answer stands */
+        finish(req);
+        return;
+    }
+    store_answer(req, res->http_status, res->body, res->body_len, f);
+    set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
+               res->content_type);
+    finish(req);
 }
 
 static void on_node_done(const struct up_result *res, void *arg)
 {
     struct gw_request *req = arg;
-    bool is_last = req->attempt + 1 >= req->ncandidates;
-    bool can_retry = !req->info->writes && !is_last && now_us() < req->deadline_us &&
-                     proxy_retryable(res->outcome, res->http_status);
-    if (res->outcome != UP_OK || res->http_status >= 500) {
-        xg_log(XG_LOG_DEBUG, "node_attempt_failed", "node %s: %s (HTTP %ld)%s",
-               req->candidates[req->attempt].name,
-               res->error ? res->error : up_outcome_name(res->outcome), res->http_status,
-               can_retry ? ", retrying on the next node" : "");
-    }
-    if (can_retry) {
-        req->attempt++;
-        if (submit_attempt(req))
+    struct proxy_work *px = req->px;
+    struct answer_facts f = {.min_height = -1};
+    bool json_answer = res->outcome == UP_OK && req->endpoint != GW_EP_BIN;
+    if (json_answer)
+        read_facts(res->body, res->body_len, &f);
+    bool failed = proxy_retryable(res->outcome, res->http_status) || f.busy ||
+                  res->outcome != UP_OK;
+    prober_report(req->ctx->prober, px->current.id, !failed);
+    if (failed) {
+        px->failures++;
+        xg_log(XG_LOG_DEBUG, "node_attempt_failed", "node %s: %s (HTTP %ld)", px->current.name,
+               f.busy ? "BUSY" : res->error ? res->error : up_outcome_name(res->outcome),
+               res->http_status);
+        if (may_retry(req) && submit_attempt(req))
             return;
-        answer_unavailable(req, "retry could not be queued");
+        if (px->held_body) { /* a confirmation or full-node retry failed: the first stands */
+            if (px->phase == PHASE_CONFIRM) {
+                answer_held(req);
+                finish(req);
+                return;
+            }
+        }
+        if (res->outcome == UP_OK) { /* a 5xx or BUSY: pass the node's own answer on */
+            set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
+                       res->content_type);
+        } else {
+            answer_unavailable(req, res->error ? res->error : up_outcome_name(res->outcome));
+        }
         finish(req);
         return;
     }
-    if (res->outcome != UP_OK) {
-        answer_unavailable(req, res->error ? res->error : up_outcome_name(res->outcome));
+    if (req->endpoint == GW_EP_BIN) {
+        set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
+                   res->content_type);
         finish(req);
         return;
     }
-    req->status = (unsigned)res->http_status;
-    req->answer_len = res->body_len;
-    req->answer_body = up_result_take_body(res);
-    snprintf(req->answer_type, sizeof req->answer_type, "%s",
-             res->content_type ? res->content_type : "");
-    finish(req);
+    on_read_answer(req, res, &f);
 }
 
 static bool submit_attempt(struct gw_request *req)
 {
-    const struct node_info *node = &req->candidates[req->attempt];
+    struct proxy_work *px = req->px;
+    /* Skip candidates whose breaker closed on them since ranking. */
+    while (px->next < px->ncandidates &&
+           !prober_attempt_begin(req->ctx->prober, px->candidates[px->next].id))
+        px->next++;
+    if (px->next >= px->ncandidates)
+        return false;
+    px->current = px->candidates[px->next++];
     char url[512];
-    snprintf(url, sizeof url, "%s%s", node->url, req->rest);
+    snprintf(url, sizeof url, "%s%s", px->current.url, req->rest);
     /* The allow-list: nothing of the client's reaches a node but its body. */
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     int64_t left_ms = (req->deadline_us - now_us()) / 1000;
@@ -122,29 +722,189 @@ static bool submit_attempt(struct gw_request *req)
     return up_submit(req->ctx->up, &job);
 }
 
-/* Copies up to GW_MAX_ATTEMPTS nodes from the current snapshot; a write gets one. */
-static void choose_candidates(struct gw_request *req)
+static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
 {
-    size_t wanted = req->info->writes ? 1 : GW_MAX_ATTEMPTS;
-    nodes_read_lock();
-    const struct node_set *set = nodes_current(req->ctx->nodes);
-    req->ncandidates = 0;
-    for (size_t i = 0; i < set->count && req->ncandidates < wanted; i++)
-        req->candidates[req->ncandidates++] = set->nodes[i];
-    nodes_read_unlock();
-}
-
-bool proxy_dispatch(struct gw_request *req)
-{
-    choose_candidates(req);
-    req->attempt = 0;
-    if (req->ncandidates == 0) {
+    struct proxy_work *px = req->px;
+    px->phase = PHASE_READ;
+    px->want_full = wants_full_node(req);
+    /* Historical reads may use a node a few blocks behind; everything else the tip. */
+    px->need_tip = req->info->cls != METHOD_IMMUTABLE;
+    if (pick_nodes(req, px->need_tip, px->want_full, 0, false) == 0 && fallback_nodes(req) == 0) {
         answer_unavailable(req, "no node is configured");
         return false;
     }
+    mark_degraded(req, q);
+    struct store_plan plan;
+    plan_store(req, q, &plan);
+    px->store = plan.store;
+    memcpy(px->key, plan.key, CACHE_KEY_LEN);
+    px->generation = plan.generation;
+    if (px->store != STORE_NONE)
+        add_header(req, "X-Xmrgate-Cache", "miss");
     if (!submit_attempt(req)) {
         answer_unavailable(req, "the gateway is shutting down");
         return false;
     }
     return true;
+}
+
+/* ---- broadcast ------------------------------------------------------------------------ */
+
+static const char *slot_word(int outcome)
+{
+    switch (outcome) {
+    case BC_ACCEPTED:
+        return "ok";
+    case BC_REJECTED:
+        return "rejected";
+    default:
+        return "fail";
+    }
+}
+
+/* All nodes have answered: the first acceptance is the answer, else the first rejection
+ * (the node's reason), else our error. Runs once, on whichever thread finished last. */
+static void broadcast_finish(struct gw_request *req)
+{
+    struct proxy_work *px = req->px;
+    char header[256] = "";
+    size_t used = 0;
+    struct broadcast_slot *best = NULL;
+    for (size_t i = 0; i < px->nslots; i++) {
+        struct broadcast_slot *s = &px->slots[i];
+        int w = snprintf(header + used, sizeof header - used, "%s%s=%s", i ? "," : "",
+                         s->node.name, slot_word(s->outcome));
+        if (w > 0 && (size_t)w < sizeof header - used)
+            used += (size_t)w;
+        if (s->outcome == BC_ACCEPTED && (!best || best->outcome != BC_ACCEPTED))
+            best = s;
+        else if (s->outcome == BC_REJECTED && !best)
+            best = s;
+    }
+    add_header(req, "X-Xmrgate-Broadcast", header);
+    if (best) {
+        set_answer(req, best->http, best->body, best->len, best->type);
+        best->body = NULL;
+    } else {
+        answer_unavailable(req, "no node accepted the connection");
+    }
+    for (size_t i = 0; i < px->nslots; i++) {
+        free(px->slots[i].body);
+        px->slots[i].body = NULL;
+    }
+    finish(req);
+}
+
+static void on_broadcast_done(const struct up_result *res, void *arg)
+{
+    struct broadcast_call *call = arg;
+    struct gw_request *req = call->req;
+    struct broadcast_slot *s = &req->px->slots[call->slot];
+    free(call);
+    s->http = res->http_status;
+    s->outcome = BC_FAILED;
+    if (res->outcome == UP_OK && res->http_status == 200) {
+        struct answer_facts f;
+        read_facts(res->body, res->body_len, &f);
+        /* status OK covers "already in the pool" (not_relayed) too. */
+        s->outcome = f.ok ? BC_ACCEPTED : f.json ? BC_REJECTED : BC_FAILED;
+        s->len = res->body_len;
+        s->body = up_result_take_body(res);
+        snprintf(s->type, sizeof s->type, "%s", res->content_type ? res->content_type : "");
+    }
+    prober_report(req->ctx->prober, s->node.id, s->outcome != BC_FAILED);
+    if (atomic_fetch_sub(&req->px->bc_pending, 1) == 1)
+        broadcast_finish(req);
+}
+
+static bool dispatch_broadcast(struct gw_request *req, const struct prober_quorum *q)
+{
+    struct proxy_work *px = req->px;
+    px->nslots = 0;
+    struct node_info nodes[PROXY_MAX_BROADCAST];
+    size_t n = prober_healthy(req->ctx->prober, nodes, PROXY_MAX_BROADCAST);
+    if (n == 0) {
+        n = fallback_nodes(req);
+        memcpy(nodes, px->candidates, n * sizeof nodes[0]);
+    }
+    if (n == 0) {
+        answer_unavailable(req, "no node is configured");
+        return false;
+    }
+    mark_degraded(req, q);
+    px->slots = calloc(n, sizeof *px->slots);
+    if (!px->slots) {
+        answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        px->slots[i] = (struct broadcast_slot){.node = nodes[i], .outcome = BC_PENDING};
+    px->nslots = n;
+    /* One count more than the calls, dropped after the loop: the last callback cannot
+     * finish the request while calls are still being submitted. */
+    atomic_store(&px->bc_pending, n + 1);
+    size_t submitted = 0;
+    static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
+    for (size_t i = 0; i < n; i++) {
+        struct broadcast_call *call = malloc(sizeof *call);
+        char url[512];
+        snprintf(url, sizeof url, "%s%s", nodes[i].url, req->rest);
+        int64_t left_ms = (req->deadline_us - now_us()) / 1000;
+        struct up_job job = {
+            .url = url,
+            .method = "POST",
+            .body = req->forward_body,
+            .body_len = req->forward_len,
+            .headers = json_headers,
+            .nheaders = 1,
+            .timeout_ms = (long)(left_ms < req->ctx->node_timeout_ms
+                                     ? (left_ms > 0 ? left_ms : 1)
+                                     : req->ctx->node_timeout_ms),
+            .verify_tls = true,
+            .on_done = on_broadcast_done,
+            .arg = call,
+        };
+        if (call)
+            *call = (struct broadcast_call){req, i};
+        if (call && up_submit(req->ctx->up, &job)) {
+            submitted++;
+            continue;
+        }
+        free(call);
+        px->slots[i].outcome = BC_FAILED;
+        atomic_fetch_sub(&px->bc_pending, 1);
+    }
+    if (submitted == 0) {
+        answer_unavailable(req, "the gateway is shutting down");
+        return false;
+    }
+    if (atomic_fetch_sub(&px->bc_pending, 1) == 1)
+        broadcast_finish(req);
+    return true;
+}
+
+/* ---- entry points ----------------------------------------------------------------------- */
+
+bool proxy_dispatch(struct gw_request *req)
+{
+    if (!ensure_work(req)) {
+        answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        return false;
+    }
+    struct prober_quorum q = prober_quorum(req->ctx->prober);
+    if (req->info->cls == METHOD_BROADCAST)
+        return dispatch_broadcast(req, &q);
+    return dispatch_read(req, &q);
+}
+
+void proxy_request_free(struct gw_request *req)
+{
+    if (!req->px)
+        return;
+    release_held(req->px);
+    for (size_t i = 0; i < req->px->nslots; i++)
+        free(req->px->slots[i].body);
+    free(req->px->slots);
+    free(req->px);
+    req->px = NULL;
 }

@@ -1,11 +1,30 @@
-/* proxy — sends a classified request to the nodes and turns their answer into the
+/* proxy — sends a classified request to the nodes and turns their answers into the
  * client's answer.
  *
- * Node order: the enabled nodes in the nodes table's order (priority, then id). A read
- * that fails with a connection error, a timeout or a 5xx is retried once on the next
- * node, within the client's deadline; a write is never retried (the client must not see
- * a transaction sent twice). The answer is passed through byte for byte: status,
- * Content-Type and body. */
+ * Per class (gateway/methods.h):
+ *   - tip: served from the tip cache when it holds an answer for the current quorum tip
+ *     (refreshed in the background past half its TTL); otherwise from a node on the tip,
+ *     and stored;
+ *   - immutable: served from the immutable cache (tip-relative fields such as depth and
+ *     confirmations recomputed, the JSON-RPC id put back); otherwise from a node on the
+ *     tip or within the historical lag, and stored when the answer names blocks deep
+ *     enough below the quorum tip — never in degraded mode, never an error, BUSY or
+ *     "not found";
+ *   - passthrough: a node, never cached;
+ *   - broadcast: every healthy node in parallel; accepted if any node accepted (status OK,
+ *     "already in pool" included); the outcome per node in X-Xmrgate-Broadcast; never
+ *     retried.
+ * A read goes to rank 1 (gateway/prober.h); a connection error, timeout, 5xx or BUSY is
+ * retried once on rank 2 inside the client's deadline, never a third time. A request
+ * needing unpruned data goes to a full node, and a pruned answer (as_hex empty,
+ * prunable_hash set) is asked again of a full node, never returned as complete. A
+ * get_transactions reporting a transaction missing or an is_key_image_spent reporting an
+ * image unspent is confirmed on a second node on the quorum tip first.
+ *
+ * Answers carry X-Xmrgate-Cache (hit/miss) and, while the nodes disagree on the tip,
+ * X-Xmrgate-Degraded: no-quorum. Node answers are passed through byte for byte except
+ * cached ones (re-serialised compactly). Nothing of the client's reaches a node but its
+ * body (and the wallet's "client" field is already stripped by server). */
 #ifndef PROXY_H
 #define PROXY_H
 
@@ -15,11 +34,22 @@
 
 struct gw_context;
 
+/* Answers req from the cache when it can, without a node: true when req->answer_* is
+ * filled (queue it at once). Call before suspending the connection. */
+bool proxy_answer_from_cache(struct gw_request *req);
+
 /* Starts forwarding req (its connection already suspended). Returns false when nothing
- * could be submitted; req then carries an error answer and the caller resumes. */
+ * could be submitted; req then carries an answer and the caller resumes. */
 __attribute__((warn_unused_result)) bool proxy_dispatch(struct gw_request *req);
+
+/* Frees proxy's per-request state; called once from the completion callback. */
+void proxy_request_free(struct gw_request *req);
 
 /* Pure: whether an attempt's outcome allows trying the next node for a read. */
 bool proxy_retryable(int outcome, long http_status);
+
+/* Pure: the "status" of a node answer (top level, or inside "result" for JSON-RPC) when it
+ * is one of the JSON answers monerod gives, copied into out; false otherwise. */
+bool proxy_answer_status(const char *body, size_t len, char *out, size_t outlen);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "limits.h"
 #include "methods.h"
 #include "nodes.h"
 
@@ -21,6 +22,9 @@ struct gw_context;
 enum gw_endpoint { GW_EP_JSONRPC, GW_EP_JSON, GW_EP_BIN };
 
 #define GW_MAX_ATTEMPTS 2
+#define GW_MAX_EXTRA_HEADERS 3
+
+struct proxy_work;
 
 struct gw_request {
     struct gw_context *ctx;
@@ -42,9 +46,11 @@ struct gw_request {
     char *forward_body; /* body sent to nodes (owned) */
     size_t forward_len;
 
-    /* Where it goes. */
-    struct node_info candidates[GW_MAX_ATTEMPTS];
-    size_t ncandidates, attempt;
+    /* Where it goes: proxy's own state (proxy.c; freed by proxy_request_free). */
+    struct proxy_work *px;
+
+    /* The daily quota as this request saw it: X-RateLimit-* on every answer (limits.h). */
+    struct limits_view limit;
 
     /* The answer, filled before the connection is resumed. */
     bool suspended;
@@ -53,6 +59,12 @@ struct gw_request {
     char *answer_body; /* owned, malloc'd */
     size_t answer_len;
     char answer_type[96];
+    /* Headers proxy adds to the answer (X-Xmrgate-Cache, -Degraded, -Broadcast). */
+    struct gw_header {
+        const char *name; /* static */
+        char value[256];
+    } extra_headers[GW_MAX_EXTRA_HEADERS];
+    size_t nextra_headers;
 };
 
 #endif

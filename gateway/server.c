@@ -6,6 +6,7 @@
 #include "context.h"
 #include "digest.h"
 #include "jsonrpc.h"
+#include "limits.h"
 #include "proxy.h"
 #include "request.h"
 #include "token.h"
@@ -45,6 +46,16 @@ static int64_t monotonic_us(void)
 
 /* ---- answers ------------------------------------------------------------------------ */
 
+/* The daily quota on every answer to an authenticated tenant (gateway/limits.h). */
+static void add_limit_headers(const struct gw_request *req, struct MHD_Response *resp)
+{
+    if (!req->limit.set)
+        return;
+    MHD_add_response_header(resp, "X-RateLimit-Limit", req->limit.limit);
+    MHD_add_response_header(resp, "X-RateLimit-Remaining", req->limit.remaining);
+    MHD_add_response_header(resp, "X-RateLimit-Reset", req->limit.reset);
+}
+
 /* Queues an answer; extra headers are a NULL-terminated name,value list. */
 static enum MHD_Result queue(struct gw_request *req, unsigned status, const char *type,
                              const void *body, size_t len, const char *const *headers)
@@ -57,6 +68,7 @@ static enum MHD_Result queue(struct gw_request *req, unsigned status, const char
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     for (const char *const *h = headers; h && h[0]; h += 2)
         MHD_add_response_header(resp, h[0], h[1]);
+    add_limit_headers(req, resp);
     enum MHD_Result rc = MHD_queue_response(req->conn, status, resp);
     MHD_destroy_response(resp);
     return rc;
@@ -242,7 +254,61 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
     return true;
 }
 
+/* ---- limits (gateway/limits.h) ------------------------------------------------------- */
+
+/* 429 in the client's shape; a burst refusal comes before classification, so the
+ * shape (.bin or not) and the JSON-RPC id to echo are found here. */
+static enum MHD_Result answer_over_limit(struct gw_request *req, const struct limits_refusal *why)
+{
+    if (req->endpoint == GW_EP_JSON) {
+        const struct method_info *m = methods_find_path(req->rest, strlen(req->rest));
+        if (m && m->kind == METHOD_BIN_PATH)
+            req->endpoint = GW_EP_BIN;
+    }
+    if (req->endpoint == GW_EP_JSONRPC && !req->rpc_id) {
+        struct jsonrpc_request rpc;
+        (void)jsonrpc_parse(req->body, req->body_len, &rpc);
+        if (rpc.id)
+            req->rpc_id = json_incref((json_t *)rpc.id);
+        jsonrpc_request_clear(&rpc);
+    }
+    const char *headers[] = {MHD_HTTP_HEADER_RETRY_AFTER, why->retry_after, NULL};
+    return answer_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_LIMIT_EXCEEDED, why->message,
+                        headers);
+}
+
+static bool is_usage_path(const char *rest)
+{
+    return strcmp(rest, LIMITS_USAGE_PATH) == 0 || strcmp(rest, LIMITS_USAGE_TOKEN_PATH) == 0;
+}
+
+/* GET /v1/usage: the tenant's own plan and today's usage. */
+static enum MHD_Result answer_usage(struct gw_request *req, const struct tenant_row *tenant)
+{
+    req->endpoint = GW_EP_JSON;
+    struct quota_status quota;
+    limits_status(req->ctx->limits, tenant, (int64_t)time(NULL), &quota);
+    size_t len = 0;
+    char *body = limits_usage_body(tenant, &quota, &len);
+    if (!body)
+        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
+                            "out of memory", NULL);
+    enum MHD_Result rc = queue(req, MHD_HTTP_OK, "application/json", body, len, NULL);
+    free(body);
+    return rc;
+}
+
 /* ---- the request path --------------------------------------------------------------- */
+
+static void remember_rpc_id(struct gw_request *req)
+{
+    struct jsonrpc_request rpc;
+    if (jsonrpc_parse(req->body, req->body_len, &rpc) != JSONRPC_NOT_JSON && rpc.id)
+        req->rpc_id = json_incref((json_t *)rpc.id);
+    jsonrpc_request_clear(&rpc);
+}
+
+static enum MHD_Result queue_node_answer(struct gw_request *req);
 
 static enum MHD_Result handle_request(struct gw_request *req)
 {
@@ -254,8 +320,11 @@ static enum MHD_Result handle_request(struct gw_request *req)
     struct auth_credential cred;
     struct tenant_row tenant;
     enum auth_verdict verdict = authenticate(req, &cred, &tenant);
-    /* Errors before classification use the shape the path asks for. */
+    /* Errors before classification use the shape the path asks for, and a JSON-RPC
+     * error echoes the request's id when the body has one. */
     req->endpoint = strcmp(req->rest, METHODS_JSONRPC_PATH) == 0 ? GW_EP_JSONRPC : GW_EP_JSON;
+    if (req->endpoint == GW_EP_JSONRPC && verdict != VERDICT_OK)
+        remember_rpc_id(req);
     if (verdict == VERDICT_MALFORMED)
         return answer_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
                             cred.detail ? cred.detail : "malformed credentials", NULL);
@@ -265,20 +334,33 @@ static enum MHD_Result handle_request(struct gw_request *req)
         return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST,
                             "this access is suspended; contact the operator", NULL);
     if (tenant.valid_until < (int64_t)time(NULL)) {
-        char message[256];
-        snprintf(message, sizeof message,
-                 "this plan expired; renew it with your token at the billing page");
+        char message[512];
+        const char *where = req->ctx->cfg->renew_url;
+        snprintf(message, sizeof message, "this plan expired; renew it with your token at %s",
+                 where[0] ? where : "the billing page");
         return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST, message, NULL);
     }
+
+    struct limits_refusal over;
+    int64_t now_unix = (int64_t)time(NULL);
+    if (!limits_burst(req->ctx->limits, &tenant, monotonic_us(), now_unix, &req->limit, &over))
+        return answer_over_limit(req, &over);
+    if (is_usage_path(req->rest))
+        return answer_usage(req, &tenant);
 
     enum MHD_Result rc = MHD_NO;
     bool dispatch = req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc)
                                                    : prepare_path(req, &rc);
     if (!dispatch)
         return rc;
+    if (!limits_charge(req->ctx->limits, &tenant, req->info->weight, now_unix, &req->limit,
+                       &over))
+        return answer_over_limit(req, &over);
     if (req->forward_len && !req->forward_body)
         return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
                             "out of memory", NULL);
+    if (proxy_answer_from_cache(req))
+        return queue_node_answer(req);
     MHD_suspend_connection(req->conn);
     req->suspended = true;
     if (!proxy_dispatch(req))
@@ -299,6 +381,9 @@ static enum MHD_Result queue_node_answer(struct gw_request *req)
     req->answer_body = NULL; /* the response owns it now */
     if (req->answer_type[0])
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->answer_type);
+    for (size_t i = 0; i < req->nextra_headers; i++)
+        MHD_add_response_header(resp, req->extra_headers[i].name, req->extra_headers[i].value);
+    add_limit_headers(req, resp);
     enum MHD_Result rc = MHD_queue_response(req->conn, req->status, resp);
     MHD_destroy_response(resp);
     return rc;
@@ -412,6 +497,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     free(req->path);
     free(req->body);
+    proxy_request_free(req);
     free(req->forward_body);
     free(req->answer_body);
     json_decref(req->rpc_id);

@@ -11,6 +11,7 @@
  * CURLOPT_TIMEOUT_MS covers the running ones. */
 #include "upstream.h"
 
+#include <assert.h>
 #include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,7 +29,7 @@
 #define UP_DEFAULT_MAX_RESPONSE       ((size_t)64 << 20)
 /* Buffers above this size go back to malloc when a transfer is recycled, so one huge
  * answer does not pin its memory in the spare list. */
-#define UP_KEEP_BUFFER_BYTES ((size_t)256 << 10)
+#define UP_KEEP_BUFFER_BYTES  ((size_t)256 << 10)
 #define UP_FIRST_RESPONSE_CAP ((size_t)16 << 10)
 /* Deadline scans walk every active transfer; run them at most this often. */
 #define UP_SCAN_INTERVAL_NS (5 * UP_NS_PER_MS)
@@ -562,8 +563,7 @@ static void up_expire_overdue(struct up_engine *e, uint64_t now)
     for (struct up_xfer *x = e->active.head; x; x = next) {
         next = x->next;
         if (x->deadline_ns <= now) {
-            snprintf(x->msg, sizeof x->msg, "no answer within the %ld ms deadline",
-                     x->timeout_ms);
+            snprintf(x->msg, sizeof x->msg, "no answer within the %ld ms deadline", x->timeout_ms);
             up_finish_with(e, x, true, UP_TIMEOUT, x->msg);
         } else if (x->deadline_ns < earliest) {
             earliest = x->deadline_ns;
@@ -641,8 +641,8 @@ static bool up_multi_configure(struct up_engine *e)
                             (long)e->opt.max_total_connections) == CURLM_OK;
     /* The cache keeps idle keep-alive connections up to the cap instead of curl's
      * default of four per added handle, which closes them in quiet moments. */
-    ok &= curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)e->opt.max_total_connections) ==
-          CURLM_OK;
+    ok &=
+        curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)e->opt.max_total_connections) == CURLM_OK;
     ok &= curl_multi_setopt(m, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING) == CURLM_OK;
     return ok;
 }
@@ -698,6 +698,7 @@ void up_engine_stop(struct up_engine *e)
 {
     if (!e->thread_running)
         return;
+    assert(!pthread_equal(pthread_self(), e->thread) && "up_engine_stop from a callback");
     pthread_mutex_lock(&e->lock);
     e->stopping = true;
     curl_multi_wakeup(e->multi);

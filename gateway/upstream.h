@@ -89,8 +89,7 @@ struct up_result {
 };
 
 /* Starts the engine thread. Returns NULL with a message in err on failure. */
-struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err,
-                                  size_t errlen);
+struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err, size_t errlen);
 
 /* Queues a job (see struct up_job). Returns false, without calling on_done, when the
  * engine is stopping or stopped, when memory runs out, or when the job is malformed

@@ -64,6 +64,8 @@ CREATE TABLE invoices (
     subaddress_index       integer CHECK (subaddress_index > 0),
     subaddress             text,
     confirmations_required integer NOT NULL CHECK (confirmations_required >= 0),
+    -- What the state machine last derived from the payments (billing/invoice_state.h).
+    confirmations          integer NOT NULL DEFAULT 0 CHECK (confirmations >= 0),
     -- The locked quote: the tier's price and, for fiat, the rate used (fiat per XMR).
     price_currency         text NOT NULL CHECK (price_currency ~ '^[A-Z]{3}$'),
     price_minor            bigint NOT NULL CHECK (price_minor >= 0),
@@ -89,7 +91,13 @@ CREATE TABLE invoices (
 -- One open invoice per subaddress at a time: a payment can always be attributed.
 CREATE UNIQUE INDEX invoices_open_subaddress ON invoices (subaddress_index)
     WHERE state IN ('pending', 'seen', 'confirming', 'paid', 'underpaid', 'reverted');
+-- A purchase always gets a fresh subaddress: a wallet that hands out an index twice
+-- (its file restored from an old copy) is caught here, not by a misattributed payment.
+CREATE UNIQUE INDEX invoices_purchase_subaddress ON invoices (subaddress_index)
+    WHERE kind = 'purchase';
 CREATE INDEX invoices_state ON invoices (state, expires_at);
+-- Attribution of a new payment: the invoices on its subaddress.
+CREATE INDEX invoices_subaddress ON invoices (subaddress_index);
 CREATE INDEX invoices_tenant ON invoices (tenant_id);
 
 CREATE TABLE payments (
@@ -102,6 +110,8 @@ CREATE TABLE payments (
     height           bigint CHECK (height > 0),
     confirmations    integer NOT NULL DEFAULT 0 CHECK (confirmations >= 0),
     state            text NOT NULL CHECK (state IN ('pool', 'confirmed', 'gone', 'double_spend')),
+    -- The transfer's unlock_time (0, a height or a time): time-locked money is not counted.
+    unlock_time      bigint NOT NULL DEFAULT 0 CHECK (unlock_time >= 0),
     source           text NOT NULL CHECK (source IN ('poller', 'xmr402')),
     first_seen_at    timestamptz NOT NULL DEFAULT now(),
     updated_at       timestamptz NOT NULL DEFAULT now(),
@@ -109,6 +119,9 @@ CREATE TABLE payments (
     CHECK ((state = 'confirmed') = (height IS NOT NULL))
 );
 CREATE INDEX payments_invoice ON payments (invoice_id);
+-- The poller's window: live payments in the pool or above the cursor (not history).
+CREATE INDEX payments_live ON payments (height)
+    WHERE state IN ('pool', 'confirmed', 'double_spend');
 
 CREATE TABLE usage_daily (
     tenant_id bigint NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
@@ -132,6 +145,9 @@ CREATE TABLE nodes (
 -- Billing's poll cursor: the wallet height below which every transfer is stored.
 CREATE TABLE billing_cursor (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    height    bigint NOT NULL DEFAULT 0 CHECK (height >= 0)
+    height    bigint NOT NULL DEFAULT 0 CHECK (height >= 0),
+    -- The wallet's height at the last completed poll, and when (for operators).
+    wallet_height bigint NOT NULL DEFAULT 0 CHECK (wallet_height >= 0),
+    polled_at     timestamptz
 );
 INSERT INTO billing_cursor DEFAULT VALUES;

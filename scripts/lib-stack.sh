@@ -14,6 +14,12 @@ xg_die() {
 	exit 1
 }
 
+# xg_json_holds FILTER JSON: true when JSON is exactly one JSON value for which the
+# jq FILTER is true. (`jq -e` alone exits 0 on empty input.)
+xg_json_holds() {
+	jq -es "length == 1 and (.[0] | ($1))" <<<"$2" >/dev/null 2>&1
+}
+
 # xg_rpc URL METHOD [PARAMS_JSON]
 # POSTs a JSON-RPC 2.0 request to URL/json_rpc and prints its `result` (compact
 # JSON). Returns non-zero, with the reply on stderr, on a transport error or an
@@ -24,8 +30,7 @@ xg_rpc() {
 		'{jsonrpc: "2.0", id: "0", method: $m, params: $p}') || return 2
 	reply=$(curl -sS --max-time "${XG_RPC_TIMEOUT:-60}" -H 'Content-Type: application/json' \
 		--data-binary "$body" "$url/json_rpc") || return 1
-	if ! jq -e 'type == "object" and has("result") and (has("error") | not)' \
-		<<<"$reply" >/dev/null 2>&1; then
+	if ! xg_json_holds 'type == "object" and has("result") and (has("error") | not)' "$reply"; then
 		printf '%s %s: %s\n' "$url" "$method" "$reply" >&2
 		return 1
 	fi

@@ -11,6 +11,7 @@
 #   scripts/stack.sh env            print $XG_VAR/stack.env (KEY=VALUE lines)
 #   scripts/stack.sh mine N [ADDR]  mine N blocks on node A (default: the miner
 #                                   wallet's address), wait for B and C to follow
+#   scripts/stack.sh pg-stop|pg-start  stop or start only PostgreSQL (fault tests)
 #
 # Environment:
 #   XG_VAR        state dir (default <repo>/var); everything lives under it
@@ -57,8 +58,11 @@ WALLETS=$XG_VAR/wallets
 STATE_ENV=$XG_VAR/state.env
 STACK_ENV=$XG_VAR/stack.env
 
-# Funding: coinbase unlocks after 60 blocks, and ~8 blocks/s are mined here.
-PAYER_COINBASE_BLOCKS=80
+# Funding: coinbase unlocks after 60 blocks, and mining runs at 2-8 blocks/s here
+# (less when the machine is busy). All the funding blocks pay the payer: the first
+# PAYER_SPENDABLE_OUTPUTS are spendable at once (~35 XMR each), the rest unlock one
+# by one as blocks are mined later.
+PAYER_SPENDABLE_OUTPUTS=30
 UNLOCK_BLOCKS=60
 
 node_url() { echo "http://127.0.0.1:${NODE_RPC[$1]}"; }
@@ -184,7 +188,7 @@ node_height() { node_info "$1" | jq -r '.height'; }
 # True when every node answers with the same height and top block hash, at least
 # MIN_HEIGHT (default 0).
 nodes_agree() {
-	local min=${1:-0} n info tip first=
+	local min=${1:-0} n info tip first=''
 	for n in "${NODES[@]}"; do
 		info=$(node_info "$n" 2>/dev/null) || return 1
 		tip=$(jq -er --argjson min "$min" 'select(.height >= $min) |
@@ -194,18 +198,22 @@ nodes_agree() {
 	done
 }
 
-start_nodes() {
-	local n
+spawn_nodes() {
 	start_node a
 	start_node b
 	start_node c --prune-blockchain
+}
+
+wait_nodes() {
+	local n
 	for n in "${NODES[@]}"; do
 		xg_wait_until 90 node_answers "$n" ||
 			xg_die "node $n did not answer get_info (see $LOG/node-$n.log)"
 	done
 }
 
-# mine_blocks N ADDRESS: generateblocks on node A; prints the new height.
+# mine_blocks N ADDRESS: generateblocks on node A; prints the new top block's height
+# (get_info's `height`, a block count, is one more).
 mine_blocks() {
 	local n=$1 addr=$2
 	XG_RPC_TIMEOUT=$((60 + n)) xg_rpc "$(node_url a)" generateblocks \
@@ -228,11 +236,14 @@ wallet_rpc() { xg_rpc "$(wallet_url "$1")" "${@:2}"; }
 wallet_answers() { XG_RPC_TIMEOUT=5 wallet_rpc "$1" get_version >/dev/null 2>&1; }
 wallet_address() { wallet_rpc "$1" get_address '{"account_index":0}' | jq -er '.address'; }
 
-start_wallets() {
-	local w
+spawn_wallets() {
 	mkdir -p "$WALLETS"
 	start_wallet_rpc billing
 	start_wallet_rpc payer
+}
+
+wait_wallets() {
+	local w
 	for w in billing payer; do
 		xg_wait_until 60 wallet_answers "$w" ||
 			xg_die "wallet-rpc $w did not answer (see $LOG/wallet-$w.log)"
@@ -240,11 +251,9 @@ start_wallets() {
 }
 
 # Creates the merchant's full wallet (keys kept in merchant.keys.json and the wallet
-# files), its view-only twin `billing` (left open on the billing wallet-rpc), a
-# `miner` wallet whose address receives blocks mined for nobody in particular, and
-# the `payer` wallet (left open on the payer wallet-rpc).
-create_wallets() {
-	local key addr keys='{}'
+# files) and its view-only twin `billing`, left open on the billing wallet-rpc.
+create_billing_wallets() {
+	local key addr keys
 	wallet_rpc billing create_wallet '{"filename":"merchant","password":"","language":"English"}' >/dev/null
 	addr=$(wallet_address billing)
 	keys=$(jq -cn --arg a "$addr" '{address: $a}')
@@ -258,18 +267,25 @@ create_wallets() {
 		address: .address, viewkey: .view_key, restore_height: 0, autosave_current: true}' \
 		<<<"$keys")" >/dev/null
 	[[ $(wallet_address billing) == "$addr" ]] || xg_die "view-only wallet has another address"
+}
 
+# Creates a `miner` wallet, whose address receives the blocks mined for nobody in
+# particular, and the `payer` wallet, left open on the payer wallet-rpc.
+create_payer_wallets() {
 	wallet_rpc payer create_wallet '{"filename":"miner","password":"","language":"English"}' >/dev/null
 	MINER_ADDRESS=$(wallet_address payer)
 	wallet_rpc payer close_wallet >/dev/null
 	wallet_rpc payer create_wallet '{"filename":"payer","password":"","language":"English"}' >/dev/null
-	MERCHANT_ADDRESS=$addr
 	PAYER_ADDRESS=$(wallet_address payer)
 }
 
 open_wallets() {
-	wallet_rpc billing open_wallet '{"filename":"billing","password":""}' >/dev/null
+	local billing_job
+	# Opening takes seconds (the wallet derives its ring database key): both at once.
+	wallet_rpc billing open_wallet '{"filename":"billing","password":""}' >/dev/null &
+	billing_job=$!
 	wallet_rpc payer open_wallet '{"filename":"payer","password":""}' >/dev/null
+	wait "$billing_job" || xg_die "could not open the billing wallet"
 	# shellcheck source=/dev/null
 	. "$STATE_ENV"
 	[[ $(wallet_address billing) == "$MERCHANT_ADDRESS" && $(wallet_address payer) == "$PAYER_ADDRESS" ]] ||
@@ -283,11 +299,10 @@ payer_unlocked() {
 
 # Mines coinbase to the payer, then enough blocks on top for it to unlock.
 fund_payer() {
-	local h
-	xg_log "funding the payer: mining $PAYER_COINBASE_BLOCKS + $UNLOCK_BLOCKS blocks"
-	mine_blocks "$PAYER_COINBASE_BLOCKS" "$PAYER_ADDRESS" >/dev/null
-	h=$(mine_blocks "$UNLOCK_BLOCKS" "$MINER_ADDRESS")
-	xg_log "mined to height $h"
+	local n=$((PAYER_SPENDABLE_OUTPUTS + UNLOCK_BLOCKS)) top
+	xg_log "funding the payer: mining $n blocks"
+	top=$(mine_blocks "$n" "$PAYER_ADDRESS") || xg_die "generateblocks failed (see $LOG/node-a.log)"
+	xg_log "mined to height $top"
 }
 
 ensure_payer_funded() {
@@ -298,15 +313,9 @@ ensure_payer_funded() {
 
 # --- the xmrgate daemons -----------------------------------------------------------
 
-# start_daemons: starts xmrgate-billing and xmrgate-gateway.
-# Not wired yet: will run `bin/xmrgate-billing migrate`, then start bin/xmrgate-billing
-# and bin/xmrgate-gateway (only when their binaries exist) with config files
-# generated into $XG_VAR/etc, each through xg_spawn with a pidfile in $RUN (any
-# pidfile there that is not infrastructure is stopped first by `stop`), on ports
-# from XG_PORT_BASE+50.
-start_daemons() {
-	:
-}
+# start_daemons, daemons_env, daemons_banner: scripts/lib-daemons.sh.
+# shellcheck source=scripts/lib-daemons.sh
+. "$REPO/scripts/lib-daemons.sh"
 
 # --- stack.env and the banner ----------------------------------------------------
 
@@ -330,6 +339,7 @@ MERCHANT_ADDRESS=$MERCHANT_ADDRESS
 PAYER_ADDRESS=$PAYER_ADDRESS
 MINER_ADDRESS=$MINER_ADDRESS
 EOF
+	daemons_env >>"$tmp"
 	mv "$tmp" "$STACK_ENV"
 }
 
@@ -345,6 +355,7 @@ xmrgate regtest stack is up (ready in ${1}s), state in $XG_VAR
   wallets     billing (view-only) $(wallet_url billing)  payer $(wallet_url payer)
               payer unlocked: $balance piconero
   logs        $LOG/
+$(daemons_banner)
 
 What next:
   set -a; . $STACK_ENV; set +a   # DATABASE_URL, NODE_URLS, wallet URLs, addresses
@@ -366,7 +377,8 @@ wipe_state() {
 
 check_ports_free() {
 	local p
-	for p in "$PG_PORT" "${NODE_P2P[@]}" "${NODE_RPC[@]}" "${WALLET_PORT[@]}"; do
+	for p in "$PG_PORT" "${NODE_P2P[@]}" "${NODE_RPC[@]}" "${WALLET_PORT[@]}" \
+		"$GATEWAY_PORT" "$GATEWAY_ADMIN_PORT" "$BILLING_PORT" "$BILLING_ADMIN_PORT"; do
 		xg_port_free "$p" || xg_die "port $p is in use: pick another XG_PORT_BASE"
 	done
 }
@@ -400,24 +412,35 @@ start_stack() {
 	mkdir -p "$RUN" "$LOG"
 	check_ports_free
 	trap on_start_exit EXIT
-	trap 'exit 130' INT TERM
+	trap 'exit 130' INT TERM HUP
 
 	step() { xg_log "[$((SECONDS - started))s] $*"; }
 	step "ports $XG_PORT_BASE+, $( ((fresh)) && echo 'fresh state' || echo 'reusing state')"
-	start_postgres
-	step "PostgreSQL up"
-	start_nodes
+	# Independent steps run side by side: PostgreSQL, the nodes and the wallet-rpcs
+	# start together; the billing wallets are made while the payer is funded.
+	local pg_job billing_job
+	start_postgres &
+	pg_job=$!
+	spawn_nodes
+	spawn_wallets
+	wait_nodes
 	step "monerod A, B, C up"
-	start_wallets
+	wait_wallets
 	step "wallet-rpc up"
+	wait "$pg_job" || xg_die "PostgreSQL did not start"
+	step "PostgreSQL up"
 	if ((fresh)); then
-		create_wallets
+		create_billing_wallets &
+		billing_job=$!
+		create_payer_wallets
 		fund_payer
 		xg_wait_until 60 payer_unlocked || xg_die "the payer has no unlocked balance after funding"
+		wait "$billing_job" || xg_die "could not create the billing wallets"
+		MERCHANT_ADDRESS=$(jq -er '.address' "$XG_VAR/merchant.keys.json")
 		printf 'MERCHANT_ADDRESS=%s\nPAYER_ADDRESS=%s\nMINER_ADDRESS=%s\n' \
 			"$MERCHANT_ADDRESS" "$PAYER_ADDRESS" "$MINER_ADDRESS" >"$STATE_ENV"
 	else
-		[[ $(node_height a) -gt $((PAYER_COINBASE_BLOCKS + UNLOCK_BLOCKS)) ]] ||
+		[[ $(node_height a) -gt $((PAYER_SPENDABLE_OUTPUTS + UNLOCK_BLOCKS)) ]] ||
 			xg_die "the chain in $XG_VAR/nodes is gone: start with XG_FRESH=1"
 		open_wallets
 		ensure_payer_funded
@@ -428,7 +451,7 @@ start_stack() {
 	start_daemons
 	write_stack_env
 	START_COMPLETE=1
-	trap - EXIT INT TERM
+	trap - EXIT INT TERM HUP
 	release_lock
 	print_banner $((SECONDS - started))
 }
@@ -491,11 +514,21 @@ cmd_status() {
 	return 1
 }
 
+# Ctrl-C, kill, or the terminal closing: stop everything. Without errexit, since
+# after a hangup every write to the terminal fails.
+on_run_signal() {
+	set +e
+	echo >&2
+	xg_log "stopping"
+	stop_all
+	exit 0
+}
+
 cmd_run() {
 	local f files
 	start_stack
 	((!ALREADY_RUNNING)) || xg_die "already running: use '$0 stop' first, or '$0 status'"
-	trap 'echo; xg_log "stopping"; stop_all; exit 0' INT TERM
+	trap on_run_signal INT TERM HUP
 	xg_log "running in the foreground; Ctrl-C stops everything"
 	while true; do
 		sleep 2 &
@@ -519,7 +552,7 @@ cmd_mine() {
 	# shellcheck source=/dev/null
 	. "$STACK_ENV"
 	h=$(mine_blocks "$n" "${addr:-$MINER_ADDRESS}") || xg_die "generateblocks failed"
-	xg_wait_until 30 nodes_agree "$h" || xg_die "mined to height $h, but the nodes do not agree"
+	xg_wait_until 30 nodes_agree $((h + 1)) || xg_die "mined to height $h, but the nodes do not agree"
 	echo "$h"
 }
 
@@ -536,6 +569,8 @@ main() {
 		cat "$STACK_ENV"
 		;;
 	mine) cmd_mine "$@" ;;
+	pg-stop) stop_postgres ;;
+	pg-start) start_postgres ;;
 	*)
 		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		[[ $cmd == -h || $cmd == --help || $cmd == help ]]

@@ -21,7 +21,22 @@ SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle,
  WHERE t.tier_id = $1;
 
 -- name: gw_nodes_enabled
-SELECT id, name, url, priority, pruned
+-- The last column is the row's revision: any UPDATE of the row (the operator's re-enable of
+-- a node dropped after its failure ceiling) changes it and resets the node's health state.
+SELECT id, name, url, priority, pruned, (extract(epoch FROM updated_at) * 1000000)::bigint
   FROM nodes
  WHERE enabled
  ORDER BY CASE priority WHEN 'primary' THEN 0 WHEN 'standby' THEN 1 ELSE 2 END, id;
+
+-- name: gw_usage_add
+-- One flush of a replica's local quota counts: adds each (tenant, day, amount) and returns
+-- the new totals, which every replica's flushes share. Rows are inserted in key order so
+-- two replicas flushing the same tenants cannot deadlock; counts of a tenant deleted
+-- meanwhile are dropped by the join instead of failing the whole flush.
+INSERT INTO usage_daily AS u (tenant_id, day, used)
+SELECT r.tenant_id, DATE '1970-01-01' + r.day, r.amount
+  FROM unnest($1::bigint[], $2::integer[], $3::bigint[]) AS r(tenant_id, day, amount)
+  JOIN tenants t ON t.id = r.tenant_id
+ ORDER BY r.tenant_id, r.day
+    ON CONFLICT (tenant_id, day) DO UPDATE SET used = u.used + EXCLUDED.used
+RETURNING u.tenant_id, u.day - DATE '1970-01-01', u.used;

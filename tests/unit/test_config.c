@@ -31,8 +31,8 @@ static const struct xg_cfg_key keys[] = {
      "address to listen on"},
     {"gateway", "listen_port", XG_CFG_INT, F(listen_port), "18089", 1, 65535, false, "port"},
     {"gateway", "cache", XG_CFG_BOOL, F(cache), "true", 0, 0, true, "cache answers"},
-    {"gateway", "request_timeout", XG_CFG_DURATION, F(request_timeout_ms), "30s", 100, 600000,
-     true, "deadline | per request"},
+    {"gateway", "request_timeout", XG_CFG_DURATION, F(request_timeout_ms), "30s", 100, 600000, true,
+     "deadline | per request"},
     {"gateway", "max_body", XG_CFG_SIZE, F(max_body), "1m", 1024, 64 << 20, false, "body cap"},
     {"db", "url", XG_CFG_STRING, F(db_url), NULL, 0, 0, false, "PostgreSQL URL"},
     {"db", "pool_size", XG_CFG_INT, F(pool_size), "4", 1, 100, false, "connections"},
@@ -108,13 +108,13 @@ static void test_parse_size(void **state)
 {
     (void)state;
     static const struct number_case cases[] = {
-        {"1024", true, 1024},     {"0", true, 0},
-        {"64k", true, 65536},     {"64K", true, 65536},
-        {"1m", true, 1048576},    {"256m", true, 256LL << 20},
-        {"1g", true, 1LL << 30},  {"2t", true, 2LL << 40},
-        {"", false, 0},           {"k", false, 0},
-        {"1kb", false, 0},        {"1.5m", false, 0},
-        {"-1", false, 0},         {"12q", false, 0},
+        {"1024", true, 1024},    {"0", true, 0},
+        {"64k", true, 65536},    {"64K", true, 65536},
+        {"1m", true, 1048576},   {"256m", true, 256LL << 20},
+        {"1g", true, 1LL << 30}, {"2t", true, 2LL << 40},
+        {"", false, 0},          {"k", false, 0},
+        {"1kb", false, 0},       {"1.5m", false, 0},
+        {"-1", false, 0},        {"12q", false, 0},
         {"8388608t", false, 0}, /* 2^63: overflows */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -160,10 +160,9 @@ static void test_parse_bool(void **state)
         const char *text;
         bool ok, value;
     } cases[] = {
-        {"true", true, true}, {"yes", true, true},    {"on", true, true},
-        {"1", true, true},    {"TRUE", true, true},   {"false", true, false},
-        {"no", true, false},  {"off", true, false},   {"0", true, false},
-        {"", false, false},   {"maybe", false, false}, {"2", false, false},
+        {"true", true, true}, {"yes", true, true},    {"on", true, true},      {"1", true, true},
+        {"TRUE", true, true}, {"false", true, false}, {"no", true, false},     {"off", true, false},
+        {"0", true, false},   {"", false, false},     {"maybe", false, false}, {"2", false, false},
         {"y", false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -224,8 +223,7 @@ static void test_bad_files(void **state)
         {"[db]\nurl = x\n[gateway]\nlisten_prot = 1\n",
          ":4: unknown key \"listen_prot\" in [gateway] (did you mean \"listen_port\"?)"},
         {"[db]\nurl = x\nwhatever = 1\n", ":3: unknown key \"whatever\" in [db]"},
-        {"colour = blue\n[db]\nurl = x\n",
-         ":1: unknown key \"colour\" before any [section]"},
+        {"colour = blue\n[db]\nurl = x\n", ":1: unknown key \"colour\" before any [section]"},
         {"[db]\nurl = x\n\n[gatewya]\nlisten_port = 1\n", ":4: unknown section [gatewya]"},
         {"[db]\nurl = x\n[empty_unknown]\n", ":3: unknown section [empty_unknown]"},
         {"[db]\nurl = x\npool_size = ten\n",
@@ -307,8 +305,8 @@ static void test_unreadable_file(void **state)
     (void)state;
     struct test_cfg cfg = {0};
     char err[512] = "";
-    assert_false(xg_config_load(keys, NKEYS, &cfg, "/nonexistent/xmrgate.ini", no_env, err,
-                                sizeof err));
+    assert_false(
+        xg_config_load(keys, NKEYS, &cfg, "/nonexistent/xmrgate.ini", no_env, err, sizeof err));
     assert_string_equal(err, "cannot read /nonexistent/xmrgate.ini: No such file or directory");
 }
 
@@ -368,8 +366,8 @@ static void test_bad_env_value(void **state)
         char *const env[] = {"XMRGATE_DB_URL=postgres://env", (char *)cases[i].var, NULL};
         struct test_cfg cfg;
         char path[64], err[512] = "";
-        assert_false(load_text("[db]\npool_size = 3\n", env, &cfg, path, sizeof path, err,
-                               sizeof err));
+        assert_false(
+            load_text("[db]\npool_size = 3\n", env, &cfg, path, sizeof path, err, sizeof err));
         assert_string_equal(err, cases[i].expected);
         assert_null(cfg.db_url);
     }
@@ -435,7 +433,8 @@ static void test_print_reference(void **state)
     char *text = capture_reference();
     assert_non_null(strstr(text, "### Test daemon\n"));
     assert_non_null(strstr(text, "| Section | Key | Type | Default | Environment |"));
-    assert_non_null(strstr(text, "| `[db]` | `url` | string | *required* | `XMRGATE_DB_URL` | no |"));
+    assert_non_null(
+        strstr(text, "| `[db]` | `url` | string | *required* | `XMRGATE_DB_URL` | no |"));
     assert_non_null(strstr(text, "|  | `name` | string | `xmrgate` | `XMRGATE_NAME` |"));
     assert_non_null(strstr(text, "`request_timeout` | duration (100ms–10m) | `30s` | "
                                  "`XMRGATE_GATEWAY_REQUEST_TIMEOUT` | yes | deadline \\| per "

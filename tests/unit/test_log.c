@@ -20,11 +20,16 @@ static void test_level_parse(void **state)
         bool ok;
         enum xg_log_level level;
     } cases[] = {
-        {"debug", true, XG_LOG_DEBUG}, {"info", true, XG_LOG_INFO},
-        {"warn", true, XG_LOG_WARN},   {"error", true, XG_LOG_ERROR},
-        {"INFO", true, XG_LOG_INFO},   {"Warn", true, XG_LOG_WARN},
-        {"warning", false, 0},         {"", false, 0},
-        {"inf", false, 0},             {"trace", false, 0},
+        {"debug", true, XG_LOG_DEBUG},
+        {"info", true, XG_LOG_INFO},
+        {"warn", true, XG_LOG_WARN},
+        {"error", true, XG_LOG_ERROR},
+        {"INFO", true, XG_LOG_INFO},
+        {"Warn", true, XG_LOG_WARN},
+        {"warning", false, 0},
+        {"", false, 0},
+        {"inf", false, 0},
+        {"trace", false, 0},
         {"info ", false, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -161,9 +161,11 @@ static void test_describe(void **state)
         {.version = 2, .name = "tiers"},
         {.version = 2, .name = "usage"},
     };
-    snprintf(files[0].checksum, 65, "%s", "def4567890abcdef0000000000000000000000000000000000000000000000ff");
+    snprintf(files[0].checksum, 65, "%s",
+             "def4567890abcdef0000000000000000000000000000000000000000000000ff");
     struct xg_applied_migration applied[1] = {{.version = 1}};
-    snprintf(applied[0].checksum, 65, "%s", "abc1234567890abc0000000000000000000000000000000000000000000000ee");
+    snprintf(applied[0].checksum, 65, "%s",
+             "abc1234567890abc0000000000000000000000000000000000000000000000ee");
     char msg[512];
 
     xg_migrate_describe(XG_PLAN_CHANGED, files, 1, applied, 1, 1, msg, sizeof msg);

@@ -22,18 +22,13 @@ static void test_sqlstate_retryable(void **state)
         const char *sqlstate;
         bool retry;
     } cases[] = {
-        {"40001", true},  /* serialization_failure */
-        {"40P01", true},  /* deadlock_detected */
-        {"40002", false}, /* transaction_integrity_constraint_violation */
-        {"40003", false},
-        {"23505", false}, /* unique_violation */
-        {"08006", false}, /* connection_failure: reconnect, not a blind retry */
-        {"57014", false}, /* query_canceled */
-        {"4000", false},
-        {"400011", false},
-        {"40p01", false},
-        {"", false},
-        {NULL, false},
+        {"40001", true},                    /* serialization_failure */
+        {"40P01", true},                    /* deadlock_detected */
+        {"40002", false},                   /* transaction_integrity_constraint_violation */
+        {"40003", false}, {"23505", false}, /* unique_violation */
+        {"08006", false},                   /* connection_failure: reconnect, not a blind retry */
+        {"57014", false},                   /* query_canceled */
+        {"4000", false},  {"400011", false}, {"40p01", false}, {"", false}, {NULL, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (xg_pg_sqlstate_retryable(cases[i].sqlstate) != cases[i].retry)

@@ -69,8 +69,7 @@ static void test_find_named_empty_text(void **state)
 }
 
 /* Calls fn(file, name) for every "-- name:" header of an embedded file. */
-static size_t for_each_name(void (*fn)(const struct xg_sql_file *, const char *, void *),
-                            void *ctx)
+static size_t for_each_name(void (*fn)(const struct xg_sql_file *, const char *, void *), void *ctx)
 {
     size_t count = 0;
     for (size_t i = 0; i < xg_sql_file_count; i++) {

@@ -180,9 +180,8 @@ static enum MHD_Result answer(struct server *srv, struct MHD_Connection *conn, c
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     struct server *srv = cls;
     struct request_state *rs = *con_cls;
@@ -225,8 +224,8 @@ static struct server *server_start(void)
     srv->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
         NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+        srv, MHD_OPTION_END);
     assert_non_null(srv->daemon);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     assert_non_null(info);
@@ -386,8 +385,13 @@ static void test_binary_body_and_answer_pass_through(void **state)
     outcome_init(&o);
     o.take_body = true;
     run_job(e,
-            (struct up_job){.url = url, .method = "POST", .body = body, .body_len = sizeof body,
-                            .headers = hdrs, .nheaders = 1, .timeout_ms = 5000},
+            (struct up_job){.url = url,
+                            .method = "POST",
+                            .body = body,
+                            .body_len = sizeof body,
+                            .headers = hdrs,
+                            .nheaders = 1,
+                            .timeout_ms = 5000},
             &o);
 
     assert_int_equal(o.outcome, UP_OK);
@@ -421,13 +425,16 @@ static void test_request_carries_exactly_the_given_headers(void **state)
     const char json[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"get_info\"}";
     outcome_init(&o);
     run_job(e,
-            (struct up_job){.url = url, .method = "POST", .body = json,
-                            .body_len = sizeof json - 1, .headers = two, .nheaders = 2,
+            (struct up_job){.url = url,
+                            .method = "POST",
+                            .body = json,
+                            .body_len = sizeof json - 1,
+                            .headers = two,
+                            .nheaders = 2,
                             .timeout_ms = 5000},
             &o);
     assert_int_equal(o.outcome, UP_OK);
-    static const char *const post_names[] = {"Host", "Content-Length", "Content-Type",
-                                             "X-Probe"};
+    static const char *const post_names[] = {"Host", "Content-Length", "Content-Type", "X-Probe"};
     assert_header_names(srv, post_names, 4);
     assert_string_equal(server_header(srv, "Content-Type"), "application/json; charset=utf-8");
     assert_string_equal(server_header(srv, "X-Probe"), "abc");
@@ -450,8 +457,13 @@ static void test_request_carries_exactly_the_given_headers(void **state)
     const struct up_header empty[] = {{"X-Empty", ""}};
     outcome_init(&o);
     run_job(e,
-            (struct up_job){.url = url, .method = "POST", .body = big, .body_len = big_len,
-                            .headers = empty, .nheaders = 1, .timeout_ms = 10000},
+            (struct up_job){.url = url,
+                            .method = "POST",
+                            .body = big,
+                            .body_len = big_len,
+                            .headers = empty,
+                            .nheaders = 1,
+                            .timeout_ms = 10000},
             &o);
     assert_int_equal(o.outcome, UP_OK);
     static const char *const bin_names[] = {"Host", "Content-Length", "X-Empty"};
@@ -502,8 +514,8 @@ static void *submit_many(void *arg)
 {
     struct load *l = arg;
     for (int i = 0; i < LOAD_JOBS_PER_THREAD; i++) {
-        struct up_job job = {.url = l->url, .method = "GET", .timeout_ms = 20000,
-                             .on_done = on_load_done, .arg = l};
+        struct up_job job = {
+            .url = l->url, .method = "GET", .timeout_ms = 20000, .on_done = on_load_done, .arg = l};
         if (!up_submit(l->e, &job))
             atomic_fetch_add(&l->bad, 1);
     }
@@ -617,10 +629,10 @@ static void test_deadline_covers_time_queued_for_a_connection(void **state)
     struct outcome a, b;
     outcome_init(&a);
     outcome_init(&b);
-    struct up_job ja = {.url = slow, .method = "GET", .timeout_ms = 5000,
-                        .on_done = on_done_record, .arg = &a};
-    struct up_job jb = {.url = fast, .method = "GET", .timeout_ms = 250,
-                        .on_done = on_done_record, .arg = &b};
+    struct up_job ja = {
+        .url = slow, .method = "GET", .timeout_ms = 5000, .on_done = on_done_record, .arg = &a};
+    struct up_job jb = {
+        .url = fast, .method = "GET", .timeout_ms = 250, .on_done = on_done_record, .arg = &b};
     assert_true(up_submit(e, &ja));
     usleep(50 * 1000); /* a holds the only connection */
     double t0 = now_s();
@@ -658,8 +670,8 @@ static void test_connection_refused(void **state)
     struct outcome o;
     outcome_init(&o);
     run_job(e,
-            (struct up_job){.url = url, .method = "POST", .body = "{}", .body_len = 2,
-                            .timeout_ms = 5000},
+            (struct up_job){
+                .url = url, .method = "POST", .body = "{}", .body_len = 2, .timeout_ms = 5000},
             &o);
     assert_int_equal(o.outcome, UP_CONNECT_ERROR);
     assert_int_equal(o.http_status, 0);
@@ -799,8 +811,11 @@ static void test_stop_finishes_every_pending_job_once(void **state)
     struct stop_arg args[STOP_JOBS];
     for (int i = 0; i < STOP_JOBS; i++) {
         args[i] = (struct stop_arg){&rec, i};
-        struct up_job job = {.url = url, .method = "GET", .timeout_ms = 30000,
-                             .on_done = on_stop_done, .arg = &args[i]};
+        struct up_job job = {.url = url,
+                             .method = "GET",
+                             .timeout_ms = 30000,
+                             .on_done = on_stop_done,
+                             .arg = &args[i]};
         assert_true(up_submit(e, &job));
     }
     usleep(300 * 1000); /* the first two finish, two more are on the wire */
@@ -813,8 +828,8 @@ static void test_stop_finishes_every_pending_job_once(void **state)
     assert_true(atomic_load(&rec.ok) >= 2);
     assert_true(atomic_load(&rec.cancelled) >= STOP_JOBS - 6);
 
-    struct up_job late = {.url = url, .method = "GET", .timeout_ms = 1000,
-                          .on_done = on_stop_done, .arg = &args[0]};
+    struct up_job late = {
+        .url = url, .method = "GET", .timeout_ms = 1000, .on_done = on_stop_done, .arg = &args[0]};
     assert_false(up_submit(e, &late));
     up_engine_stop(e); /* idempotent */
     up_engine_free(e);
@@ -836,8 +851,8 @@ static void on_chain_done(const struct up_result *res, void *arg)
     if (res->outcome == UP_OK && res->http_status == 200)
         atomic_fetch_add(&c->ok, 1);
     if (atomic_fetch_add(&c->links, 1) + 1 < 5) {
-        struct up_job next = {.url = c->url, .method = "GET", .timeout_ms = 5000,
-                              .on_done = on_chain_done, .arg = c};
+        struct up_job next = {
+            .url = c->url, .method = "GET", .timeout_ms = 5000, .on_done = on_chain_done, .arg = c};
         if (!up_submit(c->e, &next))
             atomic_store(&c->links, 1000);
     }
@@ -848,8 +863,8 @@ static void test_callback_may_submit(void **state)
     struct server *srv = *state;
     struct chain c = {.e = engine_start(2, 16, 0)};
     url_of(c.url, sizeof c.url, srv, "/sleep?ms=0");
-    struct up_job first = {.url = c.url, .method = "GET", .timeout_ms = 5000,
-                           .on_done = on_chain_done, .arg = &c};
+    struct up_job first = {
+        .url = c.url, .method = "GET", .timeout_ms = 5000, .on_done = on_chain_done, .arg = &c};
     assert_true(up_submit(c.e, &first));
     wait_until_done(&c.links, 5, 10.0);
     assert_int_equal(atomic_load(&c.ok), 5);
@@ -873,11 +888,23 @@ static void test_malformed_jobs_are_refused(void **state)
         {.url = url, .method = NULL, .timeout_ms = 100, .on_done = on_never},
         {.url = url, .method = "GET", .timeout_ms = 0, .on_done = on_never},
         {.url = url, .method = "GET", .timeout_ms = 100, .on_done = NULL},
-        {.url = url, .method = "GET", .timeout_ms = 100, .on_done = on_never, .headers = crlf,
+        {.url = url,
+         .method = "GET",
+         .timeout_ms = 100,
+         .on_done = on_never,
+         .headers = crlf,
          .nheaders = 1},
-        {.url = url, .method = "GET", .timeout_ms = 100, .on_done = on_never, .headers = colon,
+        {.url = url,
+         .method = "GET",
+         .timeout_ms = 100,
+         .on_done = on_never,
+         .headers = colon,
          .nheaders = 1},
-        {.url = url, .method = "POST", .body = NULL, .body_len = 3, .timeout_ms = 100,
+        {.url = url,
+         .method = "POST",
+         .body = NULL,
+         .body_len = 3,
+         .timeout_ms = 100,
          .on_done = on_never},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

@@ -119,9 +119,9 @@ bool token_looks_valid(const char *text, size_t len)
         return false;
     uint8_t raw[TOKEN_RAW_LEN];
     size_t n = 0;
-    bool ok = token_b64url_decode(text + TOKEN_PREFIX_LEN, len - TOKEN_PREFIX_LEN, raw,
-                                  sizeof raw, &n) &&
-              n == TOKEN_RAW_LEN;
+    bool ok =
+        token_b64url_decode(text + TOKEN_PREFIX_LEN, len - TOKEN_PREFIX_LEN, raw, sizeof raw, &n) &&
+        n == TOKEN_RAW_LEN;
     OPENSSL_cleanse(raw, sizeof raw);
     return ok;
 }
@@ -181,9 +181,9 @@ bool token_digest_ha1(const char *handle, const char *realm, const char *token,
     if (ctx == NULL)
         goto out;
     ok = EVP_DigestInit_ex(ctx, EVP_md5(), NULL) == 1 &&
-         EVP_DigestUpdate(ctx, handle, strlen(handle)) == 1 &&
-         EVP_DigestUpdate(ctx, ":", 1) == 1 && EVP_DigestUpdate(ctx, realm, strlen(realm)) == 1 &&
-         EVP_DigestUpdate(ctx, ":", 1) == 1 && EVP_DigestUpdate(ctx, token, strlen(token)) == 1 &&
+         EVP_DigestUpdate(ctx, handle, strlen(handle)) == 1 && EVP_DigestUpdate(ctx, ":", 1) == 1 &&
+         EVP_DigestUpdate(ctx, realm, strlen(realm)) == 1 && EVP_DigestUpdate(ctx, ":", 1) == 1 &&
+         EVP_DigestUpdate(ctx, token, strlen(token)) == 1 &&
          EVP_DigestFinal_ex(ctx, out, &n) == 1 && n == TOKEN_HA1_LEN;
 out:
     EVP_MD_CTX_free(ctx);

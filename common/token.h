@@ -49,22 +49,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TOKEN_PREFIX         "xg_"
-#define TOKEN_PREFIX_LEN     3
-#define TOKEN_RAW_LEN        32 /* random bytes in a token */
-#define TOKEN_TEXT_LEN       46 /* prefix + 43 base64url characters */
-#define TOKEN_TEXT_SIZE      (TOKEN_TEXT_LEN + 1)
-#define TOKEN_HASH_LEN       32 /* SHA-256 */
-#define TOKEN_HASH_HEX_SIZE  (2 * TOKEN_HASH_LEN + 1)
-#define TOKEN_HANDLE_PREFIX  "t_"
-#define TOKEN_HANDLE_LEN     14 /* prefix + 12 base32 characters */
-#define TOKEN_HANDLE_SIZE    (TOKEN_HANDLE_LEN + 1)
-#define TOKEN_HA1_LEN        16                         /* MD5 */
-#define TOKEN_HA1_KEY_LEN    32                         /* AES-256 */
+#define TOKEN_PREFIX          "xg_"
+#define TOKEN_PREFIX_LEN      3
+#define TOKEN_RAW_LEN         32 /* random bytes in a token */
+#define TOKEN_TEXT_LEN        46 /* prefix + 43 base64url characters */
+#define TOKEN_TEXT_SIZE       (TOKEN_TEXT_LEN + 1)
+#define TOKEN_HASH_LEN        32 /* SHA-256 */
+#define TOKEN_HASH_HEX_SIZE   (2 * TOKEN_HASH_LEN + 1)
+#define TOKEN_HANDLE_PREFIX   "t_"
+#define TOKEN_HANDLE_LEN      14 /* prefix + 12 base32 characters */
+#define TOKEN_HANDLE_SIZE     (TOKEN_HANDLE_LEN + 1)
+#define TOKEN_HA1_LEN         16                            /* MD5 */
+#define TOKEN_HA1_KEY_LEN     32                            /* AES-256 */
 #define TOKEN_HA1_WRAPPED_LEN (1 + 12 + TOKEN_HA1_LEN + 16) /* version, IV, ciphertext, tag */
 
 /* Length of the unpadded base64url text of n bytes. */
-#define TOKEN_B64URL_LEN(n) (((n) * 4 + 2) / 3)
+#define TOKEN_B64URL_LEN(n) (((n)*4 + 2) / 3)
 
 /* Draws 256 random bits and writes the token text. False only if RAND_bytes fails. */
 __attribute__((warn_unused_result)) bool token_generate(char out[TOKEN_TEXT_SIZE]);
@@ -101,9 +101,10 @@ __attribute__((warn_unused_result)) bool token_digest_ha1(const char *handle, co
 
 /* Wraps HA1 for storage: 0x01 || IV(12, random) || AES-256-GCM(key, HA1) || tag(16), with
  * the handle as associated data. False if RAND_bytes or OpenSSL fails. */
-__attribute__((warn_unused_result)) bool
-token_ha1_wrap(const uint8_t key[TOKEN_HA1_KEY_LEN], const char *handle,
-               const uint8_t ha1[TOKEN_HA1_LEN], uint8_t out[TOKEN_HA1_WRAPPED_LEN]);
+__attribute__((warn_unused_result)) bool token_ha1_wrap(const uint8_t key[TOKEN_HA1_KEY_LEN],
+                                                        const char *handle,
+                                                        const uint8_t ha1[TOKEN_HA1_LEN],
+                                                        uint8_t out[TOKEN_HA1_WRAPPED_LEN]);
 
 /* Unwraps a stored HA1. False if the version, key, handle or any byte does not match;
  * ha1 is then zeroed. */
@@ -119,9 +120,8 @@ size_t token_b64url_encode(const uint8_t *in, size_t n, char *out);
  * non-zero unused trailing bits is refused. token_b64url_decode takes the unpadded URL
  * alphabet; token_b64_decode the standard alphabet with the '=' padding that RFC 7617
  * (Basic) uses. On success *outlen bytes were written (at most cap). */
-__attribute__((warn_unused_result)) bool token_b64url_decode(const char *in, size_t n,
-                                                             uint8_t *out, size_t cap,
-                                                             size_t *outlen);
+__attribute__((warn_unused_result)) bool token_b64url_decode(const char *in, size_t n, uint8_t *out,
+                                                             size_t cap, size_t *outlen);
 __attribute__((warn_unused_result)) bool token_b64_decode(const char *in, size_t n, uint8_t *out,
                                                           size_t cap, size_t *outlen);
 

@@ -1,0 +1,141 @@
+/* api — the server and what the endpoints share; see api.h. */
+#include "api.h"
+
+#include "api_internal.h"
+#include "credentials.h"
+#include "xg_log.h"
+#include "xg_reply.h"
+
+#include <ctype.h>
+#include <openssl/crypto.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RATE_TABLE_SIZE 4096
+
+const char *const api_queries[] = {"bl_tiers_public",
+                                   "bl_tier_get",
+                                   "bl_tenant_by_token_hash",
+                                   "bl_tenant_set_subaddress",
+                                   "bl_invoice_by_idempotency_key",
+                                   "bl_invoice_open_on_subaddress",
+                                   "bl_invoice_supersede",
+                                   "bl_invoice_insert",
+                                   "bl_invoice_set_tenant",
+                                   "bl_tenant_from_invoice",
+                                   "bl_invoice_get",
+                                   "bl_invoice_payments_list",
+                                   NULL};
+
+static const struct xg_httpd_route api_routes[] = {
+    {"GET", "/api/tiers", api_handle_tiers},
+    {"POST", "/api/invoices", api_handle_invoice_create},
+    {"GET", "/api/invoices/*", api_handle_invoice_get},
+    {NULL, NULL, NULL},
+};
+
+struct api *api_of(const struct xg_httpd_request *req)
+{
+    return req->closure;
+}
+
+enum MHD_Result api_error(const struct xg_httpd_request *req, unsigned status, const char *code,
+                          const char *fmt, ...)
+{
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    return xg_reply_error(req->conn, status, code, message);
+}
+
+enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg)
+{
+    xg_log(XG_LOG_ERROR, "api_db_failed", "%s", xg_pg_last_error(pg));
+    return api_error(req, 503, "database_unavailable",
+                     "the database is not answering; try again shortly");
+}
+
+bool api_uuid_ok(const char *text)
+{
+    static const int dashes[] = {8, 13, 18, 23};
+    if (strlen(text) != 36)
+        return false;
+    for (int i = 0, d = 0; i < 36; i++) {
+        if (d < 4 && i == dashes[d]) {
+            if (text[i] != '-')
+                return false;
+            d++;
+        } else if (!isxdigit((unsigned char)text[i]) || isupper((unsigned char)text[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void api_free(struct api *api)
+{
+    pgpool_free(api->pool);
+    climit_table_free(api->create_limit);
+    climit_table_free(api->free_limit);
+    free(api->realm);
+    free(api->gateway_url);
+    OPENSSL_cleanse(api->ha1_key, sizeof api->ha1_key);
+    free(api);
+}
+
+struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
+{
+    const struct bl_config *cfg = opt->cfg;
+    struct api *api = calloc(1, sizeof *api);
+    if (!api) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    api->wallet = opt->wallet;
+    api->prices = opt->prices;
+    api->invoice_ttl_s = cfg->invoice_ttl_ms / 1000;
+    api->late_grace_s = cfg->late_grace_ms / 1000;
+    api->realm = strdup(cfg->realm);
+    api->gateway_url = strdup(cfg->gateway_url);
+    api->pool = pgpool_new(cfg->database_url, api_queries, (size_t)cfg->threads);
+    api->create_limit = climit_table_new(RATE_TABLE_SIZE, cfg->create_per_hour, cfg->create_burst);
+    api->free_limit = climit_table_new(RATE_TABLE_SIZE, cfg->free_per_hour, cfg->free_burst);
+    if (!api->realm || !api->gateway_url || !api->pool || !api->create_limit || !api->free_limit ||
+        !cred_parse_key(cfg->ha1_key, api->ha1_key)) {
+        snprintf(err, errlen, "out of memory");
+        api_free(api);
+        return NULL;
+    }
+    struct xg_httpd_options hopt = {
+        .bind_addr = cfg->bind,
+        .port = (uint16_t)cfg->port,
+        .threads = (unsigned)cfg->threads,
+        .max_body = (size_t)cfg->max_body,
+        .timeout_s = 30,
+        .routes = api_routes,
+        .closure = api,
+    };
+    api->httpd = xg_httpd_start(&hopt, err, errlen);
+    if (!api->httpd) {
+        api_free(api);
+        return NULL;
+    }
+    return api;
+}
+
+void api_stop(struct api *api)
+{
+    if (!api)
+        return;
+    xg_httpd_stop(api->httpd);
+    api_free(api);
+}
+
+unsigned api_port(const struct api *api)
+{
+    return xg_httpd_port(api->httpd);
+}

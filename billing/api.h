@@ -1,0 +1,32 @@
+/* api — billing's public JSON API, served on [server] bind:port by every instance
+ * (leader or standby):
+ *
+ *   GET  /api/tiers            the plans with their current XMR quote     (api_tiers.c)
+ *   POST /api/invoices         a purchase, a renewal or a free tenant      (api_invoice_create.c)
+ *   GET  /api/invoices/<id>    status, payments, and settings once active (api_invoice_get.c)
+ *
+ * Errors are {"error":{"code":"snake_case","message":"…"}} with the matching status. The
+ * API owns a pool of database connections and its rate-limit tables; it borrows the
+ * wallet client and the rate source, which must outlive it. */
+#ifndef API_H
+#define API_H
+
+#include "bl_config.h"
+#include "pricing.h"
+#include "wallet.h"
+
+#include <stddef.h>
+
+struct api_options {
+    const struct bl_config *cfg; /* read at start; strings copied */
+    struct wallet *wallet;
+    struct price_source *prices;
+};
+
+struct api;
+
+struct api *api_start(const struct api_options *opt, char *err, size_t errlen);
+void api_stop(struct api *api);
+unsigned api_port(const struct api *api);
+
+#endif

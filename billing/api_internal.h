@@ -1,0 +1,55 @@
+/* api_internal — what the endpoint files of the API share: the server struct, error
+ * replies, and the invoice representation. Not for use outside billing/api*.c. */
+#ifndef API_INTERNAL_H
+#define API_INTERNAL_H
+
+#include "pgpool.h"
+#include "pricing.h"
+#include "client_limit.h"
+#include "token.h"
+#include "wallet.h"
+#include "xg_httpd.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define API_INVOICE_ID_SIZE 40
+
+struct api {
+    struct xg_httpd *httpd;
+    struct pgpool *pool;
+    struct wallet *wallet;
+    struct price_source *prices;
+    struct climit_table *create_limit, *free_limit;
+    uint8_t ha1_key[TOKEN_HA1_KEY_LEN];
+    char *realm, *gateway_url;
+    int64_t invoice_ttl_s, late_grace_s;
+};
+
+struct api *api_of(const struct xg_httpd_request *req);
+
+/* {"error":{"code","message"}}; message is printf-formatted. */
+enum MHD_Result api_error(const struct xg_httpd_request *req, unsigned status, const char *code,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* 503 database_unavailable, logging the reason. */
+enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg);
+
+/* True for a canonical lower-case UUID (8-4-4-4-12 hex). */
+bool api_uuid_ok(const char *text);
+
+enum api_load { API_LOAD_OK, API_LOAD_NOT_FOUND, API_LOAD_DB_ERROR };
+
+/* The invoice as GET /api/invoices/<id> shows it (new reference in *out). */
+enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out);
+
+/* The endpoints. */
+enum MHD_Result api_handle_tiers(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_invoice_create(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req);
+
+/* Queries the API prepares on each pooled connection. */
+extern const char *const api_queries[];
+
+#endif

@@ -1,0 +1,173 @@
+/* GET /api/invoices/<id> — an invoice's status, amounts, payments and, once provisioned,
+ * the tenant's validity and connection settings. The stored state is the poller's
+ * verdict; `remaining` and the late disposition come from the same pure state machine
+ * over the stored payments (invoice_state.h). */
+#include "api_internal.h"
+#include "invoice_state.h"
+#include "xg_reply.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SHOWN_PAYMENTS 256
+
+static int64_t num(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+static json_t *money(int64_t piconero)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%lld", (long long)piconero);
+    return json_string(text);
+}
+
+static json_t *xmr_text(int64_t piconero)
+{
+    char text[PRICE_XMR_TEXT_SIZE];
+    price_format_xmr(piconero, text);
+    return json_string(text);
+}
+
+static json_t *monero_uri(const char *address, int64_t piconero)
+{
+    char text[PRICE_XMR_TEXT_SIZE], *uri = NULL;
+    price_format_xmr(piconero, text);
+    if (asprintf(&uri, "monero:%s?tx_amount=%s", address, text) < 0)
+        return json_null();
+    json_t *j = json_string(uri);
+    free(uri);
+    return j;
+}
+
+/* Loads the payments as JSON and as state-machine input. */
+static bool load_payments(struct xg_pg *pg, const char *id, json_t *list, struct inv_payment *pays,
+                          size_t *npays)
+{
+    const char *params[] = {id};
+    PGresult *res = xg_pg_exec(pg, "bl_invoice_payments_list", 1, params);
+    if (!res)
+        return false;
+    *npays = 0;
+    for (int i = 0; i < PQntuples(res) && *npays < MAX_SHOWN_PAYMENTS; i++) {
+        struct inv_payment *p = &pays[*npays];
+        if (!inv_pay_state_parse(PQgetvalue(res, i, 3), &p->state))
+            continue;
+        p->amount = num(res, i, 1);
+        p->confirmations = num(res, i, 2);
+        p->unlock_time = num(res, i, 4);
+        p->first_seen = num(res, i, 5);
+        (*npays)++;
+        json_array_append_new(list, json_pack("{s:s, s:o, s:I, s:s, s:s}", "txid",
+                                              PQgetvalue(res, i, 0), "amount", money(p->amount),
+                                              "confirmations", (json_int_t)p->confirmations,
+                                              "state", PQgetvalue(res, i, 3), "first_seen_at",
+                                              PQgetvalue(res, i, 6)));
+    }
+    PQclear(res);
+    return true;
+}
+
+static void add_access(struct api *api, json_t *inv, const PGresult *res)
+{
+    const char *url = api->gateway_url;
+    const char *host = strstr(url, "://") ? strstr(url, "://") + 3 : url;
+    json_object_set_new(inv, "valid_until", json_string(PQgetvalue(res, 0, 12)));
+    json_object_set_new(inv, "connection",
+                        json_pack("{s:s, s:s%, s:s, s:s}", "gateway_url", url, "daemon_address",
+                                  host, strcspn(host, "/"), "username", PQgetvalue(res, 0, 11),
+                                  "login", "--daemon-login <username>:<token>"));
+}
+
+static const char *late_name(enum inv_late l)
+{
+    return l == INV_LATE_HONOURED ? "honoured" : l == INV_LATE_OPERATOR ? "operator" : NULL;
+}
+
+static json_t *invoice_json(struct api *api, const PGresult *res, json_t *payments,
+                            const struct inv_outcome *o)
+{
+    int64_t amount = num(res, 0, 5);
+    const char *state = PQgetvalue(res, 0, 4);
+    const char *address = PQgetisnull(res, 0, 9) ? NULL : PQgetvalue(res, 0, 9);
+    json_t *inv = json_pack(
+        "{s:s, s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s, s:s, s:o}", "id",
+        PQgetvalue(res, 0, 0), "kind", PQgetvalue(res, 0, 1), "tier", PQgetvalue(res, 0, 2),
+        "months", (json_int_t)num(res, 0, 3), "status", state, "amount", money(amount),
+        "amount_xmr", xmr_text(amount), "paid", money(num(res, 0, 6)), "received",
+        money(o->received), "remaining", money(o->remaining), "confirmations",
+        (json_int_t)num(res, 0, 7), "confirmations_required", (json_int_t)num(res, 0, 8),
+        "expires_at", PQgetvalue(res, 0, 10), "created_at", PQgetvalue(res, 0, 18), "payments",
+        payments);
+    json_object_set_new(inv, "address", address ? json_string(address) : json_null());
+    json_object_set_new(inv, "uri", address ? monero_uri(address, amount) : json_null());
+    if (address && o->remaining > 0 && o->remaining < amount)
+        json_object_set_new(inv, "remaining_uri", monero_uri(address, o->remaining));
+    if (o->overpaid > 0)
+        json_object_set_new(inv, "overpaid", money(o->overpaid));
+    json_object_set_new(
+        inv, "price",
+        json_pack("{s:s, s:I, s:o}", "currency", PQgetvalue(res, 0, 13), "minor_units",
+                  (json_int_t)num(res, 0, 14), "rate",
+                  PQgetisnull(res, 0, 15) ? json_null() : json_string(PQgetvalue(res, 0, 15))));
+    if (strcmp(state, "late") == 0 && late_name(o->late))
+        json_object_set_new(inv, "late_policy", json_string(late_name(o->late)));
+    if (strcmp(state, "provisioned") == 0 && !PQgetisnull(res, 0, 12))
+        add_access(api, inv, res);
+    return inv;
+}
+
+enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out)
+{
+    const char *params[] = {id};
+    struct inv_payment pays[MAX_SHOWN_PAYMENTS];
+    size_t npays = 0;
+    PGresult *res = xg_pg_exec(pg, "bl_invoice_get", 1, params);
+    if (!res)
+        return API_LOAD_DB_ERROR;
+    if (PQntuples(res) != 1) {
+        PQclear(res);
+        return API_LOAD_NOT_FOUND;
+    }
+    json_t *payments = json_array();
+    if (!load_payments(pg, id, payments, pays, &npays)) {
+        json_decref(payments);
+        PQclear(res);
+        return API_LOAD_DB_ERROR;
+    }
+    struct inv_input in = {.amount = num(res, 0, 5),
+                           .confirmations_required = num(res, 0, 8),
+                           .expires_at = num(res, 0, 16),
+                           .late_grace = api->late_grace_s,
+                           .now = num(res, 0, 17),
+                           .payments = pays,
+                           .npayments = npays};
+    if (!inv_state_parse(PQgetvalue(res, 0, 4), &in.current))
+        in.current = INV_PENDING;
+    struct inv_outcome o = inv_evaluate(&in);
+    *out = invoice_json(api, res, payments, &o);
+    PQclear(res);
+    return *out ? API_LOAD_OK : API_LOAD_DB_ERROR;
+}
+
+enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req)
+{
+    struct api *api = api_of(req);
+    const char *id = req->path + strlen("/api/invoices/");
+    if (!api_uuid_ok(id))
+        return api_error(req, 404, "invoice_not_found", "no such invoice");
+    struct xg_pg *pg = pgpool_get(api->pool);
+    json_t *inv = NULL;
+    enum api_load r = api_invoice_load(api, pg, id, &inv);
+    enum MHD_Result mr;
+    if (r == API_LOAD_OK)
+        mr = xg_reply_json(req->conn, 200, inv);
+    else if (r == API_LOAD_NOT_FOUND)
+        mr = api_error(req, 404, "invoice_not_found", "no such invoice");
+    else
+        mr = api_db_error(req, pg);
+    pgpool_put(api->pool, pg);
+    return mr;
+}

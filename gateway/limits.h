@@ -1,0 +1,87 @@
+/* limits — what the request path calls for tenant limits: the burst bucket (ratelimit),
+ * the daily quota (quota) and its flusher (usage_flush), behind one switch
+ * ([limits] enabled), plus the texts of the 429 answers, the X-RateLimit-* header values
+ * and the GET /v1/usage body. server.c stays a caller of three functions.
+ *
+ * Order on the request path: authenticate → limits_burst (every request of a tenant,
+ * refused ones included, costs one burst token) → classify → limits_charge (the method's
+ * quota weight; whatever later answers it — a node or a cache — it is counted here,
+ * before dispatch). Answers to an authenticated tenant carry the quota headers from the
+ * struct limits_view filled by these calls.
+ *
+ * Ownership: struct gw_limits owns its tables and flusher thread; limits_stop flushes the
+ * last counts (SIGTERM) and frees everything. Strings returned are malloc'd: caller frees. */
+#ifndef LIMITS_H
+#define LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quota.h"
+#include "ratelimit.h"
+#include "tenants.h"
+
+/* Where "/v1/usage" lands: the path with a header credential, or what remains after a
+ * path token (/v1/<token>/usage). Neither is a monerod path. */
+#define LIMITS_USAGE_PATH       "/v1/usage"
+#define LIMITS_USAGE_TOKEN_PATH "/usage"
+
+struct gw_limits;
+
+/* The quota as one request saw it: the X-RateLimit-* headers. */
+struct limits_view {
+    bool set; /* false: no header (limits disabled, or not an authenticated tenant) */
+    struct quota_status quota;
+    char limit[24], remaining[24], reset[24]; /* the header values, filled by limits_* */
+};
+
+/* A refusal: the message for the body and the Retry-After value. */
+struct limits_refusal {
+    char message[256];
+    char retry_after[24]; /* seconds */
+};
+
+/* Starts the limits (and, when enabled, the flusher on its own connection to conninfo).
+ * NULL when out of memory or the thread cannot start. */
+struct gw_limits *limits_start(bool enabled, const char *conninfo);
+/* Flushes what is counted (bounded wait when PostgreSQL is away) and frees. NULL is fine. */
+void limits_stop(struct gw_limits *l);
+bool limits_enabled(const struct gw_limits *l);
+
+/* Takes one burst token for the tenant and fills *view with the quota headers. Returns
+ * false (with *why filled) when over the burst rate. `now_us` is monotonic, `now_unix`
+ * wall-clock seconds. With the limits disabled: true, and no headers. */
+__attribute__((warn_unused_result)) bool
+limits_burst(struct gw_limits *l, const struct tenant_row *tenant, int64_t now_us, int64_t now_unix,
+             struct limits_view *view, struct limits_refusal *why);
+
+/* Counts `weight` against the tenant's daily quota and refreshes *view. Returns false
+ * (with *why filled) when there is not enough left for this weight. */
+__attribute__((warn_unused_result)) bool
+limits_charge(struct gw_limits *l, const struct tenant_row *tenant, unsigned weight,
+              int64_t now_unix, struct limits_view *view, struct limits_refusal *why);
+
+/* The tenant's quota status now, without counting (GET /v1/usage). With the limits
+ * disabled: nothing used. */
+void limits_status(struct gw_limits *l, const struct tenant_row *tenant, int64_t now_unix,
+                   struct quota_status *out);
+
+/* Pure: the GET /v1/usage body (malloc'd JSON text, *len set) for the tenant and the
+ * quota status: tier, daily_quota, used_today, remaining_today, resets_at, burst_rps,
+ * valid_until (RFC 3339, UTC). NULL when out of memory. */
+char *limits_usage_body(const struct tenant_row *tenant, const struct quota_status *quota,
+                        size_t *len);
+
+/* Pure: RFC 3339 UTC text ("2026-11-30T00:00:00Z") of unix seconds into out[21]. */
+void limits_rfc3339(int64_t unix_s, char out[21]);
+
+/* Pure: fills the header values of *view from view->quota. */
+void limits_view_format(struct limits_view *view);
+
+/* Pure: the refusals' texts. */
+void limits_burst_refusal(int32_t burst_rps, int64_t retry_after_ms, struct limits_refusal *out);
+void limits_quota_refusal(const struct quota_status *quota, unsigned weight, int64_t now_unix,
+                          struct limits_refusal *out);
+
+#endif

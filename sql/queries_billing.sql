@@ -1,0 +1,183 @@
+-- Named queries of xmrgate-billing (prepared once per connection by name).
+-- Money is bigint piconero, passed and returned as decimal text.
+
+-- name: bl_tenant_grant
+-- Operator grant: a tenant of tier $4 valid for $5 days from now, no invoice.
+INSERT INTO tenants (handle, token_hash, digest_ha1, tier_id, valid_until)
+SELECT $1, decode($2, 'hex'), decode($3, 'hex'), t.id, now() + make_interval(days => $5::int)
+  FROM tiers t
+ WHERE t.id = $4
+RETURNING id, to_char(valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
+
+-- name: bl_tiers_public
+SELECT id, name, burst_rps, daily_quota, price_currency, price_minor, confirmations, max_months
+  FROM tiers
+ WHERE public
+ ORDER BY sort_order, id;
+
+-- name: bl_tier_get
+SELECT id, price_currency, price_minor, confirmations, max_months, public
+  FROM tiers
+ WHERE id = $1;
+
+-- name: bl_tiers_max_confirmations
+SELECT coalesce(max(confirmations), 0) FROM tiers;
+
+-- name: bl_tenant_by_token_hash
+SELECT id, subaddress_index, subaddress
+  FROM tenants
+ WHERE token_hash = decode($1, 'hex')
+   FOR UPDATE;
+
+-- name: bl_tenant_set_subaddress
+-- A granted tenant gets its persistent subaddress at its first renewal.
+UPDATE tenants SET subaddress_index = $2::int, subaddress = $3
+ WHERE id = $1::bigint AND subaddress_index IS NULL;
+
+-- name: bl_invoice_by_idempotency_key
+SELECT id::text, encode(request_fingerprint, 'hex'), token_hash IS NOT NULL
+  FROM invoices
+ WHERE idempotency_key = $1;
+
+-- name: bl_invoice_open_on_subaddress
+-- The invoice still waiting for money on a subaddress, and whether anything arrived.
+SELECT i.id::text, i.state, EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = i.id)
+  FROM invoices i
+ WHERE i.subaddress_index = $1::int
+   AND i.state IN ('pending', 'seen', 'confirming', 'paid', 'underpaid', 'reverted')
+   FOR UPDATE;
+
+-- name: bl_invoice_supersede
+-- A renewal replaces an untouched pending one on the same subaddress.
+UPDATE invoices SET state = 'expired', expires_at = least(expires_at, now())
+ WHERE id = $1::uuid AND state = 'pending';
+
+-- name: bl_invoice_insert
+INSERT INTO invoices (kind, channel, tier_id, months, tenant_id, token_hash, digest_ha1, handle,
+                      amount, subaddress_index, subaddress, confirmations_required,
+                      price_currency, price_minor, rate_fiat_per_xmr, expires_at,
+                      idempotency_key, request_fingerprint, state, provisioned_at)
+VALUES ($1, $2, $3, $4::int, $5::bigint, decode($6, 'hex'), decode($7, 'hex'), $8,
+        $9::bigint, $10::int, $11, $12::int, $13, $14::bigint, $15::numeric,
+        now() + make_interval(secs => $16::int), $17, decode($18, 'hex'), $19,
+        CASE WHEN $19 = 'provisioned' THEN now() END)
+RETURNING id::text;
+
+-- name: bl_invoice_lock
+-- The invoice as the state machine needs it, locked for the settling transaction; the
+-- database's clock is the one clock every instance shares.
+SELECT kind, state, amount, confirmations_required, extract(epoch FROM expires_at)::bigint,
+       tier_id, months, tenant_id, extract(epoch FROM now())::bigint
+  FROM invoices
+ WHERE id = $1::uuid
+   FOR UPDATE;
+
+-- name: bl_invoice_payment_facts
+SELECT amount, confirmations, state, unlock_time, extract(epoch FROM first_seen_at)::bigint
+  FROM payments
+ WHERE invoice_id = $1::uuid;
+
+-- name: bl_invoice_set_state
+UPDATE invoices SET state = $2, paid = $3::bigint, confirmations = $4::int
+ WHERE id = $1::uuid
+   AND (state, paid, confirmations) IS DISTINCT FROM ($2, $3::bigint, $4::int);
+
+-- name: bl_invoice_set_provisioned
+UPDATE invoices
+   SET state = 'provisioned', provisioned_at = now(), tenant_id = $2::bigint,
+       paid = $3::bigint, confirmations = $4::int
+ WHERE id = $1::uuid AND state <> 'provisioned';
+
+-- name: bl_tenant_from_invoice
+-- A purchase: the tenant with the invoice's credentials and its subaddress for life.
+INSERT INTO tenants (handle, token_hash, digest_ha1, tier_id, valid_until, subaddress_index,
+                     subaddress)
+SELECT handle, token_hash, digest_ha1, tier_id, now() + make_interval(months => months),
+       subaddress_index, subaddress
+  FROM invoices
+ WHERE id = $1::uuid
+RETURNING id;
+
+-- name: bl_tenant_extend
+-- A renewal or tier change: valid_until = max(valid_until, now) + months, at the new tier.
+UPDATE tenants
+   SET valid_until = greatest(valid_until, now()) + make_interval(months => $3::int),
+       tier_id = $2
+ WHERE id = $1::bigint
+RETURNING id;
+
+-- name: bl_invoice_get
+SELECT i.id::text, i.kind, i.tier_id, i.months, i.state, i.amount, i.paid, i.confirmations,
+       i.confirmations_required, i.subaddress,
+       to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       coalesce(t.handle, i.handle),
+       to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       i.price_currency, i.price_minor, i.rate_fiat_per_xmr::text,
+       extract(epoch FROM i.expires_at)::bigint, extract(epoch FROM now())::bigint,
+       to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+  FROM invoices i
+  LEFT JOIN tenants t ON t.id = i.tenant_id
+ WHERE i.id = $1::uuid;
+
+-- name: bl_invoice_payments_list
+SELECT txid, amount, confirmations, state, unlock_time,
+       extract(epoch FROM first_seen_at)::bigint,
+       to_char(first_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+  FROM payments
+ WHERE invoice_id = $1::uuid
+ ORDER BY first_seen_at, id;
+
+-- name: bl_payments_live
+-- The poller's window: what should still be in the wallet's answer.
+SELECT txid, subaddress_index, amount, coalesce(height, 0), confirmations, state, unlock_time
+  FROM payments
+ WHERE state IN ('pool', 'confirmed', 'double_spend')
+   AND (height IS NULL OR height > $1::bigint);
+
+-- name: bl_payment_upsert
+-- Stored once per (txid, subaddress index). A new payment goes to the invoice waiting on
+-- that subaddress, else to the newest one there (a late payment), else to none (kept for
+-- the operator). Returns the invoice when the row is new or changed, nothing otherwise.
+INSERT INTO payments (txid, subaddress_index, invoice_id, amount, height, confirmations, state,
+                      source, unlock_time)
+VALUES ($1, $2::int,
+        (SELECT id FROM invoices
+          WHERE subaddress_index = $2::int
+          ORDER BY state IN ('pending', 'seen', 'confirming', 'paid', 'underpaid', 'reverted')
+                   DESC, created_at DESC
+          LIMIT 1),
+        $3::bigint, $4::bigint, $5::int, $6, 'poller', $7::bigint)
+ON CONFLICT (txid, subaddress_index) DO UPDATE
+   SET amount = EXCLUDED.amount, height = EXCLUDED.height,
+       confirmations = EXCLUDED.confirmations, state = EXCLUDED.state,
+       unlock_time = EXCLUDED.unlock_time
+ WHERE (payments.amount, payments.height, payments.confirmations, payments.state,
+        payments.unlock_time)
+       IS DISTINCT FROM (EXCLUDED.amount, EXCLUDED.height, EXCLUDED.confirmations,
+                         EXCLUDED.state, EXCLUDED.unlock_time)
+RETURNING coalesce(invoice_id::text, '');
+
+-- name: bl_payment_gone
+-- It left the pool or the chain (a reorg, an evicted or double-spent transaction).
+UPDATE payments SET state = 'gone', height = NULL, confirmations = 0
+ WHERE txid = $1 AND subaddress_index = $2::int
+   AND state IN ('pool', 'confirmed', 'double_spend')
+RETURNING coalesce(invoice_id::text, '');
+
+-- name: bl_invoices_due
+-- Invoices whose deadline passed with nothing to wake them: pending or reverted ones
+-- expire; underpaid ones expire once the late grace period is over too.
+SELECT id::text
+  FROM invoices
+ WHERE (state IN ('pending', 'reverted') AND expires_at < now())
+    OR (state = 'underpaid' AND expires_at < now() - make_interval(secs => $1::int));
+
+-- name: bl_cursor_get
+SELECT height, wallet_height FROM billing_cursor;
+
+-- name: bl_cursor_set
+UPDATE billing_cursor
+   SET height = greatest(height, $1::bigint), wallet_height = $2::bigint, polled_at = now();
+
+-- name: bl_invoice_set_tenant
+UPDATE invoices SET tenant_id = $2::bigint WHERE id = $1::uuid;

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Gateway throughput and latency against direct monerod and HAProxy, side by side.
+#
+#   tests/bench/gateway.sh [DURATION_S]     (default 5 s per cell)
+#
+# Starts a bench stack (XG_VAR=var/bench, XG_PORT_BASE=29100) unless one is running,
+# then, for get_info and get_block_count (/json_rpc) and get_blocks_by_height.bin, at
+# 1, 16 and 64 connections, runs wrk against: node A directly, HAProxy (Debian's, http
+# mode, keep-alive, at most 20 connections to the node) in front of node A, and a
+# gateway whose only node is node A. Prints a Markdown table (requests/s, p50, p99,
+# failed requests, and the gateway's ratios) for docs/BENCHMARKS.md.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+DURATION=${1:-5}
+export XG_VAR=${XG_BENCH_VAR:-$REPO/var/bench} XG_PORT_BASE=${XG_BENCH_PORT_BASE:-29100}
+STACK=$REPO/scripts/stack.sh
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$work"
+	[[ ${started_stack:-0} == 1 ]] && "$STACK" stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+if ! "$STACK" status >/dev/null 2>&1; then
+	"$STACK" start >/dev/null
+	started_stack=1
+fi
+set -a
+. "$XG_VAR/stack.env"
+set +a
+
+# A database whose only node is node A and a tenant on an unlimited bench tier.
+base_url=${DATABASE_URL%/*}
+db_url=$base_url/xmrgate_bench
+psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS xmrgate_bench WITH (FORCE)" \
+	-c "CREATE DATABASE xmrgate_bench"
+XMRGATE_DATABASE_URL=$db_url "$REPO/bin/xmrgate-billing" --config "$XG_VAR/etc/billing.ini" \
+	migrate 2>/dev/null
+psql -X -q "$db_url" -c "INSERT INTO nodes (name, url) VALUES ('a', '$NODE_A_URL')" \
+	-c "INSERT INTO tiers (id, name, burst_rps, daily_quota, price_currency, price_minor,
+	    confirmations) VALUES ('bench', 'Bench', 1000000, 1000000000000, 'XMR', 1, 1)"
+creds=$(XMRGATE_DATABASE_URL=$db_url "$REPO/bin/xmrgate-billing" \
+	--config "$XG_VAR/etc/billing.ini" grant --tier bench --days 1 2>/dev/null)
+TOKEN=$(sed -n 's/^TOKEN=//p' <<<"$creds")
+
+GW_PORT=$((XG_PORT_BASE + 90)) GW_ADMIN=$((XG_PORT_BASE + 91)) HA_PORT=$((XG_PORT_BASE + 92))
+XMRGATE_DATABASE_URL=$db_url XMRGATE_SERVER_PORT=$GW_PORT XMRGATE_ADMIN_PORT=$GW_ADMIN \
+	XMRGATE_LOG_LEVEL=warn "$REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" \
+	2>"$work/gateway.log" &
+pids+=($!)
+node=${NODE_A_URL#http://}
+cat >"$work/haproxy.cfg" <<CFG
+global
+    maxconn 4096
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 2s
+    timeout client 30s
+    timeout server 30s
+    timeout queue 30s
+frontend bench
+    bind 127.0.0.1:$HA_PORT
+    default_backend node
+backend node
+    http-reuse always
+    server a $node maxconn 20
+CFG
+haproxy -f "$work/haproxy.cfg" -db >"$work/haproxy.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+	curl -sf -o /dev/null "http://127.0.0.1:$GW_ADMIN/readyz" &&
+		curl -sf -o /dev/null "http://127.0.0.1:$HA_PORT/get_height" && break
+	sleep 0.1
+done
+
+printf '{"jsonrpc":"2.0","id":"0","method":"get_info"}' >"$work/get_info"
+printf '{"jsonrpc":"2.0","id":"0","method":"get_block_count"}' >"$work/get_block_count"
+printf '\x01\x11\x01\x01\x01\x01\x02\x01\x01\x04\x07heights\x85\x04\x01\x00\x00\x00\x00\x00\x00\x00' \
+	>"$work/blocks_by_height"
+
+# run_wrk URL BODY CTYPE CONNS → "rps p50_us p99_us failed"
+run_wrk() {
+	local out threads=$(($4 < 2 ? 1 : 2))
+	out=$(BODY_FILE=$2 CONTENT_TYPE=$3 wrk -t"$threads" -c"$4" -d"${DURATION}s" --latency \
+		-s "$REPO/tests/bench/post.lua" "$1" 2>&1)
+	awk '
+	function us(v) { if (v ~ /us$/) return v + 0; if (v ~ /ms$/) return v * 1000; if (v ~ /s$/) return v * 1000000; return v }
+	/Requests\/sec/ { rps = $2 }
+	/^ +50%/ { p50 = us($2) } /^ +99%/ { p99 = us($2) }
+	/Non-2xx/ { failed += $NF }
+	/Socket errors/ { gsub(/,/, ""); failed += $4 + $6 + $8 + $10 }
+	END { printf "%d %d %d %d\n", rps, p50, p99, failed }' <<<"$out"
+}
+
+echo "| call | conns | direct req/s | HAProxy req/s | gateway req/s | gw/direct | gw/HAProxy | p50 direct / HAProxy / gw (µs) | p99 direct / HAProxy / gw (µs) | failed direct / HAProxy / gw |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for call in get_info get_block_count blocks_by_height; do
+	case $call in
+	blocks_by_height) path=/get_blocks_by_height.bin ctype="" ;;
+	*) path=/json_rpc ctype=application/json ;;
+	esac
+	for conns in 1 16 64; do
+		read -r d_rps d_p50 d_p99 d_fail < <(run_wrk "$NODE_A_URL$path" "$work/$call" "$ctype" "$conns")
+		read -r h_rps h_p50 h_p99 h_fail < <(run_wrk "http://127.0.0.1:$HA_PORT$path" "$work/$call" "$ctype" "$conns")
+		read -r g_rps g_p50 g_p99 g_fail < <(run_wrk "http://127.0.0.1:$GW_PORT/v1/$TOKEN$path" "$work/$call" "$ctype" "$conns")
+		ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "–" }'; }
+		echo "| $call | $conns | $d_rps | $h_rps | $g_rps | $(ratio "$g_rps" "$d_rps") | $(ratio "$g_rps" "$h_rps") | $d_p50 / $h_p50 / $g_p50 | $d_p99 / $h_p99 / $g_p99 | $d_fail / $h_fail / $g_fail |"
+	done
+done

@@ -1,0 +1,105 @@
+# shellcheck shell=bash
+# Helpers of the tenant-limit tests (test_limits_*.sh), sourced after lib.sh: tiers and
+# tenants made with psql, and gateway processes started and stopped by the test itself
+# (several of them share the stack's PostgreSQL, as replicas do).
+#
+#   lim_setup                      nodes table = the stack's nodes (idempotent)
+#   lim_tier ID BURST_RPS QUOTA    creates or updates a tier
+#   lim_tenant TIER [DAYS]         creates a tenant; sets LIM_ID, LIM_TOKEN, LIM_HANDLE
+#   lim_gateway NAME [ENV=VALUE…]  starts bin/xmrgate-gateway on the next free port pair,
+#                                  waits until ready; sets LIM_URL_<NAME>, LIM_PID_<NAME>
+#   lim_gateway_stop NAME          SIGTERM, waits for the exit (its last flush)
+#   lim_used TENANT_ID             usage_daily.used today (0 when no row)
+#   lim_status URL PATH [CURL_ARGS…] prints the HTTP status of a GET (body discarded)
+
+LIM_HA1_KEY=$(printf 'ab%.0s' {1..32})
+LIM_PORT_NEXT=${LIM_PORT_NEXT:-$((XG_PORT_BASE + 60))}
+LIM_DIR=${LIM_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xg-limits.XXXXXX")}
+
+lim_setup() {
+	psql_q "INSERT INTO nodes (name, url, priority) VALUES
+		('a', '$NODE_A_URL', 'primary'), ('b', '$NODE_B_URL', 'primary')
+		ON CONFLICT (name) DO NOTHING" >/dev/null
+}
+
+lim_tier() {
+	psql_q "INSERT INTO tiers (id, name, burst_rps, daily_quota, price_currency, price_minor,
+			confirmations, public)
+		VALUES ('$1', 'test $1', $2, $3, 'USD', 100, 1, false)
+		ON CONFLICT (id) DO UPDATE SET burst_rps = EXCLUDED.burst_rps,
+			daily_quota = EXCLUDED.daily_quota" >/dev/null
+}
+
+# A token is "xg_" + 43 base64url characters; its row holds SHA-256 of that text.
+lim_tenant() {
+	local tier=$1 days=${2:-30} raw
+	raw=$(head -c 32 /dev/urandom | basenc --base64url | tr -d '=\n')
+	LIM_TOKEN="xg_$raw"
+	LIM_HANDLE="t_$(head -c 2000 /dev/urandom | tr -dc 'a-z2-7' | head -c 12)"
+	LIM_ID=$(psql_q "INSERT INTO tenants (handle, token_hash, digest_ha1, tier_id, valid_until)
+		VALUES ('$LIM_HANDLE', sha256('$LIM_TOKEN'::bytea), '\\x$(printf '00%.0s' {1..45})',
+			'$tier', now() + interval '$days days') RETURNING id")
+}
+
+lim_gateway() {
+	local name=$1 port admin url
+	shift
+	port=$LIM_PORT_NEXT
+	admin=$((port + 1))
+	LIM_PORT_NEXT=$((port + 2))
+	env XMRGATE_DATABASE_URL="$DATABASE_URL" XMRGATE_AUTH_HA1_KEY="$LIM_HA1_KEY" \
+		XMRGATE_SERVER_PORT="$port" XMRGATE_ADMIN_PORT="$admin" XMRGATE_LOG_LEVEL=info "$@" \
+		"$XG_REPO/bin/xmrgate-gateway" >>"$LIM_DIR/gateway-$name.log" 2>&1 &
+	printf -v "LIM_PID_$name" '%s' "$!"
+	printf -v "LIM_URL_$name" '%s' "http://127.0.0.1:$port"
+	url=http://127.0.0.1:$admin/readyz
+	xg_wait_until 20 curl -sf -o /dev/null "$url" || {
+		echo "# gateway $name not ready; log:" >&2
+		tail -n 20 "$LIM_DIR/gateway-$name.log" | sed 's/^/#   /' >&2
+		return 1
+	}
+}
+
+lim_gateway_stop() {
+	local pidvar="LIM_PID_$1" pid
+	pid=${!pidvar:-}
+	[[ -n $pid ]] || return 0
+	kill -TERM "$pid" 2>/dev/null || return 0
+	wait "$pid" 2>/dev/null
+	printf -v "LIM_PID_$1" '%s' ""
+}
+
+lim_used() {
+	psql_q "SELECT coalesce((SELECT used FROM usage_daily
+		WHERE tenant_id = $1 AND day = (now() AT TIME ZONE 'UTC')::date), 0)"
+}
+
+lim_status() {
+	local url=$1 path=$2
+	shift 2
+	curl -s -o /dev/null -w '%{http_code}' "$@" "$url$path"
+}
+
+# lim_load N PARALLEL BODY URL… — N POSTs of BODY spread round-robin over the URLs, at
+# most PARALLEL at once (one curl process); prints one HTTP status per line.
+lim_load() {
+	local n=$1 par=$2 body=$3 i cfg
+	shift 3
+	local urls=("$@")
+	cfg=$(mktemp "$LIM_DIR/load.XXXXXX")
+	for ((i = 0; i < n; i++)); do
+		printf 'url = "%s"\noutput = "/dev/null"\n' "${urls[i % ${#urls[@]}]}"
+	done >"$cfg"
+	curl -s -Z --parallel-max "$par" -H 'Content-Type: application/json' \
+		--data-binary "$body" -w '%{http_code}\n' -K "$cfg" 2>/dev/null
+	rm -f "$cfg"
+}
+
+LIM_RPC_BODY='{"jsonrpc":"2.0","id":1,"method":"get_block_count"}'
+
+# lim_during_flush NAME — after lim_gateway_stop: the most requests that gateway served
+# while one of its usage flushes ran (from its usage_flush_summary log line).
+lim_during_flush() {
+	grep -h '"usage_flush_summary"' "$LIM_DIR/gateway-$1.log" | tail -n 1 |
+		jq -r '.msg | capture("during one flush (?<n>[0-9]+)").n'
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Payments through the real view-only wallet: exact, 1% short (accepted), 5% short
+# (underpaid, then a second payment covers it: two transactions add up), overpaid
+# (recorded), paid after expiry (late, honoured within the grace period), and a renewal
+# with a tier change that extends valid_until from max(now, valid_until).
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/billing_lib.sh
+. "$(dirname "$0")/billing_lib.sh"
+
+bt_setup
+PRICE=10000000000 # 0.01 XMR a month
+bt_tier bt-pay "$PRICE" 3
+bt_tier bt-pay-plus $((PRICE * 2)) 3
+bt_config leader 0 "[invoices]" "create_burst = 100"
+bt_config shortttl 1 "[invoices]" "ttl = 5s" "create_burst = 100"
+check "billing (leader) starts" bt_start leader
+check "billing (second instance, short quotes) starts" bt_start shortttl
+
+new_invoice() { # NAME BODY -> invoice JSON
+	local st body
+	read -r st body <<<"$(bt_invoice "$1" "$2")"
+	[[ $st == 201 ]] || echo "# POST /api/invoices answered $st: $body" >&2
+	echo "$body"
+}
+field() { jq -r ".$2" <<<"$1"; }
+
+exact=$(new_invoice leader '{"tier":"bt-pay","months":1}')
+short1=$(new_invoice leader '{"tier":"bt-pay","months":1}')
+short5=$(new_invoice leader '{"tier":"bt-pay","months":1}')
+over=$(new_invoice leader '{"tier":"bt-pay","months":1}')
+late=$(new_invoice shortttl '{"tier":"bt-pay","months":1}')
+for inv in "$exact" "$short1" "$short5" "$over" "$late"; do
+	assert_json "invoice $(field "$inv" id) is pending at 0.01 XMR" "$inv" \
+		".status == \"pending\" and .amount == \"$PRICE\""
+done
+
+tx_exact=$(bt_pay "$(field "$exact" address)" "$PRICE")
+bt_pay "$(field "$short1" address)" $((PRICE * 99 / 100)) >/dev/null
+bt_pay "$(field "$short5" address)" $((PRICE * 95 / 100)) >/dev/null
+bt_pay "$(field "$over" address)" $((PRICE + 12345)) >/dev/null
+E=$(field "$exact" id) S1=$(field "$short1" id) S5=$(field "$short5" id) O=$(field "$over" id)
+L=$(field "$late" id)
+
+check "exact payment: seen while in the pool" bt_wait_status leader "$E" seen 30
+assert_json "seen: 0 confirmations, the txid and amount listed" "$(bt_get leader "$E")" \
+	".confirmations == 0 and .paid == \"$PRICE\" and .remaining == \"0\" and
+	 (.payments | length == 1) and .payments[0].txid == \"$tx_exact\" and
+	 .payments[0].confirmations == 0 and .payments[0].state == \"pool\""
+check "5% short: underpaid" bt_wait_status leader "$S5" underpaid 30
+assert_json "underpaid shows the remaining amount and a URI for it" "$(bt_get leader "$S5")" \
+	".remaining == \"$((PRICE * 5 / 100))\" and .paid == \"$((PRICE * 95 / 100))\" and
+	 (.remaining_uri | endswith(\"tx_amount=0.0005\"))"
+
+check "one block is mined" mine 1
+is_confirming_1() { bt_get leader "$E" | jq -e '.status == "confirming" and .confirmations == 1' >/dev/null; }
+check "exact payment: confirming with 1 confirmation" wait_until 30 is_confirming_1
+
+bt_pay "$(field "$short5" address)" $((PRICE * 5 / 100)) >/dev/null
+check "5% short, second payment in the pool: seen" bt_wait_status leader "$S5" seen 30
+check "three more blocks are mined" mine 3
+check "exact payment: provisioned at 3 confirmations" bt_wait_status leader "$E" provisioned 30
+check "1% short: provisioned" bt_wait_status leader "$S1" provisioned 30
+check "5% short plus the rest: provisioned" bt_wait_status leader "$S5" provisioned 30
+check "overpaid: provisioned" bt_wait_status leader "$O" provisioned 30
+
+got=$(bt_get leader "$E")
+assert_json "provisioned: valid_until and the connection settings" "$got" \
+	'.valid_until != null and (.connection.username | test("^t_[a-z2-7]{12}$")) and
+	 .confirmations >= 3'
+token=$(field "$exact" token)
+assert_eq "the tenant exists once, with the token's hash, the tier and the subaddress" 1 \
+	"$(bt_db "SELECT count(*) FROM tenants t JOIN invoices i ON i.tenant_id = t.id
+	          WHERE i.id = '$E' AND t.token_hash = sha256('$token'::bytea)
+	            AND t.tier_id = 'bt-pay' AND t.subaddress_index = i.subaddress_index
+	            AND t.valid_until BETWEEN now() + interval '1 month' - interval '5 min'
+	                                  AND now() + interval '1 month'")"
+assert_eq "one payment row per transfer" 1 "$(bt_db "SELECT count(*) FROM payments WHERE txid = '$tx_exact'")"
+assert_json "two transactions added up" "$(bt_get leader "$S5")" \
+	"(.payments | length == 2) and .paid == \"$PRICE\""
+assert_json "overpayment recorded" "$(bt_get leader "$O")" \
+	".overpaid == \"12345\" and .paid == \"$((PRICE + 12345))\""
+assert_json "1% short: paid as received, nothing remaining" "$(bt_get leader "$S1")" \
+	".paid == \"$((PRICE * 99 / 100))\" and .remaining == \"0\""
+
+# --- paid after expiry ---------------------------------------------------------------
+check "an unpaid invoice expires after its quote's lifetime" bt_wait_status leader "$L" expired 30
+bt_pay "$(field "$late" address)" "$PRICE" >/dev/null
+check "paid after expiry: late" bt_wait_status leader "$L" late 30
+assert_json "late within the grace period at the locked amount: honoured" "$(bt_get leader "$L")" \
+	'.late_policy == "honoured"'
+check "three blocks are mined" mine 3
+check "late and honoured: provisioned" bt_wait_status leader "$L" provisioned 30
+
+# --- renewal with a tier change ---------------------------------------------------------
+before=$(bt_db "SELECT extract(epoch FROM t.valid_until)::bigint FROM tenants t
+                 JOIN invoices i ON i.tenant_id = t.id WHERE i.id = '$E'")
+renew=$(new_invoice leader "{\"tier\":\"bt-pay-plus\",\"months\":2,\"token\":\"$token\"}")
+assert_json "a renewal is an invoice to the tenant's own subaddress, without a new token" "$renew" \
+	".kind == \"renewal\" and .address == \"$(field "$exact" address)\" and
+	 .amount == \"$((PRICE * 4))\" and (has(\"token\") | not)"
+R=$(field "$renew" id)
+bt_pay "$(field "$renew" address)" $((PRICE * 4)) >/dev/null
+check "the renewal payment is seen" bt_wait_status leader "$R" seen 30
+check "three blocks are mined" mine 3
+check "the renewal is provisioned" bt_wait_status leader "$R" provisioned 30
+after=$(bt_db "SELECT extract(epoch FROM t.valid_until)::bigint FROM tenants t
+                JOIN invoices i ON i.tenant_id = t.id WHERE i.id = '$E'")
+expected=$(bt_db "SELECT extract(epoch FROM to_timestamp($before) + interval '2 months')::bigint")
+assert_eq "valid_until = old valid_until (in the future) + 2 months" "$expected" "$after"
+assert_eq "the tier changed to the renewal's" bt-pay-plus \
+	"$(bt_db "SELECT t.tier_id FROM tenants t JOIN invoices i ON i.tenant_id = t.id WHERE i.id = '$E'")"
+assert_eq "still one tenant for that token" 1 \
+	"$(bt_db "SELECT count(*) FROM tenants WHERE token_hash = sha256('$token'::bytea)")"

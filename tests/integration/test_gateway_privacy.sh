@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Nothing of the client reaches a node but the body it needs: a capture server stands
+# in for the node and records every header and body. No client address, no
+# X-Forwarded-For, no Authorization, no cookie, no User-Agent, and no wallet "client"
+# field; .bin bodies arrive unchanged.
+. "$(dirname "$0")/lib.sh"
+
+db=xmrgate_capture
+capture_port=$((XG_PORT_BASE + 80))
+gw_port=$((XG_PORT_BASE + 81))
+admin_port=$((XG_PORT_BASE + 82))
+log=$XG_VAR/capture.jsonl
+rm -f "$log"
+base_url=${DATABASE_URL%/*}
+export XMRGATE_DATABASE_URL=$base_url/$db
+
+psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+defer psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+check "migrate a database for the capture gateway" \
+	"$XG_REPO/bin/xmrgate-billing" --config "$XG_VAR/etc/billing.ini" migrate
+"$XG_REPO/build/release/tests/tools/capture_server" "$capture_port" "$log" &
+capture_pid=$!
+defer stop_pid "$capture_pid"
+psql -X -q "$XMRGATE_DATABASE_URL" -c \
+	"INSERT INTO nodes (name, url) VALUES ('capture', 'http://127.0.0.1:$capture_port')"
+check_here "grant a tenant" grant_tenant wallet 1
+check_here "a gateway in front of the capture server starts" start_gateway capture "$gw_port" "$admin_port"
+GW=$(gw_url "$gw_port")
+
+curl -sf -u "$HANDLE:$TOKEN" -H 'X-Forwarded-For: 203.0.113.9' -H 'X-Real-IP: 203.0.113.9' \
+	-H 'Forwarded: for=203.0.113.9' -H 'Cookie: session=secret' -A 'SecretAgent/1.0' \
+	-H 'Referer: https://example.org/' -H 'Accept-Language: de' -H 'Via: 1.1 proxy' \
+	"$GW/json_rpc" -o /dev/null \
+	-d '{"jsonrpc":"2.0","id":"0","method":"get_block_count","params":{"client":"c2lnbmF0dXJl"},"client":"top"}'
+curl -sf -H "Authorization: Bearer $TOKEN" -H 'Cookie: a=b' "$GW/get_transactions" -o /dev/null \
+	-d '{"txs_hashes":[],"client":"c2lnbmF0dXJl"}'
+printf '\x01\x11\x01\x01\x01\x01\x02\x01\x01\x04\x06client\x0a\x08abcdefgh' >"$XG_VAR/bin-body"
+curl -sf "$GW/v1/$TOKEN/get_hashes.bin" --data-binary @"$XG_VAR/bin-body" -o /dev/null
+
+# The gateway's own health probes reach the capture server too: every request counts
+# for the header checks; the three client requests are picked out for the body checks.
+all=$(jq -s . "$log")
+mine=$(jq -c '[.[] | select(.url != "/json_rpc" or (.body | fromjson | .method) == "get_block_count")]' <<<"$all")
+assert_json "the capture server saw the three client requests" "$mine" 'length == 3'
+for h in X-Forwarded-For X-Real-IP Forwarded Cookie User-Agent Authorization Referer \
+	Accept-Language Via X-Api-Key; do
+	assert_json "no $h reaches the node" "$all" \
+		"[.[].headers | keys[] | ascii_downcase] | index(\"$(tr 'A-Z' 'a-z' <<<"$h")\") == null"
+done
+assert_json "only Host, Content-Type and Content-Length reach the node" "$all" \
+	'[.[].headers | keys[] | ascii_downcase] | unique - ["host","content-type","content-length"] == []'
+assert_json "no client field in JSON-RPC params or at the top" "$mine" \
+	'.[0].body | fromjson | (has("client") | not) and (.params | has("client") | not)'
+assert_json "no client field in a plain JSON endpoint body" "$mine" \
+	'.[1].body | fromjson | has("client") | not'
+assert_json "the JSON-RPC method and id still reach the node" "$mine" \
+	'.[0].body | fromjson | .method == "get_block_count" and .id == "0"'
+assert_json "the node is asked for the monerod path, not the token path" "$mine" \
+	'.[2].url == "/get_hashes.bin"'
+check "a .bin body reaches the node unchanged" \
+	test "$(jq -j '.[2].body' <<<"$mine" | od -An -c | tr -d ' \n')" = \
+	"$(od -An -c "$XG_VAR/bin-body" | tr -d ' \n')"

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Broadcast: /send_raw_transaction through the gateway reaches the pool of every healthy
+# node by itself — the transactions carry do_not_relay, so no node passes them on and
+# each pool is proof of the gateway's own fan-out — with the outcome per node in
+# X-Xmrgate-Broadcast; with one node frozen the broadcast still succeeds on the others;
+# sending the same transaction again ("already in the pool") still counts as accepted.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/nodes_lib.sh
+. "$(dirname "$0")/nodes_lib.sh"
+
+check "the nodes table holds A, B and C" nodes_table "a:primary b:primary c:primary"
+nodes_tenant
+check "a tenant is granted" test -n "$TOKEN"
+gw_start broadcast
+check "a gateway starts and is ready" gw_ready
+wait_until 20 bash -c "curl -s '$GW_ADMIN/readyz' | jq -e '.status == \"ready\"' >/dev/null"
+
+in_pool() { curl -s --max-time 5 "$1/get_transaction_pool_hashes" | jq -e --arg h "$2" \
+	'(.tx_hashes // []) | index($h) != null' >/dev/null; }
+not_in_pool() { ! in_pool "$@"; }
+
+# --- every node healthy ----------------------------------------------------------------
+read -r hash1 hex1 < <(payer_tx_hex)
+check "the payer signs a transaction without relaying it" test -n "${hex1:-}"
+for url in $NODE_A_URL $NODE_B_URL $NODE_C_URL; do
+	check "before the broadcast, $url does not hold it" not_in_pool "$url" "$hash1"
+done
+body=$(jq -cn --arg h "$hex1" '{tx_as_hex: $h, do_not_relay: true}')
+headers=$(gw_headers /send_raw_transaction "$body")
+answer=$(gw_call /send_raw_transaction "$body")
+bc=$(sed -n 's/^X-Xmrgate-Broadcast: //Ip' <<<"$headers")
+echo "# X-Xmrgate-Broadcast: $bc"
+assert_json "the broadcast is accepted" "$answer" '.status == "OK"'
+assert_eq "every node accepted it, per the header" "a=ok,b=ok,c=ok" \
+	"$(tr ',' '\n' <<<"$bc" | sort | paste -sd,)"
+for url in $NODE_A_URL $NODE_B_URL $NODE_C_URL; do
+	check "$url holds the transaction in its pool" in_pool "$url" "$hash1"
+done
+
+# --- "already in the pool" counts ------------------------------------------------------
+again=$(gw_headers /send_raw_transaction "$body")
+assert_eq "sending it again is accepted by every node (already in the pool)" "a=ok,b=ok,c=ok" \
+	"$(sed -n 's/^X-Xmrgate-Broadcast: //Ip' <<<"$again" | tr ',' '\n' | sort | paste -sd,)"
+
+# --- one node frozen --------------------------------------------------------------------
+# Confirm the first one so that the wallet spends other outputs in the second.
+mine 1 >/dev/null
+read -r hash2 hex2 < <(payer_tx_hex)
+check "the payer signs a second transaction" test -n "${hex2:-}"
+freeze b
+body=$(jq -cn --arg h "$hex2" '{tx_as_hex: $h, do_not_relay: true}')
+started=$(now_ms)
+out=$(curl -sS --max-time 30 -D - -H 'Content-Type: application/json' --data-binary "$body" \
+	"$GW_URL/send_raw_transaction" | tr -d '\r')
+took=$(($(now_ms) - started))
+bc=$(sed -n 's/^X-Xmrgate-Broadcast: //Ip' <<<"$out")
+echo "# with B frozen: X-Xmrgate-Broadcast: $bc (${took} ms)"
+assert_json "with B frozen the broadcast is still accepted" "$(sed '1,/^$/d' <<<"$out")" \
+	'.status == "OK"'
+check "the header reports A and C accepted it" bash -c "grep -q 'a=ok' <<<'$bc' && grep -q 'c=ok' <<<'$bc'"
+check "the header does not report B as accepting it" bash -c "! grep -q 'b=ok' <<<'$bc'"
+for url in $NODE_A_URL $NODE_C_URL; do
+	check "$url holds the second transaction" in_pool "$url" "$hash2"
+done
+thaw b
+
+# Leave clean pools: a block on A confirms what A holds, and the nodes share blocks.
+mine 1 >/dev/null

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Failover under load: node A (the only primary, so rank 1) is frozen with kill -STOP
+# while clients send 20 requests/s for 30 s through the gateway. No client request fails;
+# the prober marks A down within two probe intervals (plus the probe timeout); after
+# kill -CONT it is back in rotation after three good probes, not before.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/nodes_lib.sh
+. "$(dirname "$0")/nodes_lib.sh"
+
+INTERVAL_MS=2000
+TIMEOUT_MS=1500
+
+check "the nodes table holds A (primary), B and C (standby)" nodes_table "a:primary b:standby c:standby"
+nodes_tenant
+check "a tenant is granted" test -n "$TOKEN"
+gw_start failover
+check "a gateway starts and is ready" gw_ready
+assert_json "readiness reports the quorum" "$(curl -s "$GW_ADMIN/readyz")" '.checks.quorum == "ok"'
+
+# A mix the tip cache cannot absorb: pool hashes (passthrough), recent headers (too close
+# to the tip to cache) and get_info (tip class).
+top=$(rpc "$NODE_A_URL" get_block_count | jq -r '.count - 1')
+requests=(
+	"/get_transaction_pool_hashes|{}"
+	"/json_rpc|{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get_block_header_by_height\",\"params\":{\"height\":$top}}"
+	"/json_rpc|{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"get_info\"}"
+	"/get_height|{}"
+)
+
+results=$(mktemp)
+defer rm -f "$results"
+one_request() {
+	local path=${1%%|*} body=${1#*|} out code
+	out=$(curl -sS --max-time 25 -w '\n%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary "$body" "$GW_URL$path" 2>&1)
+	code=${out##*$'\n'}
+	out=${out%$'\n'*}
+	if [[ $code == 200 ]] && jq -e '(.error | not) and ((.status // .result.status) == "OK")' \
+		<<<"$out" >/dev/null 2>&1; then
+		echo ok >>"$results"
+	else
+		echo "fail $code $path $(head -c 200 <<<"$out")" >>"$results"
+	fi
+}
+
+# 600 requests, one every 50 ms (20/s), each in the background so a slow answer does not
+# slow the rate.
+load() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		one_request "${requests[i % ${#requests[@]}]}" &
+		sleep 0.05
+	done
+	wait
+}
+
+load &
+load_pid=$!
+sleep 5
+GW_MARK=$(now_ms)
+stop_at=$GW_MARK
+freeze a
+down_at=''
+wait_until 15 log_event_ms node_down a >/dev/null && down_at=$(log_event_ms node_down a)
+if [[ -n $down_at ]]; then
+	took=$((down_at - stop_at))
+	echo "# A marked down ${took} ms after kill -STOP"
+	check "A is marked down within two probe intervals plus the probe timeout ($took ms)" \
+		test "$took" -le $((2 * INTERVAL_MS + TIMEOUT_MS))
+else
+	_xg_fail "A is marked down after kill -STOP" "$(tail -n 5 "$GW_LOG")"
+fi
+sleep 8
+GW_MARK=$(now_ms)
+cont_at=$GW_MARK
+thaw a
+up_at=''
+wait_until 20 log_event_ms node_up a >/dev/null && up_at=$(log_event_ms node_up a)
+if [[ -n $up_at ]]; then
+	took=$((up_at - cont_at))
+	echo "# A back up ${took} ms after kill -CONT"
+	check "A is back after three good probes: not before two intervals ($took ms)" \
+		test "$took" -ge $((2 * INTERVAL_MS - 500))
+	check "A is back within three intervals plus the probe timeout ($took ms)" \
+		test "$took" -le $((3 * INTERVAL_MS + TIMEOUT_MS))
+else
+	_xg_fail "A comes back up after kill -CONT" "$(tail -n 5 "$GW_LOG")"
+fi
+wait "$load_pid"
+
+total=$(wc -l <"$results")
+failed=$(grep -vc '^ok$' "$results")
+echo "# $total requests, $failed failed"
+assert_eq "all 600 client requests were answered" 600 "$total"
+assert_eq "no client request failed while A was frozen and resumed" 0 "$failed" ||
+	grep -v '^ok$' "$results" | head -n 5 | sed 's/^/#   /'
+assert_json "readiness is back to ready" "$(curl -s "$GW_ADMIN/readyz")" '.status == "ready"'
