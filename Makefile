@@ -2,12 +2,13 @@
 # SANITIZE=1 builds everything with ASan+UBSan into build/asan (see `make asan`).
 
 CC       ?= cc
-PKGS     := libmicrohttpd libcurl jansson libpq openssl inih liburcu-bp liburcu-cds
+PKGS     := libmicrohttpd libcurl jansson libpq openssl inih liburcu-bp liburcu-cds libqrencode
 SANITIZE ?= 0
 
 ifeq ($(SANITIZE),1)
   BUILD    ?= build/asan
-  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+              -fsanitize-recover=alignment
   OPT      := -O1
 else
   BUILD    ?= build/release
@@ -36,9 +37,9 @@ BILLING_OBJ := $(call obj,$(BILLING_SRC))
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 .PHONY: all deps run stop test unit asan integration e2e format format-check docs docs-check \
-        test-tools \
+        test-tools observability-check \
         bench clean lint
-all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing
+all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing $(BIN)/xmrgate-admin
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -89,8 +90,10 @@ test-tools: $(TEST_TOOLS)
 unit: all $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
 
+# UBSan halts on every finding except the suppressed ones (tests/ubsan.supp: liburcu's own).
 asan:
-	$(MAKE) SANITIZE=1 unit
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp \
+	    $(MAKE) SANITIZE=1 unit
 
 integration: all test-tools
 	tests/run-integration.sh
@@ -107,10 +110,11 @@ stop:
 	scripts/stack.sh stop
 test: deps
 	$(MAKE) all
-	$(MAKE) format-check docs-check
+	$(MAKE) format-check docs-check observability-check
 	$(MAKE) unit
 	$(MAKE) asan
 	$(MAKE) integration
+	$(MAKE) e2e
 
 bench: all
 	tests/bench/run.sh
@@ -124,6 +128,13 @@ format-check:
 $(BUILD)/tools/gen-methods-doc: tools/gen_methods_doc.c $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $^ $(LDFLAGS) $(LDLIBS) -o $@
+# Every metric family the daemons register (scripts/check-observability.sh).
+$(BUILD)/tools/metric-names: tools/metric_names.c $(BUILD)/libxggateway.a $(BUILD)/libxgbilling.a \
+    $(BUILD)/libxgcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $^ $(LDFLAGS) $(LDLIBS) -o $@
+observability-check: $(BUILD)/tools/metric-names
+	scripts/check-observability.sh $(BUILD)/tools/metric-names
 # The README's configuration reference is generated from the daemons' key tables.
 docs: $(BUILD)/tools/gen-methods-doc all
 	$(BUILD)/tools/gen-methods-doc > docs/methods.md

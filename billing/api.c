@@ -27,12 +27,18 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_tenant_from_invoice",
                                    "bl_invoice_get",
                                    "bl_invoice_payments_list",
+                                   "bl_tenant_status",
                                    NULL};
 
 static const struct xg_httpd_route api_routes[] = {
     {"GET", "/api/tiers", api_handle_tiers},
     {"POST", "/api/invoices", api_handle_invoice_create},
     {"GET", "/api/invoices/*", api_handle_invoice_get},
+    {"GET", "/api/tenant", api_handle_tenant},
+    {"GET", "/", api_handle_web_page},
+    {"GET", "/renew", api_handle_web_page},
+    {"GET", "/invoice/*", api_handle_web_page},
+    {"GET", "/assets/*", api_handle_web_asset},
     {NULL, NULL, NULL},
 };
 
@@ -83,6 +89,7 @@ static void api_free(struct api *api)
     climit_table_free(api->free_limit);
     free(api->realm);
     free(api->gateway_url);
+    web_free(api->web);
     OPENSSL_cleanse(api->ha1_key, sizeof api->ha1_key);
     free(api);
 }
@@ -101,11 +108,12 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
     api->late_grace_s = cfg->late_grace_ms / 1000;
     api->realm = strdup(cfg->realm);
     api->gateway_url = strdup(cfg->gateway_url);
+    api->web = web_new(cfg->web_dir);
     api->pool = pgpool_new(cfg->database_url, api_queries, (size_t)cfg->threads);
     api->create_limit = climit_table_new(RATE_TABLE_SIZE, cfg->create_per_hour, cfg->create_burst);
     api->free_limit = climit_table_new(RATE_TABLE_SIZE, cfg->free_per_hour, cfg->free_burst);
-    if (!api->realm || !api->gateway_url || !api->pool || !api->create_limit || !api->free_limit ||
-        !cred_parse_key(cfg->ha1_key, api->ha1_key)) {
+    if (!api->realm || !api->gateway_url || !api->web || !api->pool || !api->create_limit ||
+        !api->free_limit || !cred_parse_key(cfg->ha1_key, api->ha1_key)) {
         snprintf(err, errlen, "out of memory");
         api_free(api);
         return NULL;

@@ -4,6 +4,9 @@
  *   GET  /api/tiers            the plans with their current XMR quote     (api_tiers.c)
  *   POST /api/invoices         a purchase, a renewal or a free tenant      (api_invoice_create.c)
  *   GET  /api/invoices/<id>    status, payments, and settings once active (api_invoice_get.c)
+ *   GET  /api/invoices/<id>/qr.svg  the QR code of what is left to pay     (api_invoice_qr.c)
+ *   GET  /api/tenant           plan, valid_until, usage today (Bearer token) (api_tenant.c)
+ *   GET  /, /renew, /invoice/<id>, /assets/<name>  the web pages (api_web.c, web.h)
  *
  * Errors are {"error":{"code":"snake_case","message":"…"}} with the matching status. The
  * API owns a pool of database connections and its rate-limit tables; it borrows the

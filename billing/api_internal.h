@@ -8,6 +8,7 @@
 #include "client_limit.h"
 #include "token.h"
 #include "wallet.h"
+#include "web.h"
 #include "xg_httpd.h"
 
 #include <jansson.h>
@@ -25,6 +26,7 @@ struct api {
     uint8_t ha1_key[TOKEN_HA1_KEY_LEN];
     char *realm, *gateway_url;
     int64_t invoice_ttl_s, late_grace_s;
+    struct web *web; /* the pages (web.h) */
 };
 
 struct api *api_of(const struct xg_httpd_request *req);
@@ -48,6 +50,14 @@ enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id
 enum MHD_Result api_handle_tiers(const struct xg_httpd_request *req);
 enum MHD_Result api_handle_invoice_create(const struct xg_httpd_request *req);
 enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req);
+
+/* The web pages' endpoints (api_web.c, api_invoice_qr.c, api_tenant.c). */
+enum MHD_Result api_handle_web_page(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_web_asset(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req);
+/* True when the path after /api/invoices/ asks for the QR code ("<id>/qr.svg"). */
+bool api_invoice_qr_path(const char *rest);
 
 /* Queries the API prepares on each pooled connection. */
 extern const char *const api_queries[];

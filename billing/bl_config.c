@@ -17,7 +17,7 @@ const struct xg_cfg_key bl_config_keys[] = {
         "address of the public API and web pages"),
     KEY("server", "port", XG_CFG_INT, port, "18085", 1, 65535, false, "public API port"),
     KEY("server", "threads", XG_CFG_INT, threads, "4", 1, 64, false, "API worker threads"),
-    KEY("server", "max_body", XG_CFG_SIZE, max_body, "16k", 256, 1 << 20, true,
+    KEY("server", "max_body", XG_CFG_SIZE, max_body, "16k", 256, 1 << 20, false,
         "largest API request body (413 beyond)"),
     KEY("server", "web_dir", XG_CFG_STRING, web_dir, "web", 0, 0, false,
         "directory of the buy and invoice pages"),

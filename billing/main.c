@@ -7,6 +7,7 @@
  *                                              create a tenant without payment (grant.h) */
 #include "api.h"
 #include "bl_config.h"
+#include "bl_metrics.h"
 #include "grant.h"
 #include "poller.h"
 #include "pricing.h"
@@ -37,6 +38,7 @@ struct billing {
     struct price_source *prices;
     struct poller *poller;
     struct api *api;
+    struct bl_metrics *metrics;
 };
 
 static void usage(FILE *out)
@@ -156,6 +158,18 @@ static bool billing_start(struct billing *bl)
     }
     if (!start_services(bl))
         return false;
+    struct bl_metrics_sources msrc = {
+        .conninfo = bl->cfg.database_url,
+        .daemon_url = bl->cfg.daemon_url,
+        .poller = bl->poller,
+        .prices = bl->prices,
+        .dbwatch = bl->dbwatch,
+    };
+    bl->metrics = bl_metrics_new(&msrc);
+    if (!bl->metrics) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the metrics");
+        return false;
+    }
     bl->ready_checks[0] = (struct xg_ready_check){"database", ready_database, bl};
     bl->ready_checks[1] = (struct xg_ready_check){"wallet", ready_wallet, bl};
     struct xg_admin_options aopt = {
@@ -164,6 +178,8 @@ static bool billing_start(struct billing *bl)
         .checks = bl->ready_checks,
         .routes = admin_routes,
         .closure = bl,
+        .token = bl->cfg.admin_token,
+        .metrics = bl_metrics_registry(bl->metrics),
     };
     bl->admin = xg_admin_start(&aopt, err, sizeof err);
     if (!bl->admin) {
@@ -177,6 +193,7 @@ static bool billing_start(struct billing *bl)
 static void billing_stop(struct billing *bl)
 {
     xg_admin_stop(bl->admin);
+    bl_metrics_free(bl->metrics);
     api_stop(bl->api);
     poller_free(bl->poller);
     price_source_stop(bl->prices);
@@ -188,11 +205,15 @@ static void on_reload(void *ctx)
 {
     struct billing *bl = ctx;
     struct bl_config fresh = {0};
-    char err[512];
+    char err[512], fixed[512];
     if (!bl_config_load(&fresh, bl->config_path, err, sizeof err)) {
         xg_log(XG_LOG_ERROR, "reload_rejected", "%s (keeping the running configuration)", err);
         return;
     }
+    if (xg_config_diff(bl_config_keys, bl_config_key_count, &bl->cfg, &fresh, false, fixed,
+                       sizeof fixed))
+        xg_log(XG_LOG_WARN, "reload_needs_restart",
+               "changed but only applied at the next start: %s", fixed);
     enum xg_log_level level;
     if (xg_log_level_parse(fresh.log_level, &level))
         xg_log_set_level(level);
@@ -200,6 +221,8 @@ static void on_reload(void *ctx)
         wallet_set_timeout(bl->wallet, (long)fresh.wallet_timeout_ms);
     if (bl->poller)
         poller_set_interval(bl->poller, fresh.poll_interval_ms);
+    if (bl->admin)
+        xg_admin_set_token(bl->admin, fresh.admin_token);
     bl_config_free(&fresh);
     xg_log(XG_LOG_INFO, "reloaded", "configuration reloaded");
 }

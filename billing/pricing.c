@@ -380,6 +380,16 @@ bool price_source_rate(struct price_source *src, const char *currency, int64_t *
     return fresh;
 }
 
+int64_t price_source_age_ms(struct price_source *src)
+{
+    if (!src || !*src->url)
+        return -1;
+    pthread_mutex_lock(&src->lock);
+    int64_t age = src->rate_e8 > 0 ? monotonic_ms() - src->fetched_at_ms : -1;
+    pthread_mutex_unlock(&src->lock);
+    return age;
+}
+
 bool price_source_ready(struct price_source *src, char *reason, size_t len)
 {
     int64_t rate;

@@ -78,6 +78,10 @@ void price_source_stop(struct price_source *src);
 __attribute__((warn_unused_result)) bool price_source_rate(struct price_source *src,
                                                            const char *currency, int64_t *rate_e8);
 
+/* Milliseconds since the last successful fetch; -1 before the first one or when no URL is
+ * set (metrics). */
+int64_t price_source_age_ms(struct price_source *src);
+
 /* Readiness detail: false with a reason when no fresh rate is held (and a URL is set). */
 bool price_source_ready(struct price_source *src, char *reason, size_t len);
 

@@ -1,8 +1,14 @@
 /* xg_admin — the admin listener both daemons run: GET /healthz (the process answers),
- * GET /readyz (every readiness check passes; 503 with the reasons otherwise) plus the
- * daemon's own routes. Readiness checks are callbacks so each daemon adds its own
- * (PostgreSQL and schema for both; nodes and quorum for the gateway; wallet-rpc for
- * billing). */
+ * GET /readyz (every readiness check passes; 503 with the reasons otherwise), GET /metrics
+ * (the daemon's Prometheus registry, when it has one) plus the daemon's own routes, the
+ * admin API. Readiness checks are callbacks so each daemon adds its own (PostgreSQL and
+ * schema for both; nodes and quorum for the gateway; wallet-rpc for billing).
+ *
+ * Access: /healthz, /readyz and /metrics are open — the listener binds to loopback by
+ * default and they reveal no customer data — so probes and Prometheus need no secret.
+ * Every daemon route needs `Authorization: Bearer <[admin] token>`, compared in constant
+ * time; a missing or wrong credential gets 401, and with an empty token the admin API is
+ * disabled (403 for every daemon route). */
 #ifndef XG_ADMIN_H
 #define XG_ADMIN_H
 
@@ -20,12 +26,16 @@ struct xg_ready_check {
     void *ctx;
 };
 
+struct xg_metrics;
+
 struct xg_admin_options {
     const char *bind_addr;
     unsigned port;
     const struct xg_ready_check *checks; /* terminated by {NULL, NULL, NULL} */
     const struct xg_httpd_route *routes; /* extra routes, may be NULL; closure below */
     void *closure;
+    struct xg_metrics *metrics; /* served on GET /metrics; NULL: no such route */
+    const char *token;          /* the admin API's bearer credential (copied); NULL or "" = off */
 };
 
 struct xg_admin;
@@ -33,6 +43,13 @@ struct xg_admin;
 struct xg_admin *xg_admin_start(const struct xg_admin_options *opt, char *err, size_t errlen);
 void xg_admin_stop(struct xg_admin *admin);
 unsigned xg_admin_port(const struct xg_admin *admin);
+
+/* Replaces the admin API's credential (configuration reload); "" disables the API. */
+void xg_admin_set_token(struct xg_admin *admin, const char *token);
+
+/* Pure: whether an Authorization header value carries exactly `Bearer <token>`, compared
+ * in constant time (an empty token never matches). */
+bool xg_admin_bearer_ok(const char *authorization, const char *token);
 
 /* In a daemon's route handler: the closure given in the options. */
 void *xg_admin_closure(const struct xg_httpd_request *req);

@@ -612,6 +612,43 @@ void xg_config_free(const struct xg_cfg_key *keys, size_t nkeys, void *target)
     }
 }
 
+static bool field_equal(const struct xg_cfg_key *key, const void *a, const void *b)
+{
+    const char *fa = (const char *)a + key->offset, *fb = (const char *)b + key->offset;
+    switch (key->type) {
+    case XG_CFG_STRING: {
+        const char *sa = *(char *const *)(const void *)fa, *sb = *(char *const *)(const void *)fb;
+        return strcmp(sa ? sa : "", sb ? sb : "") == 0;
+    }
+    case XG_CFG_BOOL:
+        return *(const bool *)(const void *)fa == *(const bool *)(const void *)fb;
+    case XG_CFG_INT:
+    case XG_CFG_DURATION:
+    case XG_CFG_SIZE:
+        return *(const int64_t *)(const void *)fa == *(const int64_t *)(const void *)fb;
+    }
+    return false;
+}
+
+size_t xg_config_diff(const struct xg_cfg_key *keys, size_t nkeys, const void *a, const void *b,
+                      bool reloadable, char *out, size_t outlen)
+{
+    size_t count = 0, used = 0;
+    if (outlen)
+        out[0] = '\0';
+    for (size_t i = 0; i < nkeys; i++) {
+        if (keys[i].reloadable != reloadable || field_equal(&keys[i], a, b))
+            continue;
+        count++;
+        if (used < outlen) {
+            int n = snprintf(out + used, outlen - used, "%s[%s] %s", used ? ", " : "",
+                             keys[i].section, keys[i].name);
+            used += n > 0 ? (size_t)n : 0;
+        }
+    }
+    return count;
+}
+
 /* ---- reference -------------------------------------------------------------------- */
 
 static void print_cell(const char *text)

@@ -48,6 +48,13 @@ __attribute__((warn_unused_result)) bool xg_config_load(const struct xg_cfg_key 
 /* Frees the strings that xg_config_load stored in `target` and zeroes them. */
 void xg_config_free(const struct xg_cfg_key *keys, size_t nkeys, void *target);
 
+/* Compares two loaded configurations key by key, among the keys whose `reloadable` flag
+ * equals `reloadable`. Returns how many differ and writes their names ("[section] key",
+ * comma-separated, truncated to fit) into out. A reload applies the reloadable ones and
+ * warns about the others, which need a restart. */
+size_t xg_config_diff(const struct xg_cfg_key *keys, size_t nkeys, const void *a, const void *b,
+                      bool reloadable, char *out, size_t outlen);
+
 /* Writes a Markdown table of the keys (section, key, type, default, env name, help). */
 void xg_config_print_reference(const struct xg_cfg_key *keys, size_t nkeys, const char *title);
 

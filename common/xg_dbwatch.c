@@ -18,8 +18,8 @@ struct xg_dbwatch {
     pthread_t thread;
     pthread_mutex_t lock;
     volatile sig_atomic_t stop;
-    bool ready;         /* under lock */
-    char reason[256];   /* under lock */
+    bool ready;       /* under lock */
+    char reason[256]; /* under lock */
 };
 
 static const char *const no_queries[] = {NULL};

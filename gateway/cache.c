@@ -210,8 +210,7 @@ void cache_patch_tip_fields(json_t *answer, int64_t chain_length)
     json_t *item;
     json_array_foreach(json_object_get(obj, "block_headers"), i, item)
         patch_depth(item, chain_length);
-    json_array_foreach(json_object_get(obj, "headers"), i, item)
-        patch_depth(item, chain_length);
+    json_array_foreach(json_object_get(obj, "headers"), i, item) patch_depth(item, chain_length);
     json_array_foreach(json_object_get(obj, "txs"), i, item)
     {
         json_t *bh = json_object_get(item, "block_height");

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "digest.h"
+#include "gw_metrics.h"
 #include "gw_config.h"
 #include "limits.h"
 #include "cache.h"
@@ -27,6 +28,7 @@ struct gw_context {
     int64_t tip_ttl_ms;    /* how long a tip answer is served: the probe interval */
     int64_t cache_min_depth; /* blocks below the quorum tip before a height is cached */
     struct gw_limits *limits; /* burst rate and daily quota (limits.h) */
+    struct gw_metrics *metrics; /* counters and histograms (gw_metrics.h); may be NULL */
     size_t max_body;
     int64_t request_timeout_ms;
     int64_t node_timeout_ms;

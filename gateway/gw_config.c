@@ -7,8 +7,10 @@
 
 #include <stdio.h>
 
-#define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                      \
-    {sec, nm, type, offsetof(struct gw_config, field), def, lo, hi, reload, help}
+#define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                       \
+    {                                                                                              \
+        sec, nm, type, offsetof(struct gw_config, field), def, lo, hi, reload, help                \
+    }
 
 const struct xg_cfg_key gw_config_keys[] = {
     KEY("server", "bind", XG_CFG_STRING, bind, "127.0.0.1", 0, 0, false,
@@ -38,8 +40,9 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("admin", "bind", XG_CFG_STRING, admin_bind, "127.0.0.1", 0, 0, false,
         "address of the admin listener (health, readiness, metrics, admin API)"),
     KEY("admin", "port", XG_CFG_INT, admin_port, "18090", 1, 65535, false, "admin port"),
-    KEY("admin", "token", XG_CFG_STRING, admin_token, "", 0, 0, false,
-        "bearer credential for the admin API (\"\" = admin API disabled)"),
+    KEY("admin", "token", XG_CFG_STRING, admin_token, "", 0, 0, true,
+        "bearer credential for the admin API (\"\" = admin API disabled); /healthz, /readyz "
+        "and /metrics need none"),
     KEY("database", "url", XG_CFG_STRING, database_url, NULL, 0, 0, false,
         "PostgreSQL connection string (required)"),
     KEY("nodes", "max_connections_per_node", XG_CFG_INT, max_connections_per_node, "16", 1, 256,
@@ -71,8 +74,10 @@ const struct xg_cfg_key gw_config_keys[] = {
         "blocks below the quorum tip before an answer asked for by height is cached"),
     KEY("limits", "enabled", XG_CFG_BOOL, limits_enabled, "true", 0, 0, false,
         "enforce each tier's burst rate and daily quota and count usage (false: neither)"),
-    KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true,
-        "debug, info, warn or error"),
+    KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
+    KEY("log", "slow_request", XG_CFG_DURATION, slow_request_ms, "1s", 0, 600000, true,
+        "requests at least this slow are counted per method and summed up in one log line a "
+        "minute (0 = off); never logged one by one"),
 };
 const size_t gw_config_key_count = sizeof gw_config_keys / sizeof gw_config_keys[0];
 

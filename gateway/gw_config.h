@@ -48,6 +48,7 @@ struct gw_config {
     bool limits_enabled; /* burst rate and daily quota; off only to measure their cost */
     /* [log] */
     char *log_level;
+    int64_t slow_request_ms; /* requests at least this slow are summed up per method */
 };
 
 extern const struct xg_cfg_key gw_config_keys[];

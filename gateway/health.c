@@ -159,8 +159,8 @@ bool health_node_observe(struct health_node *n, const struct health_probe *p, in
     bool was_up = n->up;
     n->last = *p;
     if (p->responded) {
-        n->ema_ms = n->has_ema ? hp->ema_alpha * p->rtt_ms + (1 - hp->ema_alpha) * n->ema_ms
-                               : p->rtt_ms;
+        n->ema_ms =
+            n->has_ema ? hp->ema_alpha * p->rtt_ms + (1 - hp->ema_alpha) * n->ema_ms : p->rtt_ms;
         n->has_ema = true;
     }
     if (p->responded && p->status_ok)
@@ -279,9 +279,8 @@ struct health_quorum health_quorum_compute(const struct health_chain_view *nodes
 }
 
 int64_t health_tip_distance(const struct health_history_entry *history,
-                            const struct health_quorum *q,
-                            const char (*chain)[HEALTH_HASH_LEN + 1], size_t n,
-                            int64_t chain_first)
+                            const struct health_quorum *q, const char (*chain)[HEALTH_HASH_LEN + 1],
+                            size_t n, int64_t chain_first)
 {
     const struct health_history_entry *top = top_of(history);
     if (!top || q->height == 0)

@@ -72,17 +72,17 @@ struct health_history_entry {
 
 /* Everything the gateway remembers about one node. Zero-initialise, then health_node_init. */
 struct health_node {
-    bool up;           /* hysteresis verdict */
-    bool dropped;      /* failed past the ceiling: out of rotation until re-enabled */
-    int good_in_row;   /* consecutive good probes */
-    int bad_in_row;    /* consecutive bad probes */
-    bool failing;            /* down and not yet back up */
-    int64_t down_since_ms;   /* when it went down (or was first seen down), if failing */
-    int64_t cooldown_ms;     /* current probe cooldown, 0 = probe every round */
-    int64_t next_probe_ms;   /* do not probe before this */
-    double ema_ms;           /* latency EMA, valid when has_ema */
+    bool up;               /* hysteresis verdict */
+    bool dropped;          /* failed past the ceiling: out of rotation until re-enabled */
+    int good_in_row;       /* consecutive good probes */
+    int bad_in_row;        /* consecutive bad probes */
+    bool failing;          /* down and not yet back up */
+    int64_t down_since_ms; /* when it went down (or was first seen down), if failing */
+    int64_t cooldown_ms;   /* current probe cooldown, 0 = probe every round */
+    int64_t next_probe_ms; /* do not probe before this */
+    double ema_ms;         /* latency EMA, valid when has_ema */
     bool has_ema;
-    struct health_probe last; /* the last probe */
+    struct health_probe last;                            /* the last probe */
     struct health_history_entry history[HEALTH_HISTORY]; /* the node's recent tops */
     enum health_breaker breaker;
     int breaker_failures;
@@ -135,15 +135,14 @@ struct health_quorum health_quorum_compute(const struct health_chain_view *nodes
  * below to tell. chain[i] is the quorum chain's block hash at block height chain_first + i
  * (block heights: chain length − 1), n may be 0. */
 int64_t health_tip_distance(const struct health_history_entry *history,
-                            const struct health_quorum *q,
-                            const char (*chain)[HEALTH_HASH_LEN + 1], size_t n,
-                            int64_t chain_first);
+                            const struct health_quorum *q, const char (*chain)[HEALTH_HASH_LEN + 1],
+                            size_t n, int64_t chain_first);
 
 /* Compares two records of the quorum chain (block hashes of consecutive block heights,
- * oldest first, the first at block height old_first / new_first). Returns the highest height both hold with the same
- * hash when some higher height they both hold differs (a reorg: everything above it
- * changed); INT64_MAX when nothing they both hold differs; -1 when they differ at every
- * shared height (deeper than the records: purge everything). */
+ * oldest first, the first at block height old_first / new_first). Returns the highest height both
+ * hold with the same hash when some higher height they both hold differs (a reorg: everything above
+ * it changed); INT64_MAX when nothing they both hold differs; -1 when they differ at every shared
+ * height (deeper than the records: purge everything). */
 int64_t health_fork_point(const char (*old_chain)[HEALTH_HASH_LEN + 1], size_t old_n,
                           int64_t old_first, const char (*new_chain)[HEALTH_HASH_LEN + 1],
                           size_t new_n, int64_t new_first);

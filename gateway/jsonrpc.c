@@ -20,8 +20,8 @@ enum jsonrpc_parse jsonrpc_parse(const char *body, size_t len, struct jsonrpc_re
         return JSONRPC_NOT_REQUEST;
     req->id = json_object_get(root, "id");
     const json_t *method = json_object_get(root, "method");
-    if (!json_is_string(method) || json_string_length(method) == 0)
-        return JSONRPC_NOT_REQUEST;
+    if (!json_is_string(method))
+        return JSONRPC_NOT_REQUEST; /* an empty name is simply not found, as in monerod */
     req->method = json_string_value(method);
     return JSONRPC_OK;
 }
@@ -55,8 +55,8 @@ char *jsonrpc_dump(const json_t *root, size_t *len)
 char *jsonrpc_error_body(const json_t *id, int code, const char *message, size_t *len)
 {
     json_t *id_value = id ? json_incref((json_t *)id) : json_integer(0);
-    json_t *answer = json_pack("{s:{s:i,s:s},s:o,s:s}", "error", "code", code, "message",
-                               message, "id", id_value, "jsonrpc", "2.0");
+    json_t *answer = json_pack("{s:{s:i,s:s},s:o,s:s}", "error", "code", code, "message", message,
+                               "id", id_value, "jsonrpc", "2.0");
     char *text = jsonrpc_dump(answer, len);
     json_decref(answer);
     return text;

@@ -2,7 +2,8 @@
  *
  * monerod's /json_rpc: the id may be any JSON type and is echoed; an unparsable body is
  * -32700 "Parse error" with id 0; an object without a string method is -32600 "Invalid
- * Request"; unknown and restricted methods are -32601 "Method not found"; all with
+ * Request"; unknown (even empty) and restricted methods are -32601 "Method not found"
+ * (a top-level scalar is a parse error there too); all with
  * HTTP 200. monerod has no batches: a JSON array is refused here with -32600 and a
  * message saying so (monerod itself answers -32700). The plain JSON endpoints answer an
  * unparsable body with HTTP 400. */

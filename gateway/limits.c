@@ -53,6 +53,14 @@ bool limits_enabled(const struct gw_limits *l)
     return l && l->enabled;
 }
 
+bool limits_flush_stats(struct gw_limits *l, struct usage_flush_stats *out)
+{
+    if (!l || !l->enabled || !l->flusher)
+        return false;
+    usage_flush_stats(l->flusher, out);
+    return true;
+}
+
 void limits_rfc3339(int64_t unix_s, char out[21])
 {
     time_t t = (time_t)unix_s;

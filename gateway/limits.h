@@ -21,6 +21,7 @@
 #include "quota.h"
 #include "ratelimit.h"
 #include "tenants.h"
+#include "usage_flush.h"
 
 /* Where "/v1/usage" lands: the path with a header credential, or what remains after a
  * path token (/v1/<token>/usage). Neither is a monerod path. */
@@ -48,6 +49,8 @@ struct gw_limits *limits_start(bool enabled, const char *conninfo);
 /* Flushes what is counted (bounded wait when PostgreSQL is away) and frees. NULL is fine. */
 void limits_stop(struct gw_limits *l);
 bool limits_enabled(const struct gw_limits *l);
+/* The usage flusher's counters (metrics). False when the limits are off. */
+bool limits_flush_stats(struct gw_limits *l, struct usage_flush_stats *out);
 
 /* Takes one burst token for the tenant and fills *view with the quota headers. Returns
  * false (with *why filled) when over the burst rate. `now_us` is monotonic, `now_unix`

@@ -2,8 +2,10 @@
  *
  * main wires the modules together: configuration, PostgreSQL readiness, the admin
  * listener, and the shutdown and reload signals. */
+#include "admin_api.h"
 #include "context.h"
 #include "gw_config.h"
+#include "gw_metrics.h"
 #include "limits.h"
 #include "nodes.h"
 #include "pgsync.h"
@@ -41,6 +43,8 @@ struct gateway {
     struct pgsync *pgsync;
     struct gw_server *server;
     struct xg_admin *admin;
+    struct admin_api *admin_api;
+    struct gw_metrics *metrics;
     struct xg_ready_check ready_checks[5];
 };
 
@@ -67,28 +71,6 @@ static bool ready_quorum(void *ctx, char *reason, size_t len)
     struct gateway *gw = ctx;
     return prober_ready(gw->ctx.prober, reason, len);
 }
-
-/* GET /nodes on the admin listener: each node's health and the quorum tip, plus the
- * cache counters (for operators and tests; metrics come later). */
-static enum MHD_Result on_nodes_status(const struct xg_httpd_request *req)
-{
-    struct gateway *gw = xg_admin_closure(req);
-    json_t *status = prober_status(gw->ctx.prober);
-    struct cache_stats cs = cache_stats(gw->ctx.cache);
-    json_object_set_new(status, "cache",
-                        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "hits", (json_int_t)cs.hits,
-                                  "misses", (json_int_t)cs.misses, "evictions",
-                                  (json_int_t)cs.evictions, "purged", (json_int_t)cs.purged,
-                                  "entries", (json_int_t)cs.entries, "bytes", (json_int_t)cs.bytes,
-                                  "max_bytes", (json_int_t)cs.max_bytes, "epoch",
-                                  (json_int_t)cs.epoch));
-    return xg_reply_json(req->conn, MHD_HTTP_OK, status);
-}
-
-static const struct xg_httpd_route gateway_admin_routes[] = {
-    {"GET", "/nodes", on_nodes_status},
-    {NULL, NULL, NULL},
-};
 
 static bool ready_nodes(void *ctx, char *reason, size_t len)
 {
@@ -190,6 +172,50 @@ static bool context_init(struct gateway *gw, char *err, size_t errlen)
     return true;
 }
 
+/* The admin listener: health, readiness, metrics and the admin API (admin_api.h). */
+static bool admin_start(struct gateway *gw)
+{
+    char err[512];
+    struct gw_metrics_sources src = {
+        .prober = gw->ctx.prober,
+        .cache = gw->ctx.cache,
+        .tenants = gw->ctx.tenants,
+        .limits = gw->ctx.limits,
+        .dbwatch = gw->dbwatch,
+        .pgsync = gw->pgsync,
+    };
+    struct admin_api_deps deps = {
+        .conninfo = gw->cfg.database_url,
+        .prober = gw->ctx.prober,
+        .nodes = gw->ctx.nodes,
+        .tenants = gw->ctx.tenants,
+        .cache = gw->ctx.cache,
+    };
+    gw->admin_api = admin_api_new(&deps);
+    if (!gw->admin_api || !gw_metrics_watch(gw->metrics, &src)) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the admin API or the metrics");
+        return false;
+    }
+    struct xg_admin_options aopt = {
+        .bind_addr = gw->cfg.admin_bind,
+        .port = (unsigned)gw->cfg.admin_port,
+        .checks = gw->ready_checks,
+        .routes = admin_api_routes,
+        .closure = gw->admin_api,
+        .metrics = gw_metrics_registry(gw->metrics),
+        .token = gw->cfg.admin_token,
+    };
+    gw->admin = xg_admin_start(&aopt, err, sizeof err);
+    if (!gw->admin) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "admin listener: %s", err);
+        return false;
+    }
+    if (!gw->cfg.admin_token[0])
+        xg_log(XG_LOG_WARN, "admin_api_disabled",
+               "[admin] token is empty: only /healthz, /readyz and /metrics are served");
+    return true;
+}
+
 static bool gateway_start(struct gateway *gw)
 {
     char err[512];
@@ -201,6 +227,13 @@ static bool gateway_start(struct gateway *gw)
     gw->dbwatch = xg_dbwatch_start(gw->cfg.database_url);
     if (!gw->dbwatch) {
         xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the database watcher");
+        return false;
+    }
+    /* Before the request path starts: it counts from its first request. */
+    gw->metrics = gw_metrics_new(gw->cfg.slow_request_ms);
+    gw->ctx.metrics = gw->metrics;
+    if (!gw->metrics) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "out of memory");
         return false;
     }
     uint8_t ha1_key[TOKEN_HA1_KEY_LEN];
@@ -223,18 +256,8 @@ static bool gateway_start(struct gateway *gw)
     gw->ready_checks[1] = (struct xg_ready_check){"tenants", ready_tenants, gw};
     gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw};
     gw->ready_checks[3] = (struct xg_ready_check){"quorum", ready_quorum, gw};
-    struct xg_admin_options aopt = {
-        .bind_addr = gw->cfg.admin_bind,
-        .port = (unsigned)gw->cfg.admin_port,
-        .checks = gw->ready_checks,
-        .routes = gateway_admin_routes,
-        .closure = gw,
-    };
-    gw->admin = xg_admin_start(&aopt, err, sizeof err);
-    if (!gw->admin) {
-        xg_log(XG_LOG_ERROR, "startup_failed", "admin listener: %s", err);
+    if (!admin_start(gw))
         return false;
-    }
     xg_log(XG_LOG_INFO, "started", "serving %s on %s:%u, admin on %s:%u",
            gw->cfg.tls_cert[0] ? "HTTPS" : "HTTP", gw->cfg.bind, gw_server_port(gw->server),
            gw->cfg.admin_bind, xg_admin_port(gw->admin));
@@ -247,20 +270,28 @@ static void drain(struct gateway *gw)
     if (!gw->server)
         return;
     gw_server_quiesce(gw->server);
-    for (int waited = 0; waited < DRAIN_DEADLINE_MS && gw_server_inflight(gw->server) > 0;
-         waited += 20) {
+    long inflight = gw_server_inflight(gw->server);
+    xg_log_fields(XG_LOG_INFO, "draining", json_pack("{s:I}", "inflight", (json_int_t)inflight),
+                  "no new connections; waiting up to %d ms for %ld requests in flight",
+                  DRAIN_DEADLINE_MS, inflight);
+    int waited = 0;
+    for (; waited < DRAIN_DEADLINE_MS && gw_server_inflight(gw->server) > 0; waited += 20) {
         struct timespec tick = {0, 20 * 1000000L};
         nanosleep(&tick, NULL);
     }
     long left = gw_server_inflight(gw->server);
     if (left > 0)
         xg_log(XG_LOG_WARN, "drain_deadline", "%ld requests still in flight", left);
+    else
+        xg_log_fields(XG_LOG_INFO, "drained", json_pack("{s:I}", "waited_ms", (json_int_t)waited),
+                      "every request in flight was answered");
 }
 
 static void gateway_stop(struct gateway *gw)
 {
     drain(gw);
     xg_admin_stop(gw->admin);
+    admin_api_free(gw->admin_api);
     /* The engine first: it cancels waiting jobs, which resumes their connections. */
     /* The prober first: it waits for its own calls, which the engine must still run. */
     prober_stop(gw->ctx.prober);
@@ -276,44 +307,79 @@ static void gateway_stop(struct gateway *gw)
     nodes_free(gw->ctx.nodes);
     cache_free(gw->ctx.cache);
     digest_verifier_free(gw->ctx.digest);
+    /* Last: the summary thread logs what it still holds; nothing counts any more. */
+    gw_metrics_stop(gw->metrics);
 }
 
+/* SIGHUP: re-reads the file; a bad one is rejected whole and the running configuration
+ * kept. The keys marked reloadable in gw_config.c take effect at once; a change to any other
+ * key is named in the log as needing a restart, and is not applied. */
 static void on_reload(void *ctx)
 {
     struct gateway *gw = ctx;
     const char *path = gw->config_path;
     struct gw_config fresh = {0};
-    char err[512];
+    char err[512], changed[512], fixed[512];
     if (!gw_config_load(&fresh, path, err, sizeof err)) {
         xg_log(XG_LOG_ERROR, "reload_rejected", "%s (keeping the running configuration)", err);
         return;
     }
+    size_t napplied = xg_config_diff(gw_config_keys, gw_config_key_count, &gw->cfg, &fresh, true,
+                                     changed, sizeof changed);
+    size_t nfixed = xg_config_diff(gw_config_keys, gw_config_key_count, &gw->cfg, &fresh, false,
+                                   fixed, sizeof fixed);
     enum xg_log_level level;
     if (xg_log_level_parse(fresh.log_level, &level))
         xg_log_set_level(level);
+    xg_admin_set_token(gw->admin, fresh.admin_token);
+    gw_metrics_set_slow_ms(gw->metrics, fresh.slow_request_ms);
+    /* Keep the running struct in step for the reloadable keys only. */
+    struct gw_config old = gw->cfg;
+    gw->cfg.log_level = fresh.log_level;
+    gw->cfg.admin_token = fresh.admin_token;
+    gw->cfg.slow_request_ms = fresh.slow_request_ms;
+    fresh.log_level = old.log_level;
+    fresh.admin_token = old.admin_token;
     gw_config_free(&fresh);
-    xg_log(XG_LOG_INFO, "reloaded", "configuration reloaded from %s", path ? path : "(env)");
+    if (nfixed)
+        xg_log(XG_LOG_WARN, "reload_needs_restart",
+               "changed but only applied at the next start: %s", fixed);
+    xg_log_fields(XG_LOG_INFO, "reloaded", json_pack("{s:I}", "applied", (json_int_t)napplied),
+                  "configuration reloaded from %s%s%s", path ? path : "(env)",
+                  napplied ? "; applied: " : "", napplied ? changed : "");
 }
 
 int main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},    {"check-config", no_argument, NULL, 'k'},
-        {"config-reference", no_argument, NULL, 'r'}, {"version", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+                                             {"check-config", no_argument, NULL, 'k'},
+                                             {"config-reference", no_argument, NULL, 'r'},
+                                             {"version", no_argument, NULL, 'v'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *config_path = NULL;
     bool check_only = false;
     int opt;
     while ((opt = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'c': config_path = optarg; break;
-        case 'k': check_only = true; break;
+        case 'c':
+            config_path = optarg;
+            break;
+        case 'k':
+            check_only = true;
+            break;
         case 'r':
             xg_config_print_reference(gw_config_keys, gw_config_key_count, "xmrgate-gateway");
             return 0;
-        case 'v': puts("xmrgate-gateway " GATEWAY_VERSION); return 0;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'v':
+            puts("xmrgate-gateway " GATEWAY_VERSION);
+            return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
 

@@ -84,14 +84,32 @@ static bool apply_tenant_rows(struct pgsync *sync, PGresult *res)
     return true;
 }
 
+/* Streams the full load a row at a time (PQsetSingleRowMode): holding a million rows in
+ * one PGresult first more than doubled the gateway's peak memory (docs/BENCHMARKS.md). */
+static bool stream_all_tenants(struct pgsync *sync)
+{
+    PGconn *conn = xg_pg_conn(sync->pg);
+    if (!conn || !PQsendQueryPrepared(conn, "gw_tenants_all", 0, NULL, NULL, NULL, 0))
+        return false;
+    bool ok = PQsetSingleRowMode(conn) == 1;
+    PGresult *res;
+    while ((res = PQgetResult(conn)) != NULL) {
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_SINGLE_TUPLE)
+            ok = ok && apply_tenant_rows(sync, res);
+        else if (st != PGRES_TUPLES_OK) {
+            xg_log(XG_LOG_WARN, "tenants_load_failed", "%s", PQresultErrorMessage(res));
+            ok = false;
+        }
+        PQclear(res); /* every result is read, so the connection is usable afterwards */
+    }
+    return ok;
+}
+
 static bool load_all_tenants(struct pgsync *sync)
 {
     sync->generation++;
-    PGresult *res = xg_pg_exec(sync->pg, "gw_tenants_all", 0, NULL);
-    if (!res)
-        return false;
-    bool ok = apply_tenant_rows(sync, res);
-    PQclear(res);
+    bool ok = stream_all_tenants(sync);
     if (ok) {
         size_t gone = tenants_sweep(sync->tenants, sync->generation);
         xg_log(XG_LOG_INFO, "tenants_loaded", "%zu tenants (%zu removed)",

@@ -134,8 +134,8 @@ static void on_probe_done(const struct up_result *res, void *arg)
 }
 
 static bool submit_call(struct prober *p, const struct prober_node *n, const char *path,
-                        const char *body, bool is_header, void (*done)(const struct up_result *,
-                                                                        void *))
+                        const char *body, bool is_header,
+                        void (*done)(const struct up_result *, void *))
 {
     struct probe_call *call = malloc(sizeof *call);
     if (!call)
@@ -201,11 +201,11 @@ static void log_transition(const struct prober_node *n, bool was_dropped)
                (long long)n->h.last.height, n->h.ema_ms);
     else
         xg_log(XG_LOG_WARN, "node_down", "node %s is down (%s)", n->info.name,
-               !n->h.last.responded       ? "no answer"
-               : !n->h.last.status_ok     ? "status not OK"
-               : !n->h.last.synchronized  ? "not synchronized"
-               : n->h.last.busy_syncing   ? "busy syncing"
-                                          : "behind its target height");
+               !n->h.last.responded      ? "no answer"
+               : !n->h.last.status_ok    ? "status not OK"
+               : !n->h.last.synchronized ? "not synchronized"
+               : n->h.last.busy_syncing  ? "busy syncing"
+                                         : "behind its target height");
 }
 
 /* Folds the answers in; lock held. */
@@ -222,8 +222,7 @@ static void observe_round(struct prober *p, int64_t now)
         free(n->header_body);
         n->info_body = n->header_body = NULL;
         bool was_dropped = n->h.dropped;
-        if (health_node_observe(&n->h, &probe, now, &p->opt.health) ||
-            n->h.dropped != was_dropped)
+        if (health_node_observe(&n->h, &probe, now, &p->opt.health) || n->h.dropped != was_dropped)
             log_transition(n, was_dropped);
     }
 }
@@ -312,9 +311,9 @@ static void refresh_chain(struct prober *p, const struct health_quorum *q)
     if (!ok)
         return;
     if (p->chain_n > 0) {
-        int64_t fork = health_fork_point((const char(*)[HEALTH_HASH_LEN + 1])p->chain,
-                                         p->chain_n, p->chain_first,
-                                         (const char(*)[HEALTH_HASH_LEN + 1])fresh, n, first);
+        int64_t fork =
+            health_fork_point((const char(*)[HEALTH_HASH_LEN + 1]) p->chain, p->chain_n,
+                              p->chain_first, (const char(*)[HEALTH_HASH_LEN + 1]) fresh, n, first);
         int64_t old_top = p->chain_first + (int64_t)p->chain_n - 1;
         /* A chain that got shorter lost its blocks above the new top. */
         if (top < old_top && (fork == INT64_MAX || fork > top))
@@ -322,11 +321,15 @@ static void refresh_chain(struct prober *p, const struct health_quorum *q)
         if (fork != INT64_MAX)
             cache_reorg(p->cache, fork);
         if (fork < 0)
-            xg_log(XG_LOG_WARN, "reorg", "the quorum chain changed deeper than %d blocks: "
-                   "cache purged", HEALTH_REORG_MAX);
+            xg_log(XG_LOG_WARN, "reorg",
+                   "the quorum chain changed deeper than %d blocks: "
+                   "cache purged",
+                   HEALTH_REORG_MAX);
         else if (fork != INT64_MAX)
-            xg_log(XG_LOG_WARN, "reorg", "the quorum chain changed above height %lld: cache "
-                   "epoch bumped", (long long)fork);
+            xg_log(XG_LOG_WARN, "reorg",
+                   "the quorum chain changed above height %lld: cache "
+                   "epoch bumped",
+                   (long long)fork);
     }
     memcpy(p->chain, fresh, n * sizeof fresh[0]);
     p->chain_n = n;
@@ -339,7 +342,7 @@ static void publish_quorum(struct prober *p, const struct health_quorum *q)
     for (size_t i = 0; i < p->count; i++) {
         struct prober_node *n = &p->nodes[i];
         n->tip_distance =
-            health_tip_distance(n->h.history, q, (const char(*)[HEALTH_HASH_LEN + 1])p->chain,
+            health_tip_distance(n->h.history, q, (const char(*)[HEALTH_HASH_LEN + 1]) p->chain,
                                 p->chain_n, p->chain_first);
         if (n->h.up && !n->h.dropped && n->tip_distance == 0)
             healthy++;
@@ -560,16 +563,16 @@ json_t *prober_status(struct prober *p)
         const struct prober_node *n = &p->nodes[i];
         static const char *const breakers[] = {"closed", "open", "half-open"};
         json_array_append_new(
-            nodes, json_pack("{s:s,s:b,s:b,s:I,s:I,s:f,s:s,s:s}", "name", n->info.name, "up",
-                             n->h.up, "dropped", n->h.dropped, "height",
-                             (json_int_t)n->h.last.height, "tip_distance",
-                             (json_int_t)n->tip_distance, "ema_ms", n->h.ema_ms, "breaker",
-                             breakers[n->h.breaker], "top_hash", n->h.last.top_hash));
+            nodes,
+            json_pack("{s:s,s:b,s:b,s:I,s:I,s:f,s:s,s:s}", "name", n->info.name, "up", n->h.up,
+                      "dropped", n->h.dropped, "height", (json_int_t)n->h.last.height,
+                      "tip_distance", (json_int_t)n->tip_distance, "ema_ms", n->h.ema_ms, "breaker",
+                      breakers[n->h.breaker], "top_hash", n->h.last.top_hash));
     }
-    json_t *status = json_pack("{s:o,s:{s:b,s:b,s:I,s:s,s:I}}", "nodes", nodes, "quorum",
-                               "known", p->quorum.known, "degraded", p->quorum.degraded,
-                               "height", (json_int_t)p->quorum.height, "hash", p->quorum.hash,
-                               "healthy", (json_int_t)p->quorum.healthy);
+    json_t *status = json_pack("{s:o,s:{s:b,s:b,s:I,s:s,s:I}}", "nodes", nodes, "quorum", "known",
+                               p->quorum.known, "degraded", p->quorum.degraded, "height",
+                               (json_int_t)p->quorum.height, "hash", p->quorum.hash, "healthy",
+                               (json_int_t)p->quorum.healthy);
     pthread_mutex_unlock(&p->lock);
     return status;
 }

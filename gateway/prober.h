@@ -51,8 +51,8 @@ struct prober *prober_start(const struct prober_options *opt, struct node_regist
 void prober_stop(struct prober *p);
 
 struct prober_quorum {
-    bool known;    /* at least one round has found a tip */
-    bool degraded; /* no majority: serving from the highest node */
+    bool known;     /* at least one round has found a tip */
+    bool degraded;  /* no majority: serving from the highest node */
     int64_t height; /* chain length at the quorum tip */
     char hash[HEALTH_HASH_LEN + 1];
     size_t healthy; /* nodes up and on the tip */
@@ -61,9 +61,9 @@ struct prober_quorum {
 struct prober_quorum prober_quorum(struct prober *p);
 
 struct prober_pick {
-    bool need_tip;       /* only nodes on the quorum tip (else: within historical_lag) */
-    bool want_full;      /* full (unpruned) nodes first; pruned ones only when none is up */
-    int32_t exclude_id;  /* a node not to return (0: none) */
+    bool need_tip;      /* only nodes on the quorum tip (else: within historical_lag) */
+    bool want_full;     /* full (unpruned) nodes first; pruned ones only when none is up */
+    int32_t exclude_id; /* a node not to return (0: none) */
 };
 
 /* Up to max nodes that may serve now, best first (gateway/rank.h), rotating among equals.

@@ -15,22 +15,12 @@
 #define PROXY_MAX_BROADCAST  16
 
 enum proxy_phase {
-    PHASE_READ,       /* rank 1, then once rank 2 on a failure */
-    PHASE_FULL_NODE,  /* a pruned answer, asked again of a full node */
-    PHASE_CONFIRM,    /* a negative answer, asked again of a second node on the tip */
+    PHASE_READ,      /* rank 1, then once rank 2 on a failure */
+    PHASE_FULL_NODE, /* a pruned answer, asked again of a full node */
+    PHASE_CONFIRM,   /* a negative answer, asked again of a second node on the tip */
 };
 
 enum store_kind { STORE_NONE, STORE_TIP, STORE_IMMUTABLE };
-
-/* What an answer looked like to the rules below. */
-struct answer_facts {
-    bool json;        /* parsed as a JSON object */
-    bool ok;          /* status "OK" (or a JSON-RPC result without a status) and no error */
-    bool busy;        /* status "BUSY" */
-    bool pruned;      /* some transaction came back without its prunable part */
-    size_t negatives; /* transactions missing, key images unspent */
-    int64_t min_height; /* the lowest block height the answer describes, -1 unknown */
-};
 
 struct broadcast_slot {
     struct node_info node;
@@ -50,15 +40,15 @@ struct proxy_work {
     enum proxy_phase phase;
     struct node_info candidates[PROXY_MAX_CANDIDATES];
     size_t ncandidates, next; /* next: the candidate the next attempt uses */
-    struct node_info current;  /* the node of the attempt in flight */
-    unsigned failures;         /* failed attempts so far (a retry is allowed after 1) */
+    struct node_info current; /* the node of the attempt in flight */
+    unsigned failures;        /* failed attempts so far (a retry is allowed after 1) */
     bool want_full, need_tip;
     /* A negative or pruned answer held while a second node is asked. */
     char *held_body;
     size_t held_len;
     long held_status;
     char held_type[96];
-    struct answer_facts held_facts;
+    struct proxy_answer_facts held_facts;
     /* Caching of this request's answer. */
     enum store_kind store;
     uint8_t key[CACHE_KEY_LEN];
@@ -123,13 +113,13 @@ static bool is_zero_hash(const char *s)
     return true;
 }
 
-static void note_height(struct answer_facts *f, const json_t *h)
+static void note_height(struct proxy_answer_facts *f, const json_t *h)
 {
     if (json_is_integer(h) && (f->min_height < 0 || json_integer_value(h) < f->min_height))
         f->min_height = json_integer_value(h);
 }
 
-static void read_facts(const char *body, size_t len, struct answer_facts *f)
+void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f)
 {
     memset(f, 0, sizeof *f);
     f->min_height = -1;
@@ -139,10 +129,10 @@ static void read_facts(const char *body, size_t len, struct answer_facts *f)
     f->json = true;
     const json_t *obj = answer_object(root);
     const char *status = json_string_value(json_object_get(obj, "status"));
-    bool is_rpc_result = obj != root;
+    /* A JSON-RPC result that is not an object (on_get_block_hash's hash) has no status. */
+    bool is_rpc_result = json_object_get(root, "result") != NULL;
     f->busy = status && strcmp(status, "BUSY") == 0;
-    f->ok = !json_object_get(root, "error") &&
-            (status ? strcmp(status, "OK") == 0 : is_rpc_result);
+    f->ok = !json_object_get(root, "error") && (status ? strcmp(status, "OK") == 0 : is_rpc_result);
     size_t i;
     const json_t *item;
     /* get_transactions: missing ones, pool ones (not immutable), pruned ones. */
@@ -158,10 +148,13 @@ static void read_facts(const char *body, size_t len, struct answer_facts *f)
         else if (f->min_height != -2)
             note_height(f, json_object_get(item, "block_height"));
     }
+    /* on_get_block_hash: an all-zero hash means "no block at that height" (yet). */
+    const char *bare = json_string_value(json_object_get(root, "result"));
+    if (bare && is_zero_hash(bare))
+        f->negatives++;
     /* is_key_image_spent: 0 = unspent. */
-    json_array_foreach(json_object_get(obj, "spent_status"), i, item)
-        if (json_integer_value(item) == 0)
-            f->negatives++;
+    json_array_foreach(json_object_get(obj, "spent_status"), i,
+                       item) if (json_integer_value(item) == 0) f->negatives++;
     if (f->min_height != -2) {
         note_height(f, json_object_get(json_object_get(obj, "block_header"), "height"));
         json_array_foreach(json_object_get(obj, "headers"), i, item)
@@ -179,8 +172,7 @@ static void add_header(struct gw_request *req, const char *name, const char *val
 {
     for (size_t i = 0; i < req->nextra_headers; i++) {
         if (strcmp(req->extra_headers[i].name, name) == 0) {
-            snprintf(req->extra_headers[i].value, sizeof req->extra_headers[i].value, "%s",
-                     value);
+            snprintf(req->extra_headers[i].value, sizeof req->extra_headers[i].value, "%s", value);
             return;
         }
     }
@@ -271,8 +263,8 @@ static bool immutable_request_cacheable(const struct gw_request *req, int64_t ti
     if (strcmp(name, "get_block_header_by_hash") == 0 || strcmp(name, "/get_transactions") == 0) {
         ok = true; /* by hash; the answer's heights decide the epoch */
     } else if (strcmp(name, "get_block") == 0) {
-        ok = json_object_get(params, "hash") ||
-             (json_params_int(params, "height", &h) && h <= deep);
+        ok =
+            json_object_get(params, "hash") || (json_params_int(params, "height", &h) && h <= deep);
     } else if (strcmp(name, "get_block_header_by_height") == 0) {
         ok = json_params_int(params, "height", &h) && h <= deep;
     } else if (strcmp(name, "get_block_headers_range") == 0) {
@@ -303,8 +295,7 @@ struct store_plan {
     uint64_t generation;
 };
 
-static void plan_store(struct gw_request *req, const struct prober_quorum *q,
-                       struct store_plan *px)
+static void plan_store(struct gw_request *req, const struct prober_quorum *q, struct store_plan *px)
 {
     px->store = STORE_NONE;
     if (!q->known || req->endpoint == GW_EP_BIN)
@@ -338,7 +329,7 @@ static char *stored_form(const struct gw_request *req, const char *body, size_t 
 }
 
 static void store_answer(struct gw_request *req, long http, const char *body, size_t len,
-                         const struct answer_facts *f)
+                         const struct proxy_answer_facts *f)
 {
     struct proxy_work *px = req->px;
     if (px->store == STORE_NONE || http != 200 || !f->ok || f->busy || f->negatives > 0)
@@ -392,8 +383,8 @@ static bool render_hit(struct gw_request *req, char *stored, size_t len, bool im
             return false;
         cache_patch_tip_fields(root, chain_length);
         if (req->endpoint == GW_EP_JSONRPC)
-            json_object_set_new(root, "id", req->rpc_id ? json_incref(req->rpc_id)
-                                                        : json_integer(0));
+            json_object_set_new(root, "id",
+                                req->rpc_id ? json_incref(req->rpc_id) : json_integer(0));
         body = jsonrpc_dump(root, &out_len);
         json_decref(root);
     }
@@ -416,10 +407,10 @@ struct refresh_job {
 static void on_refresh_done(const struct up_result *res, void *arg)
 {
     struct refresh_job *job = arg;
-    struct answer_facts f;
+    struct proxy_answer_facts f;
     bool stored = false;
     if (res->outcome == UP_OK && res->http_status == 200) {
-        read_facts(res->body, res->body_len, &f);
+        proxy_read_facts(res->body, res->body_len, &f);
         if (f.ok && !f.busy) {
             size_t len = 0;
             char *body = job->jsonrpc ? cache_strip_id(res->body, res->body_len, &len) : NULL;
@@ -427,13 +418,12 @@ static void on_refresh_done(const struct up_result *res, void *arg)
                 memcpy(body, res->body, res->body_len + 1);
                 len = res->body_len;
             }
-            stored = body && cache_put(job->ctx->cache, job->key, body, len,
-                                       job->ctx->tip_ttl_ms, 0, 0, now_ms());
+            stored = body && cache_put(job->ctx->cache, job->key, body, len, job->ctx->tip_ttl_ms,
+                                       0, 0, now_ms());
             free(body);
         }
     }
-    prober_report(job->ctx->prober, job->node_id,
-                  res->outcome == UP_OK && res->http_status < 500);
+    prober_report(job->ctx->prober, job->node_id, res->outcome == UP_OK && res->http_status < 500);
     if (!stored)
         cache_refresh_failed(job->ctx->cache, job->key);
     free(job);
@@ -449,9 +439,8 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         cache_refresh_failed(req->ctx->cache, key);
         return;
     }
-    *job = (struct refresh_job){.ctx = req->ctx,
-                                .jsonrpc = req->endpoint == GW_EP_JSONRPC,
-                                .node_id = node.id};
+    *job = (struct refresh_job){
+        .ctx = req->ctx, .jsonrpc = req->endpoint == GW_EP_JSONRPC, .node_id = node.id};
     memcpy(job->key, key, CACHE_KEY_LEN);
     char url[512];
     snprintf(url, sizeof url, "%s%s", node.url, req->rest);
@@ -535,12 +524,12 @@ static bool wants_full_node(const struct gw_request *req)
     return !prune;
 }
 
-static size_t pick_nodes(struct gw_request *req, bool need_tip, bool want_full,
-                         int32_t exclude_id, bool full_only)
+static size_t pick_nodes(struct gw_request *req, bool need_tip, bool want_full, int32_t exclude_id,
+                         bool full_only)
 {
     struct proxy_work *px = req->px;
-    struct prober_pick pick = {.need_tip = need_tip, .want_full = want_full,
-                               .exclude_id = exclude_id};
+    struct prober_pick pick = {
+        .need_tip = need_tip, .want_full = want_full, .exclude_id = exclude_id};
     px->ncandidates = prober_rank(req->ctx->prober, &pick, px->candidates, PROXY_MAX_CANDIDATES);
     if (full_only) {
         size_t n = 0;
@@ -578,7 +567,7 @@ static void answer_held(struct gw_request *req)
 }
 
 static void hold_answer(struct proxy_work *px, const struct up_result *res,
-                        const struct answer_facts *f)
+                        const struct proxy_answer_facts *f)
 {
     release_held(px);
     px->held_status = res->http_status;
@@ -594,22 +583,22 @@ static bool start_phase(struct gw_request *req, enum proxy_phase phase)
     struct proxy_work *px = req->px;
     int32_t first = px->current.id;
     px->phase = phase;
-    size_t n = phase == PHASE_FULL_NODE
-                   ? pick_nodes(req, px->need_tip, true, first, true)
-                   : pick_nodes(req, true, px->want_full, first, false);
+    size_t n = phase == PHASE_FULL_NODE ? pick_nodes(req, px->need_tip, true, first, true)
+                                        : pick_nodes(req, true, px->want_full, first, false);
     return n > 0 && submit_attempt(req);
 }
 
 static bool may_retry(const struct gw_request *req)
 {
     const struct proxy_work *px = req->px;
-    return px->failures < GW_MAX_ATTEMPTS && px->next < px->ncandidates &&
+    /* A write is never sent twice (broadcasts have their own path). */
+    return !req->info->writes && px->failures < GW_MAX_ATTEMPTS && px->next < px->ncandidates &&
            now_us() < req->deadline_us;
 }
 
 /* A usable answer in the read phase: checks it for pruned data and negatives first. */
 static void on_read_answer(struct gw_request *req, const struct up_result *res,
-                           const struct answer_facts *f)
+                           const struct proxy_answer_facts *f)
 {
     struct proxy_work *px = req->px;
     bool needs_full = req->info->needs_full_node != METHOD_FULL_NO && px->want_full;
@@ -640,8 +629,7 @@ static void on_read_answer(struct gw_request *req, const struct up_result *res,
         return;
     }
     store_answer(req, res->http_status, res->body, res->body_len, f);
-    set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
-               res->content_type);
+    set_answer(req, res->http_status, up_result_take_body(res), res->body_len, res->content_type);
     finish(req);
 }
 
@@ -649,17 +637,19 @@ static void on_node_done(const struct up_result *res, void *arg)
 {
     struct gw_request *req = arg;
     struct proxy_work *px = req->px;
-    struct answer_facts f = {.min_height = -1};
+    struct proxy_answer_facts f = {.min_height = -1};
     bool json_answer = res->outcome == UP_OK && req->endpoint != GW_EP_BIN;
     if (json_answer)
-        read_facts(res->body, res->body_len, &f);
-    bool failed = proxy_retryable(res->outcome, res->http_status) || f.busy ||
-                  res->outcome != UP_OK;
+        proxy_read_facts(res->body, res->body_len, &f);
+    bool failed =
+        proxy_retryable(res->outcome, res->http_status) || f.busy || res->outcome != UP_OK;
     prober_report(req->ctx->prober, px->current.id, !failed);
     if (failed) {
         px->failures++;
         xg_log(XG_LOG_DEBUG, "node_attempt_failed", "node %s: %s (HTTP %ld)", px->current.name,
-               f.busy ? "BUSY" : res->error ? res->error : up_outcome_name(res->outcome),
+               f.busy       ? "BUSY"
+               : res->error ? res->error
+                            : up_outcome_name(res->outcome),
                res->http_status);
         if (may_retry(req) && submit_attempt(req))
             return;
@@ -691,7 +681,7 @@ static void on_node_done(const struct up_result *res, void *arg)
 static bool submit_attempt(struct gw_request *req)
 {
     struct proxy_work *px = req->px;
-    /* Skip candidates whose breaker closed on them since ranking. */
+    /* Skip candidates whose breaker opened since ranking. */
     while (px->next < px->ncandidates &&
            !prober_attempt_begin(req->ctx->prober, px->candidates[px->next].id))
         px->next++;
@@ -703,8 +693,8 @@ static bool submit_attempt(struct gw_request *req)
     /* The allow-list: nothing of the client's reaches a node but its body. */
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     int64_t left_ms = (req->deadline_us - now_us()) / 1000;
-    long timeout = (long)(left_ms < req->ctx->node_timeout_ms ? left_ms
-                                                              : req->ctx->node_timeout_ms);
+    long timeout =
+        (long)(left_ms < req->ctx->node_timeout_ms ? left_ms : req->ctx->node_timeout_ms);
     if (timeout < 1)
         timeout = 1;
     struct up_job job = {
@@ -772,8 +762,8 @@ static void broadcast_finish(struct gw_request *req)
     struct broadcast_slot *best = NULL;
     for (size_t i = 0; i < px->nslots; i++) {
         struct broadcast_slot *s = &px->slots[i];
-        int w = snprintf(header + used, sizeof header - used, "%s%s=%s", i ? "," : "",
-                         s->node.name, slot_word(s->outcome));
+        int w = snprintf(header + used, sizeof header - used, "%s%s=%s", i ? "," : "", s->node.name,
+                         slot_word(s->outcome));
         if (w > 0 && (size_t)w < sizeof header - used)
             used += (size_t)w;
         if (s->outcome == BC_ACCEPTED && (!best || best->outcome != BC_ACCEPTED))
@@ -804,8 +794,8 @@ static void on_broadcast_done(const struct up_result *res, void *arg)
     s->http = res->http_status;
     s->outcome = BC_FAILED;
     if (res->outcome == UP_OK && res->http_status == 200) {
-        struct answer_facts f;
-        read_facts(res->body, res->body_len, &f);
+        struct proxy_answer_facts f;
+        proxy_read_facts(res->body, res->body_len, &f);
         /* status OK covers "already in the pool" (not_relayed) too. */
         s->outcome = f.ok ? BC_ACCEPTED : f.json ? BC_REJECTED : BC_FAILED;
         s->len = res->body_len;
@@ -857,9 +847,8 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
             .body_len = req->forward_len,
             .headers = json_headers,
             .nheaders = 1,
-            .timeout_ms = (long)(left_ms < req->ctx->node_timeout_ms
-                                     ? (left_ms > 0 ? left_ms : 1)
-                                     : req->ctx->node_timeout_ms),
+            .timeout_ms = (long)(left_ms < req->ctx->node_timeout_ms ? (left_ms > 0 ? left_ms : 1)
+                                                                     : req->ctx->node_timeout_ms),
             .verify_tls = true,
             .on_done = on_broadcast_done,
             .arg = call,

@@ -29,6 +29,8 @@
 #define PROXY_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "request.h"
 
@@ -44,6 +46,19 @@ __attribute__((warn_unused_result)) bool proxy_dispatch(struct gw_request *req);
 
 /* Frees proxy's per-request state; called once from the completion callback. */
 void proxy_request_free(struct gw_request *req);
+
+/* What a node's JSON answer says, as the routing and caching rules read it. */
+struct proxy_answer_facts {
+    bool json;          /* a JSON object */
+    bool ok;            /* status "OK" (or a JSON-RPC result without a status), no error */
+    bool busy;          /* status "BUSY": the node is syncing, ask another */
+    bool pruned;        /* a transaction came back without its prunable part */
+    size_t negatives;   /* transactions missing, key images unspent: to be confirmed */
+    int64_t min_height; /* lowest block height it describes; -1 none, -2 a pool tx */
+};
+
+/* Pure: reads an answer body (JSON-RPC or plain JSON; anything else is not json). */
+void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f);
 
 /* Pure: whether an attempt's outcome allows trying the next node for a read. */
 bool proxy_retryable(int outcome, long http_status);

@@ -14,8 +14,8 @@
 #include "nodes.h"
 
 struct rank_input {
-    size_t index;             /* the caller's index, copied to the output order */
-    int64_t tip_distance;     /* 0 on the quorum tip, k > 0 blocks behind */
+    size_t index;         /* the caller's index, copied to the output order */
+    int64_t tip_distance; /* 0 on the quorum tip, k > 0 blocks behind */
     enum node_priority priority;
     double ema_ms;
 };

@@ -105,12 +105,12 @@ void rl_table_free(struct rl_table *t)
     if (!t)
         return;
     struct cds_lfht_iter iter;
-    struct rl_entry *e;
+    struct cds_lfht_node *node;
     rcu_read_lock();
-    cds_lfht_for_each_entry(t->ht, &iter, e, node)
-    {
-        if (cds_lfht_del(t->ht, &e->node) == 0)
-            call_rcu(&e->rcu, free_entry_rcu);
+    for (cds_lfht_first(t->ht, &iter); (node = cds_lfht_iter_get_node(&iter)) != NULL;
+         cds_lfht_next(t->ht, &iter)) {
+        if (cds_lfht_del(t->ht, node) == 0)
+            call_rcu(&caa_container_of(node, struct rl_entry, node)->rcu, free_entry_rcu);
     }
     rcu_read_unlock();
     rcu_barrier();
@@ -177,10 +177,11 @@ size_t rl_sweep(struct rl_table *t, int64_t now_us, int64_t idle_us)
 {
     size_t dropped = 0;
     struct cds_lfht_iter iter;
-    struct rl_entry *e;
+    struct cds_lfht_node *node;
     rcu_read_lock();
-    cds_lfht_for_each_entry(t->ht, &iter, e, node)
-    {
+    for (cds_lfht_first(t->ht, &iter); (node = cds_lfht_iter_get_node(&iter)) != NULL;
+         cds_lfht_next(t->ht, &iter)) {
+        struct rl_entry *e = caa_container_of(node, struct rl_entry, node);
         entry_lock(e);
         int64_t last = e->bucket.last_us;
         entry_unlock(e);

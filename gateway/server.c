@@ -95,8 +95,7 @@ static enum MHD_Result answer_error(struct gw_request *req, unsigned status, int
 }
 
 /* 401 with the Digest challenge first and Basic second, each in its own header. */
-static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale,
-                                           const char *message)
+static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale, const char *message)
 {
     char digest[DIGEST_CHALLENGE_SIZE], basic[256];
     if (!digest_challenge(req->ctx->digest, wall_ms(), stale, digest, sizeof digest) ||
@@ -349,12 +348,11 @@ static enum MHD_Result handle_request(struct gw_request *req)
         return answer_usage(req, &tenant);
 
     enum MHD_Result rc = MHD_NO;
-    bool dispatch = req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc)
-                                                   : prepare_path(req, &rc);
+    bool dispatch =
+        req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc) : prepare_path(req, &rc);
     if (!dispatch)
         return rc;
-    if (!limits_charge(req->ctx->limits, &tenant, req->info->weight, now_unix, &req->limit,
-                       &over))
+    if (!limits_charge(req->ctx->limits, &tenant, req->info->weight, now_unix, &req->limit, &over))
         return answer_over_limit(req, &over);
     if (req->forward_len && !req->forward_body)
         return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
@@ -372,10 +370,9 @@ static enum MHD_Result handle_request(struct gw_request *req)
 static enum MHD_Result queue_node_answer(struct gw_request *req)
 {
     struct MHD_Response *resp =
-        req->answer_body
-            ? MHD_create_response_from_buffer(req->answer_len, req->answer_body,
-                                              MHD_RESPMEM_MUST_FREE)
-            : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        req->answer_body ? MHD_create_response_from_buffer(req->answer_len, req->answer_body,
+                                                           MHD_RESPMEM_MUST_FREE)
+                         : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     if (!resp)
         return MHD_NO;
     req->answer_body = NULL; /* the response owns it now */
@@ -447,9 +444,8 @@ static bool declared_too_large(struct MHD_Connection *conn, size_t max_body)
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
-                                 const char *method, const char *version,
-                                 const char *upload_data, size_t *upload_data_size,
-                                 void **con_cls)
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     struct gw_server *srv = cls;
@@ -459,8 +455,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         if (!req)
             return MHD_NO;
         *con_cls = req;
-        bool allowed = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
-                       strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+        bool allowed =
+            strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_POST) == 0;
         if (!allowed) {
             req->endpoint = GW_EP_BIN;
             const char *headers[] = {MHD_HTTP_HEADER_ALLOW, "GET, POST", NULL};
@@ -541,8 +537,8 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
         snprintf(err, errlen, "[server] bind: not an IPv4 address: %s", cfg->bind);
         goto fail;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
     bool tls = cfg->tls_cert[0] != '\0';
     if (tls) {
         srv->tls_cert = read_file(cfg->tls_cert);
@@ -565,8 +561,8 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
         {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
         {MHD_OPTION_END, 0, NULL},
     };
-    srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_ARRAY,
-                                   options, MHD_OPTION_END);
+    srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_ARRAY, options,
+                                   MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%ld%s", cfg->bind, (long)cfg->port,
                  tls ? " (TLS)" : "");
@@ -582,8 +578,7 @@ fail:
 
 uint16_t gw_server_port(const struct gw_server *srv)
 {
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
 }
 

@@ -159,9 +159,9 @@ bool tenants_upsert(struct tenant_store *store, const struct tenant_row *row, ui
     struct cds_lfht_node *replaced_token =
         cds_lfht_add_replace(store->by_token, hash_token(fresh->row.token_hash), match_token,
                              fresh->row.token_hash, &fresh->by_token);
-    struct cds_lfht_node *replaced_handle =
-        cds_lfht_add_replace(store->by_handle, hash_bytes(fresh->row.handle, strlen(fresh->row.handle)),
-                             match_handle, fresh->row.handle, &fresh->by_handle);
+    struct cds_lfht_node *replaced_handle = cds_lfht_add_replace(
+        store->by_handle, hash_bytes(fresh->row.handle, strlen(fresh->row.handle)), match_handle,
+        fresh->row.handle, &fresh->by_handle);
     cds_lfht_add_replace(store->by_id, hash_id(row->id), match_id, &fresh->row.id, &fresh->by_id);
     /* A token or handle that moved to another tenant id displaces that tenant's key;
      * the database's unique constraints make this a transient state only. */
@@ -193,10 +193,13 @@ size_t tenants_sweep(struct tenant_store *store, uint64_t generation)
 {
     size_t removed = 0;
     struct cds_lfht_iter iter;
-    struct tenant *t;
+    struct cds_lfht_node *node;
     rcu_read_lock();
-    cds_lfht_for_each_entry(store->by_id, &iter, t, by_id)
-    {
+    /* Iterated by hand: cds_lfht_for_each_entry forms its end pointer from NULL. */
+    cds_lfht_first(store->by_id, &iter);
+    while ((node = cds_lfht_iter_get_node(&iter)) != NULL) {
+        struct tenant *t = caa_container_of(node, struct tenant, by_id);
+        cds_lfht_next(store->by_id, &iter);
         if (t->generation < generation && cds_lfht_del(store->by_id, &t->by_id) == 0) {
             unlink_keys(store, t);
             store->count--;

@@ -21,9 +21,17 @@ XG_PACKAGES=(
 	monero postgresql
 	# test, benchmark and proxy tools
 	jq curl wrk haproxy nginx-light zbar-tools
-	# process and socket tools the scripts use (pgrep, ss)
-	procps iproute2
+	# the browser tests (tests/e2e): playwright-core from npm drives Debian's chromium;
+	# zbarimg decodes the invoice QR codes
+	chromium nodejs
+	# promtool (checks the alert rules and the metrics exposition)
+	prometheus
+	# process and socket tools the scripts use (pgrep, ss); openssl makes the stack's keys
+	procps iproute2 openssl
 )
+# Debian's nodejs comes without npm; a Node.js installed with its own npm (NodeSource)
+# conflicts with Debian's npm package, so ask for it only when the command is missing.
+command -v npm >/dev/null 2>&1 || XG_PACKAGES+=(npm)
 
 missing_packages() {
 	local installed p
@@ -66,7 +74,7 @@ stop_packaged_services() {
 					done
 			fi
 			;;
-		nginx-light | haproxy)
+		nginx-light | haproxy | prometheus)
 			local svc=${p%-light}
 			if [[ -x /etc/init.d/$svc ]] && service "$svc" status >/dev/null 2>&1; then
 				echo "deps: stopping the packaged $svc service"

@@ -27,6 +27,7 @@ cat >"$DIR/billing.ini" <<EOF2
 port = $PORT
 [admin]
 port = $((PORT + 1))
+token = bench-admin
 [database]
 url = $BENCH_URL
 migrations_dir = $REPO/migrations
@@ -70,8 +71,9 @@ q "ANALYZE"
 "$REPO/bin/xmrgate-billing" --config "$DIR/billing.ini" >"$DIR/billing.log" 2>&1 &
 BPID=$!
 trap 'kill $BPID 2>/dev/null; wait $BPID 2>/dev/null || true; [[ ${XG_BENCH_KEEP:-0} == 1 ]] || psql -X -q "postgresql://$PGUSER@$PGHOST:$PGPORT/postgres" -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true' EXIT
-status() { curl -s "http://127.0.0.1:$((PORT + 1))/status"; }
-xg_wait_until 20 bash -c "curl -s http://127.0.0.1:$((PORT + 1))/status | jq -e '.cycles >= 3' >/dev/null"
+status() { curl -s -H 'Authorization: Bearer bench-admin' "http://127.0.0.1:$((PORT + 1))/status"; }
+enough_cycles() { status | jq -e '.cycles >= 3' >/dev/null; }
+xg_wait_until 20 enough_cycles
 
 tup() { q "SELECT coalesce(sum(seq_tup_read), 0) + coalesce(sum(idx_tup_fetch), 0) FROM pg_stat_user_tables"; }
 sample() { # N: prints the durations (µs) of N successive cycles

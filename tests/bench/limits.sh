@@ -6,11 +6,12 @@
 #
 # Needs a running stack (scripts/stack.sh start; XG_VAR / XG_PORT_BASE select it) and
 # wrk. Works in its own database (xmrgate_limits_bench on the stack's PostgreSQL, dropped
-# at the end) and on ports XG_PORT_BASE+80..+83.
+# at the end) and on ports XG_PORT_BASE+86..+87.
 #   1. throughput, limits on vs off ([limits] enabled), of get_block_count over /json_rpc
 #      for one hot tenant and for 10,000 tenants round-robin (a path token per request);
 #   2. RSS of a gateway holding 1,000,000 tenants loaded from PostgreSQL, and how long
 #      the full load takes (pgsync's tenants_loaded log line vs the start).
+# LIMITS_BENCH_TENANTS changes the 1,000,000; LIMITS_BENCH_SKIP_THROUGHPUT=1 runs only 2.
 # Prints Markdown for docs/BENCHMARKS.md ("## Tenant limits").
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,7 +26,7 @@ set +a
 base_url=${DATABASE_URL%/*}
 db=$base_url/xmrgate_limits_bench
 key=$(printf 'ab%.0s' {1..32})
-port=$((XG_PORT_BASE + 80))
+port=$((XG_PORT_BASE + 86))
 work=$(mktemp -d)
 gw_pid=
 cleanup() {
@@ -54,15 +55,19 @@ add_tenants() { # FROM TO
 }
 token() { printf 'xg_%042dA' "$1"; }
 
-start_gateway() { # ENABLED
-	local t0 log=$work/gateway.log
+start_gateway() { # ENABLED [READY_TIMEOUT_S]
+	local t0 log=$work/gateway.log wait_s=${2:-60}
 	: >"$log"
+	for _ in $(seq 100); do # the previous instance's port is released asynchronously
+		ss -Hltn "sport = :$port or sport = :$((port + 1))" | grep -q . || break
+		sleep 0.1
+	done
 	t0=$(date +%s.%N)
 	XMRGATE_DATABASE_URL=$db XMRGATE_AUTH_HA1_KEY=$key XMRGATE_SERVER_PORT=$port \
 		XMRGATE_ADMIN_PORT=$((port + 1)) XMRGATE_SERVER_THREADS=2 XMRGATE_LIMITS_ENABLED=$1 \
 		"$REPO/bin/xmrgate-gateway" >"$log" 2>&1 &
 	gw_pid=$!
-	for _ in $(seq 600); do
+	for _ in $(seq $((wait_s * 10))); do
 		curl -sf -o /dev/null "http://127.0.0.1:$((port + 1))/readyz" && break
 		sleep 0.1
 	done
@@ -95,7 +100,11 @@ printf '{"jsonrpc":"2.0","id":1,"method":"get_block_count"}' >"$work/body"
 hot=$(token 1)
 
 declare -A R
-for enabled in false true; do
+R=([hot_false]="0 - - 0" [hot_true]="0 - - 0" [many_false]="0 - - 0" [many_true]="0 - - 0"
+	[rss_true]="0 0" [rss_false]="0 0")
+phases="false true"
+[[ ${LIMITS_BENCH_SKIP_THROUGHPUT:-0} != 1 ]] || phases=""
+for enabled in $phases; do
 	start_gateway "$enabled"
 	curl -s -o /dev/null --data-binary @"$work/body" "http://127.0.0.1:$port/v1/$hot/json_rpc"
 	R[hot_$enabled]=$(BODY_FILE=$work/body CONTENT_TYPE=application/json \
@@ -110,19 +119,6 @@ done
 used=$(q "SELECT coalesce(sum(used), 0) FROM usage_daily")
 tenants_used=$(q "SELECT count(*) FROM usage_daily")
 
-# 1,000,000 tenants.
-t_ins=$(date +%s.%N)
-add_tenants 10001 "$BIG"
-t_ins=$(echo "$(date +%s.%N) - $t_ins" | bc)
-start_gateway true
-loaded=$(grep -h '"tenants_loaded"' "$work/gateway.log" | head -n 1)
-load_ms=$(jq -rn --arg t0 "$START_T0" --argjson l "$loaded" \
-	'(($l.ts | sub("\\.[0-9]+Z$"; "Z") | fromdate) + ($l.ts | capture("\\.(?<ms>[0-9]+)Z").ms | tonumber / 1000) - ($t0 | tonumber)) * 1000 | floor')
-rss_big=$(rss_kib)
-st=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$work/body" \
-	"http://127.0.0.1:$port/v1/$(token "$BIG")/json_rpc")
-stop_gateway
-
 row() { # NAME KEY_OFF KEY_ON
 	local -a off on
 	read -ra off <<<"${R[$2]}"
@@ -133,7 +129,7 @@ row() { # NAME KEY_OFF KEY_ON
 }
 read -ra rss_on <<<"${R[rss_true]}"
 read -ra rss_off <<<"${R[rss_false]}"
-cat <<EOF
+[[ -z $phases ]] || cat <<EOF
 Run $(date -u +%Y-%m-%dT%H:%MZ), wrk -t2 -c$CONNS -d${DURATION}s, get_block_count over /json_rpc with a
 path token, one gateway (2 event-loop threads) in front of node A, $(nproc) cores shared with
 the load generator, PostgreSQL and monerod.
@@ -148,8 +144,25 @@ $(row "10,000 tenants round-robin" many_false many_true)
 - Gateway RSS before / after the 10,000-tenant run: limits off ${rss_off[0]} / ${rss_off[1]} KiB,
   limits on ${rss_on[0]} / ${rss_on[1]} KiB (the difference is the buckets and quota entries
   of 10,000 served tenants, plus allocator noise).
+EOF
+
+# 1,000,000 tenants.
+t_ins=$(date +%s.%N)
+add_tenants 10001 "$BIG"
+t_ins=$(echo "$(date +%s.%N) - $t_ins" | bc)
+start_gateway true 900
+loaded=$(grep -h '"tenants_loaded"' "$work/gateway.log" | head -n 1)
+load_ms=$(jq -rn --arg t0 "$START_T0" --argjson l "$loaded" \
+	'(($l.ts | sub("\\.[0-9]+Z$"; "Z") | fromdate) + ($l.ts | capture("\\.(?<ms>[0-9]+)Z").ms | tonumber / 1000) - ($t0 | tonumber)) * 1000 | floor')
+rss_big=$(rss_kib)
+hwm_big=$(awk '/^VmHWM/ {print $2}' "/proc/$gw_pid/status")
+st=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$work/body" \
+	"http://127.0.0.1:$port/v1/$(token "$BIG")/json_rpc")
+stop_gateway
+
+cat <<EOF
 - $BIG tenants: inserted in ${t_ins%.*} s (generate_series); the gateway's full load took
   ${load_ms} ms from process start to "tenants_loaded"; RSS with them loaded: $rss_big KiB
-  ($(( rss_big * 1024 / BIG )) bytes per tenant, everything included); the last tenant
-  answered HTTP $st.
+  ($(( rss_big * 1024 / BIG )) bytes per tenant, everything included; peak during the load
+  $hwm_big KiB); the last tenant answered HTTP $st.
 EOF

@@ -95,6 +95,7 @@ psql -X -q "$DATABASE_URL" -c "BEGIN; DELETE FROM nodes;
 	INSERT INTO nodes (name, url) VALUES ('a', 'http://127.0.0.1:$HA_PORT'); COMMIT;"
 XMRGATE_DATABASE_URL=$DATABASE_URL XMRGATE_AUTH_HA1_KEY=$HA1_KEY XMRGATE_SERVER_PORT=$GW_PORT \
 	XMRGATE_ADMIN_PORT=$GW_ADMIN XMRGATE_LIMITS_ENABLED=false XMRGATE_LOG_LEVEL=warn \
+	XMRGATE_ADMIN_TOKEN=bench-admin-token \
 	"$REPO/bin/xmrgate-gateway" 2>"$work/gateway.log" &
 pids+=($!)
 for _ in $(seq 200); do
@@ -155,14 +156,14 @@ echo "### get_info: tip-cache hits against nginx (static, $body_size bytes) and 
 echo
 echo "| conns | nginx static req/s | gateway tip-cache req/s | HAProxy→monerod req/s | gateway/nginx | gateway/HAProxy | p50 nginx / gw / HAProxy (µs) | p99 nginx / gw / HAProxy (µs) | failed nginx / gw / HAProxy |"
 echo "|---|---|---|---|---|---|---|---|---|"
-hits_before=$(curl -s "http://127.0.0.1:$GW_ADMIN/nodes" | jq '.cache.hits')
+hits_before=$(curl -s -H "Authorization: Bearer bench-admin-token" "http://127.0.0.1:$GW_ADMIN/nodes" | jq '.cache.hits')
 for conns in 1 16 64; do
 	read -r n_rps n_p50 n_p99 n_fail < <(run_wrk "http://127.0.0.1:$NGINX_PORT/json_rpc" "$conns")
 	read -r g_rps g_p50 g_p99 g_fail < <(run_wrk "$GW/json_rpc" "$conns")
 	read -r h_rps h_p50 h_p99 h_fail < <(run_wrk "http://127.0.0.1:$HA_PORT/json_rpc" "$conns")
 	echo "| $conns | $n_rps | $g_rps | $h_rps | $(ratio "$g_rps" "$n_rps") | $(ratio "$g_rps" "$h_rps") | $n_p50 / $g_p50 / $h_p50 | $n_p99 / $g_p99 / $h_p99 | $n_fail / $g_fail / $h_fail |"
 done
-stats=$(curl -s "http://127.0.0.1:$GW_ADMIN/nodes")
+stats=$(curl -s -H "Authorization: Bearer bench-admin-token" "http://127.0.0.1:$GW_ADMIN/nodes")
 echo
 echo "Gateway cache during the get_info runs: $(($(jq '.cache.hits' <<<"$stats") - hits_before)) hits, $(jq '.cache.misses' <<<"$stats") misses in all (one miss per new tip or TTL)."
 echo
@@ -201,7 +202,7 @@ direct=$(($(node_requests direct) - before))
 start_wallet "$W1" "127.0.0.1:$GW_PORT" "$HANDLE:$TOKEN"
 start_wallet "$W2" "127.0.0.1:$GW_PORT" "$HANDLE:$TOKEN"
 sleep 2
-c0=$(curl -s "http://127.0.0.1:$GW_ADMIN/nodes" | jq -c '.cache')
+c0=$(curl -s -H "Authorization: Bearer bench-admin-token" "http://127.0.0.1:$GW_ADMIN/nodes" | jq -c '.cache')
 before=$(node_requests)
 t0=$(date +%s%3N)
 sync_wallet "$W1" >"$work/w1" &
@@ -211,7 +212,7 @@ s2=$!
 wait "$s1" "$s2"
 both_ms=$(($(date +%s%3N) - t0))
 through=$(($(node_requests) - before))
-c1=$(curl -s "http://127.0.0.1:$GW_ADMIN/nodes" | jq -c '.cache')
+c1=$(curl -s -H "Authorization: Bearer bench-admin-token" "http://127.0.0.1:$GW_ADMIN/nodes" | jq -c '.cache')
 # The gateway's probes over the same time, measured idle.
 before=$(node_requests)
 sleep $(((both_ms + 999) / 1000))

@@ -14,6 +14,7 @@
 #   bt_kill NAME [SIGNAL]          signals NAME (default TERM) and waits for it to exit
 #   bt_api NAME                    prints NAME's API base URL
 #   bt_admin NAME                  prints NAME's admin base URL
+#   bt_status NAME                 GET /status on NAME's admin API (role, last cycle)
 #   bt_tier ID PRICE_PICONERO CONFIRMATIONS
 #                                  creates or resets an XMR-priced public test tier
 #   bt_invoice NAME JSON [HEADER]  POST /api/invoices; prints "STATUS BODY"
@@ -23,7 +24,11 @@
 #   bt_db SQL                      psql_q shortcut
 
 BT_DIR=$XG_VAR/billing-test
-BT_HA1_KEY=${XG_HA1_KEY:-5f0c1d9a7b3e4c2a8d6f0e1b2c3d4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f}
+BT_ADMIN_TOKEN=bt-admin-$$-$RANDOM
+# The stack's HA1 wrapping key when it runs the daemons, so that tokens sold by the test
+# instances work at the stack's gateway; a fixed test key otherwise.
+BT_HA1_KEY=$(sed -n 's/^ha1_key *= *//p' "$XG_VAR/etc/billing.ini" 2>/dev/null || true)
+BT_HA1_KEY=${BT_HA1_KEY:-${XG_HA1_KEY:-5f0c1d9a7b3e4c2a8d6f0e1b2c3d4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f}}
 BT_STACK_PIDFILE=$XG_VAR/run/billing.pid
 BT_BIN=${XG_BILLING_BIN:-$XG_REPO/bin/xmrgate-billing} # e.g. build/asan/bin/xmrgate-billing
 declare -A BT_SLOT=()
@@ -77,6 +82,7 @@ port = $((XG_PORT_BASE + 80 + 2 * slot))
 threads = 4
 [admin]
 port = $((XG_PORT_BASE + 81 + 2 * slot))
+token = $BT_ADMIN_TOKEN
 [database]
 url = $DATABASE_URL
 migrations_dir = $XG_REPO/migrations
@@ -95,6 +101,8 @@ EOF2
 		for line in "$@"; do echo "$line"; done
 	} >"$BT_DIR/$name.ini"
 }
+
+bt_status() { curl -s -H "Authorization: Bearer $BT_ADMIN_TOKEN" "$(bt_admin "$1")/status"; }
 
 bt_healthy() { curl -sf "$(bt_admin "$1")/healthz" >/dev/null && curl -sf "$(bt_api "$1")/api/tiers" >/dev/null; }
 

@@ -6,17 +6,20 @@
 #   nodes_table "a:primary b:standby c:standby"   the nodes table holds A, B, C so
 #                                                 (C pruned); every other row removed
 #   nodes_tenant                                  sets TOKEN (a fresh sovereign tenant)
-#   gw_start NAME [ENV=VALUE...]                  starts a gateway; sets GW_URL (with the
+#   gw_start NAME [ENV=VALUE...]                  starts a gateway ($XG_GATEWAY_BIN, default
+#                                                 bin/xmrgate-gateway); sets GW_URL (with the
 #                                                 path token), GW_ADMIN, GW_LOG; waits
 #                                                 until /readyz says ready
 #   gw_call PATH [BODY]                           POST through the gateway; prints body
 #   gw_rpc METHOD [PARAMS]                        JSON-RPC through the gateway; `result`
 #   gw_headers PATH BODY                          the answer's headers only
+#   gw_status                                     the gateway's GET /nodes (admin API)
 #   node_pid a|b|c                                monerod's pid (stack pidfile)
 #   freeze a|b|c / thaw a|b|c                     kill -STOP / -CONT, thawed at exit
 #   log_event_ms EVENT NODE                       ms timestamp of the first EVENT line
 #                                                 naming NODE in GW_LOG (after GW_MARK)
 #   now_ms                                        wall clock in milliseconds
+# The nodes table as it was when the test began is put back when it ends.
 #   payer_tx_hex                                  a signed payer transaction, not relayed:
 #                                                 prints "TXHASH TXHEX"
 
@@ -39,6 +42,18 @@ nodes_migrate() {
 }
 
 NODES_HA1_KEY=$(printf '%064d' 0)
+
+# Other tests (and the stack's own gateway) expect the nodes table they set up.
+nodes_restore() {
+	psql_q "BEGIN; DELETE FROM nodes; $1 COMMIT;" >/dev/null 2>&1 || true
+}
+NODES_SAVED=$(psql_q "SELECT format('INSERT INTO nodes (name, url, priority, pruned, enabled)
+	VALUES (%L, %L, %L, %L, %L);', name, url, priority, pruned, enabled) FROM nodes ORDER BY id" \
+	2>/dev/null | tr '\n' ' ') && defer nodes_restore "$NODES_SAVED"
+NODES_ADMIN_TOKEN=nodes-test-admin-token
+
+# The gateway's GET /nodes (admin API: node health, quorum, cache counters).
+gw_status() { curl -s -H "Authorization: Bearer $NODES_ADMIN_TOKEN" "$GW_ADMIN/nodes"; }
 
 nodes_table() {
 	local spec=$1 item name prio pruned sql="BEGIN; DELETE FROM nodes;"
@@ -78,8 +93,9 @@ gw_start() {
 	env XMRGATE_DATABASE_URL="$DATABASE_URL" XMRGATE_AUTH_HA1_KEY="$NODES_HA1_KEY" \
 		XMRGATE_SERVER_PORT="$port" XMRGATE_ADMIN_PORT="$admin" \
 		XMRGATE_NODES_PROBE_INTERVAL=2s XMRGATE_NODES_PROBE_TIMEOUT=1500ms \
-		XMRGATE_NODES_TIMEOUT=2s XMRGATE_LIMITS_ENABLED=false "$@" \
-		"$XG_REPO/bin/xmrgate-gateway" >>"$GW_LOG" 2>&1 &
+		XMRGATE_NODES_TIMEOUT=2s XMRGATE_LIMITS_ENABLED=false \
+		XMRGATE_ADMIN_TOKEN="$NODES_ADMIN_TOKEN" "$@" \
+		"${XG_GATEWAY_BIN:-$XG_REPO/bin/xmrgate-gateway}" >>"$GW_LOG" 2>&1 &
 	pid=$!
 	defer nodes_kill "$pid"
 	GW_PID=$pid
@@ -116,8 +132,8 @@ thaw() { kill -CONT "$(node_pid "$1")"; }
 GW_MARK=0
 log_event_ms() {
 	local event=$1 node=$2 ts
-	ts=$(jq -r --arg e "$event" --arg n "node $node " --argjson mark "$GW_MARK" '
-		select(.event == $e and (.msg | startswith($n))) | .ts' "$GW_LOG" 2>/dev/null |
+	ts=$(jq -r --arg e "$event" --arg n "^node $node[ :]" '
+		select(.event == $e and (.msg | test($n))) | .ts' "$GW_LOG" 2>/dev/null |
 		while read -r t; do
 			ms=$(date -d "$t" +%s%3N)
 			((ms >= GW_MARK)) && echo "$ms" && break

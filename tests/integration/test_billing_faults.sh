@@ -20,7 +20,7 @@ new_invoice() {
 	[[ $st == 201 ]] || echo "# POST /api/invoices answered $st: $body" >&2
 	echo "$body"
 }
-role() { curl -s "$(bt_admin "$1")/status" | jq -r '.role'; }
+role() { bt_status "$1" | jq -r '.role'; }
 is_leader() { [[ $(role "$1") == leader ]]; }
 
 # --- kill -9 between seen and provisioned --------------------------------------------
@@ -76,7 +76,7 @@ check "billing b starts beside a" bt_start b
 sleep 2
 assert_eq "a leads" leader "$(role a)"
 assert_eq "b stands by" standby "$(role b)"
-assert_json "only the leader polls" "$(curl -s "$(bt_admin b)/status")" '.cycles == 0'
+assert_json "only the leader polls" "$(bt_status b)" '.cycles == 0'
 assert_json "the standby serves the API too" "$(curl -s "$(bt_api b)/api/invoices/$ID")" \
 	'.status == "provisioned"'
 inv=$(new_invoice b '{"tier":"bt-fault","months":1}')
@@ -118,21 +118,53 @@ check "one block is mined" mine 1
 is_conf1() { bt_get b "$ID4" | jq -e '.status == "confirming" and .confirmations == 1' >/dev/null; }
 check "confirming with 1 confirmation" wait_until 30 is_conf1
 IFS=, read -ra URLS <<<"$NODE_URLS"
-pop_and_flush() {
+missing_everywhere() { # TXID: neither in the chain nor in the pool of any node
 	local u
 	for u in "${URLS[@]}"; do
-		curl -sf --max-time 30 -d '{"nblocks":2}' "$u/pop_blocks" >/dev/null || return 1
-	done
-	for u in "${URLS[@]}"; do
-		rpc "$u" flush_txpool "{\"txids\":[\"$tx4\"]}" >/dev/null || return 1
+		curl -sf --max-time 10 -d "{\"txs_hashes\":[\"$1\"]}" "$u/get_transactions" |
+			jq -e --arg t "$1" '(.missed_tx // []) | index($t) != null' >/dev/null || return 1
 	done
 }
-check "every node pops 2 blocks and drops the transaction from its pool" pop_and_flush
-check "a longer chain without it is mined (to another address)" mine 4 "$PAYER_ADDRESS"
+# Pops on all nodes at once (one by one, a popped node could sync the blocks back from one
+# that has not popped yet), drops the transaction from every pool, and checks that no node
+# has it any more; retried a few times because a node may still resync.
+pop_and_flush() {
+	local u attempt pids
+	for attempt in 1 2 3 4 5; do
+		pids=()
+		for u in "${URLS[@]}"; do
+			curl -sf --max-time 30 -d '{"nblocks":2}' "$u/pop_blocks" >/dev/null &
+			pids+=($!)
+		done
+		wait "${pids[@]}"
+		for u in "${URLS[@]}"; do
+			rpc "$u" flush_txpool '{}' >/dev/null || return 1 # all, stem-phase ones too
+		done
+		missing_everywhere "$tx4" && return 0
+		echo "# attempt $attempt: a node still has the transaction" >&2
+	done
+	return 1
+}
+# A node may still hand the transaction back (a relay in flight): redo the reorg until
+# the longer chain is built and the transaction is still nowhere a few seconds later.
+reorg_out() {
+	local attempt
+	for attempt in 1 2 3 4; do
+		pop_and_flush || continue
+		mine 4 "$PAYER_ADDRESS" >/dev/null || return 1
+		sleep 3
+		missing_everywhere "$tx4" && return 0
+		echo "# attempt $attempt: the transaction came back" >&2
+	done
+	return 1
+}
+check "a reorg drops the transaction: a longer chain without it, in no pool" reorg_out
 is_reverted() { bt_get b "$ID4" | jq -e '.status == "reverted" and .payments[0].state == "gone"' >/dev/null; }
 check "the invoice is reverted: its payment is gone" wait_until 30 is_reverted
 check "more blocks are mined" mine 3
 sleep 2
+check "the dropped transaction stayed out of every chain and pool (the test's premise)" \
+	missing_everywhere "$tx4"
 assert_json "it never provisions" "$(bt_get b "$ID4")" \
 	'.status == "reverted" and .paid == "0" and .remaining == "'"$PRICE"'"'
 assert_eq "no tenant was created for it" 0 \

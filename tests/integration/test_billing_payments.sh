@@ -52,6 +52,14 @@ assert_json "underpaid shows the remaining amount and a URI for it" "$(bt_get le
 	".remaining == \"$((PRICE * 5 / 100))\" and .paid == \"$((PRICE * 95 / 100))\" and
 	 (.remaining_uri | endswith(\"tx_amount=0.0005\"))"
 
+gw_status() { # TOKEN: the gateway's HTTP status for get_info with the path token
+	curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary '{"jsonrpc":"2.0","id":"0","method":"get_info"}' "$GATEWAY_URL/v1/$1/json_rpc"
+}
+if [[ -n ${GATEWAY_URL:-} ]]; then
+	assert_eq "before provisioning the token does not work at the gateway" 401 \
+		"$(gw_status "$(field "$exact" token)")"
+fi
 check "one block is mined" mine 1
 is_confirming_1() { bt_get leader "$E" | jq -e '.status == "confirming" and .confirmations == 1' >/dev/null; }
 check "exact payment: confirming with 1 confirmation" wait_until 30 is_confirming_1
@@ -69,6 +77,12 @@ assert_json "provisioned: valid_until and the connection settings" "$got" \
 	'.valid_until != null and (.connection.username | test("^t_[a-z2-7]{12}$")) and
 	 .confirmations >= 3'
 token=$(field "$exact" token)
+if [[ -n ${GATEWAY_URL:-} ]]; then
+	gw_ok() { [[ $(gw_status "$token") == 200 ]]; }
+	check "the token works at the gateway once provisioned, without a restart" wait_until 5 gw_ok
+else
+	echo "# no gateway in this stack (GATEWAY_URL unset): its check is not made"
+fi
 assert_eq "the tenant exists once, with the token's hash, the tier and the subaddress" 1 \
 	"$(bt_db "SELECT count(*) FROM tenants t JOIN invoices i ON i.tenant_id = t.id
 	          WHERE i.id = '$E' AND t.token_hash = sha256('$token'::bytea)

@@ -17,7 +17,7 @@ check "a tenant is granted" test -n "$TOKEN"
 gw_start lagging
 check "a gateway starts and is ready" gw_ready
 
-node_status() { curl -s "$GW_ADMIN/nodes" | jq -c --arg n "$1" '.nodes[] | select(.name == $n)'; }
+node_status() { gw_status | jq -c --arg n "$1" '.nodes[] | select(.name == $n)'; }
 c_distance_is() { node_status c | jq -e --argjson d "$1" '.tip_distance == $d' >/dev/null; }
 c_lags() { node_status c | jq -e '.tip_distance != 0' >/dev/null; }
 check "C is on the tip at first" wait_until 15 c_distance_is 0

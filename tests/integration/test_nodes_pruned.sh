@@ -70,7 +70,7 @@ check "a tenant is granted" test -n "$TOKEN"
 set_nodes true
 gw_start pruned-declared
 check "a gateway starts and is ready" gw_ready
-both_up() { curl -s "$GW_ADMIN/nodes" | jq -e '[.nodes[] | select(.up)] | length == 2' >/dev/null; }
+both_up() { gw_status | jq -e '[.nodes[] | select(.up)] | length == 2' >/dev/null; }
 check "both nodes are up" wait_until 20 both_up
 : >"$count"
 assert_eq "declared pruned: 20 lookups, every answer complete" 0 "$(complete_through_gateway 20)"

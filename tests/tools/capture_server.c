@@ -60,8 +60,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     json_t *headers = json_object();
     MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header, headers);
-    json_t *line = json_pack("{s:s,s:s,s:o,s:s%}", "method", method, "url", url, "headers",
-                             headers, "body", cap->body ? cap->body : "", cap->len);
+    json_t *line = json_pack("{s:s,s:s,s:o,s:s%}", "method", method, "url", url, "headers", headers,
+                             "body", cap->body ? cap->body : "", cap->len);
     json_dumpf(line, out_file, JSON_COMPACT);
     fputc('\n', out_file);
     fflush(out_file);
@@ -73,8 +73,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         "\"busy_syncing\":false,\"nettype\":\"fakechain\",\"top_block_hash\":\"" TOP "\","
         "\"block_header\":{\"height\":99,\"hash\":\"" TOP "\",\"depth\":0}},"
         "\"height\":100,\"hash\":\"" TOP "\",\"status\":\"OK\",\"untrusted\":false}";
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        sizeof answer - 1, (void *)answer, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(sizeof answer - 1, (void *)answer, MHD_RESPMEM_PERSISTENT);
     MHD_add_response_header(resp, "Content-Type", "application/json");
     enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, resp);
     MHD_destroy_response(resp);

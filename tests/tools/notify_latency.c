@@ -116,7 +116,8 @@ int main(int argc, char **argv)
         if (!exec_ok(pg, "DELETE FROM tenants WHERE handle = $1", params, 1))
             return 1;
         removed[i] = wait_for(curl, url, 401, now_ms());
-        if (added[i] < 0 || removed[i] < 0 || (bound > 0 && (added[i] > bound || removed[i] > bound))) {
+        if (added[i] < 0 || removed[i] < 0 ||
+            (bound > 0 && (added[i] > bound || removed[i] > bound))) {
             fprintf(stderr, "round %d: accepted after %.2f ms, refused after %.2f ms\n", i,
                     added[i], removed[i]);
             status = 1;

@@ -151,10 +151,10 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_ALL);
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)atoi(argv[1]),
-        NULL, NULL, on_request, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_END);
+    struct MHD_Daemon *d =
+        MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
+                         (uint16_t)atoi(argv[1]), NULL, NULL, on_request, NULL,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "pruned_node: cannot listen on %s\n", argv[1]);
         return 1;

@@ -73,9 +73,8 @@ static void test_id_rewrite(void **state)
     json_t *parsed = json_loads(out, 0, NULL);
     assert_non_null(parsed);
     assert_true(json_equal(json_object_get(parsed, "id"), id));
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(parsed, "result"),
-                                                        "height")),
-                     7);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(parsed, "result"), "height")), 7);
     json_decref(parsed);
     free(out);
     out = cache_render_jsonrpc(stored, len, NULL, &out_len); /* no id: 0 */
@@ -94,9 +93,8 @@ static void test_patch_tip_fields(void **state)
                              0, NULL);
     cache_patch_tip_fields(rpc, 101); /* top block 100 */
     json_t *r = json_object_get(rpc, "result");
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "block_header"),
-                                                        "depth")),
-                     10);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(r, "block_header"), "depth")), 10);
     assert_int_equal(json_integer_value(json_object_get(
                          json_array_get(json_object_get(r, "headers"), 0), "depth")),
                      20);
@@ -152,7 +150,7 @@ static void test_lru_bound(void **state)
     for (int i = 0; i < 4; i++)
         assert_true(put(c, i, body, 0, 10, 0, 0));
     assert_int_equal(lookup(c, 0, 0, NULL, 0), CACHE_HIT); /* 0 is now most recent */
-    assert_true(put(c, 4, body, 0, 10, 0, 0));              /* evicts 1, the least recent */
+    assert_true(put(c, 4, body, 0, 10, 0, 0));             /* evicts 1, the least recent */
     struct cache_stats s = cache_stats(c);
     assert_true(s.bytes <= 4600);
     assert_int_equal(s.evictions, 1);

@@ -22,8 +22,12 @@ static void hash_of(char c, char out[HEALTH_HASH_LEN + 1])
 
 static struct health_probe good_probe(int64_t height, char top, char prev)
 {
-    struct health_probe p = {.responded = true, .status_ok = true, .synchronized = true,
-                             .height = height, .target_height = 0, .rtt_ms = 10};
+    struct health_probe p = {.responded = true,
+                             .status_ok = true,
+                             .synchronized = true,
+                             .height = height,
+                             .target_height = 0,
+                             .rtt_ms = 10};
     hash_of(top, p.top_hash);
     hash_of(prev, p.prev_hash);
     return p;
@@ -98,9 +102,12 @@ static void test_probe_verdict_table(void **state)
         {false, true, true, false, 100, 0, false},  /* no answer */
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        struct health_probe p = {.responded = rows[i].responded, .status_ok = rows[i].status_ok,
-                                 .synchronized = rows[i].synced, .busy_syncing = rows[i].busy,
-                                 .height = rows[i].height, .target_height = rows[i].target};
+        struct health_probe p = {.responded = rows[i].responded,
+                                 .status_ok = rows[i].status_ok,
+                                 .synchronized = rows[i].synced,
+                                 .busy_syncing = rows[i].busy,
+                                 .height = rows[i].height,
+                                 .target_height = rows[i].target};
         assert_int_equal(health_probe_good(&p, &hp), rows[i].good);
     }
 }
@@ -286,28 +293,104 @@ static void test_quorum_table(void **state)
         char hash;
         size_t agreeing;
     } rows[] = {
-        {"three agree", {{.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100a"}}, 3, false, 100, 'a', 3},
+        {"three agree",
+         {{.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100a"}},
+         3,
+         false,
+         100,
+         'a',
+         3},
         {"one node is its own quorum", {{.responsive = true, .tops = "7x"}}, 1, false, 7, 'x', 1},
         {"two of three at the tip, one a block behind on the same chain",
-         {{.responsive = true, .tops = "100a 101b"}, {.responsive = true, .tops = "100a 101b"}, {.responsive = true, .tops = "100a"}}, 3, false, 101, 'b', 2},
+         {{.responsive = true, .tops = "100a 101b"},
+          {.responsive = true, .tops = "100a 101b"},
+          {.responsive = true, .tops = "100a"}},
+         3,
+         false,
+         101,
+         'b',
+         2},
         {"one ahead: the majority's tip, which the leader's history holds",
-         {{.responsive = true, .tops = "100a 101b"}, {.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100a"}}, 3, false, 100, 'a', 3},
+         {{.responsive = true, .tops = "100a 101b"},
+          {.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100a"}},
+         3,
+         false,
+         100,
+         'a',
+         3},
         {"three different tips at one height: no majority",
-         {{.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100b"}, {.responsive = true, .tops = "100c"}}, 3, true, 100, 'a', 0},
-        {"two nodes disagree: a tie is no majority", {{.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100b"}}, 2, true,
-         100, 'a', 0},
+         {{.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100b"},
+          {.responsive = true, .tops = "100c"}},
+         3,
+         true,
+         100,
+         'a',
+         0},
+        {"two nodes disagree: a tie is no majority",
+         {{.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100b"}},
+         2,
+         true,
+         100,
+         'a',
+         0},
         {"a frozen node does not count",
-         {{.responsive = false, .tops = "100a"}, {.responsive = true, .tops = "101b"}, {.responsive = true, .tops = "101b"}}, 3, false, 101, 'b', 2},
+         {{.responsive = false, .tops = "100a"},
+          {.responsive = true, .tops = "101b"},
+          {.responsive = true, .tops = "101b"}},
+         3,
+         false,
+         101,
+         'b',
+         2},
         {"a fork: two on b, one on c at a greater height",
-         {{.responsive = true, .tops = "99z 100b"}, {.responsive = true, .tops = "99z 100b"}, {.responsive = true, .tops = "99z 100c 101d"}}, 3, false, 100, 'b',
+         {{.responsive = true, .tops = "99z 100b"},
+          {.responsive = true, .tops = "99z 100b"},
+          {.responsive = true, .tops = "99z 100c 101d"}},
+         3,
+         false,
+         100,
+         'b',
          2},
         {"degraded serves from the highest node",
-         {{.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "102c"}, {.responsive = true, .tops = "101b"}}, 3, true, 102, 'c', 0},
+         {{.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "102c"},
+          {.responsive = true, .tops = "101b"}},
+         3,
+         true,
+         102,
+         'c',
+         0},
         {"two of four is not a majority",
-         {{.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100b"}, {.responsive = true, .tops = "100b"}}, 4, true, 100, 'a', 0},
-        {"three of four is", {{.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100a"}, {.responsive = true, .tops = "100b"}}, 4,
-         false, 100, 'a', 3},
-        {"nobody answers", {{.responsive = false, .tops = "100a"}, {.responsive = false, .tops = "100a"}}, 2, true, 0, 0, 0},
+         {{.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100b"},
+          {.responsive = true, .tops = "100b"}},
+         4,
+         true,
+         100,
+         'a',
+         0},
+        {"three of four is",
+         {{.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100b"}},
+         4,
+         false,
+         100,
+         'a',
+         3},
+        {"nobody answers",
+         {{.responsive = false, .tops = "100a"}, {.responsive = false, .tops = "100a"}},
+         2,
+         true,
+         0,
+         0,
+         0},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct health_quorum q = quorum_of(rows[i].nodes, rows[i].count);
@@ -360,15 +443,18 @@ static void test_tip_distance(void **state)
         hash_of((char)('p' + i), chain[i]);
     struct health_quorum q = {.height = 101};
     hash_of('t', q.hash);
-    struct fake_node on_tip = {.responsive = true, .tops = "100s 101t"}, behind = {.responsive = true, .tops = "99r"},
-                     other = {.responsive = true, .tops = "99x"}, far = {.responsive = true, .tops = "50r"}, ahead = {.responsive = true, .tops = "101t 102u"},
+    struct fake_node on_tip = {.responsive = true, .tops = "100s 101t"},
+                     behind = {.responsive = true, .tops = "99r"},
+                     other = {.responsive = true, .tops = "99x"},
+                     far = {.responsive = true, .tops = "50r"},
+                     ahead = {.responsive = true, .tops = "101t 102u"},
                      fork_high = {.responsive = true, .tops = "101z"};
     struct fake_node *all[] = {&on_tip, &behind, &other, &far, &ahead, &fork_high};
     int64_t expected[] = {0, 2, -1, -1, 0, -1};
     for (size_t i = 0; i < 6; i++) {
         fill_history(all[i]);
         assert_int_equal(health_tip_distance(all[i]->history, &q,
-                                             (const char(*)[HEALTH_HASH_LEN + 1])chain, 5, 96),
+                                             (const char(*)[HEALTH_HASH_LEN + 1]) chain, 5, 96),
                          expected[i]);
     }
 }
@@ -403,10 +489,10 @@ static void test_fork_point_table(void **state)
         char old_chain[8][HEALTH_HASH_LEN + 1], new_chain[8][HEALTH_HASH_LEN + 1];
         chain_from(rows[i].old, old_chain);
         chain_from(rows[i].fresh, new_chain);
-        int64_t fork = health_fork_point((const char(*)[HEALTH_HASH_LEN + 1])old_chain,
-                                         strlen(rows[i].old), rows[i].old_first,
-                                         (const char(*)[HEALTH_HASH_LEN + 1])new_chain,
-                                         strlen(rows[i].fresh), rows[i].new_first);
+        int64_t fork =
+            health_fork_point((const char(*)[HEALTH_HASH_LEN + 1]) old_chain, strlen(rows[i].old),
+                              rows[i].old_first, (const char(*)[HEALTH_HASH_LEN + 1]) new_chain,
+                              strlen(rows[i].fresh), rows[i].new_first);
         assert_int_equal(fork, rows[i].fork);
     }
 }
@@ -414,16 +500,11 @@ static void test_fork_point_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_probe_parse),
-        cmocka_unit_test(test_probe_verdict_table),
-        cmocka_unit_test(test_hysteresis),
-        cmocka_unit_test(test_cooldown_doubles_then_ceiling),
-        cmocka_unit_test(test_ema),
-        cmocka_unit_test(test_breaker),
-        cmocka_unit_test(test_quorum_table),
-        cmocka_unit_test(test_history_follows_the_node),
-        cmocka_unit_test(test_tip_distance),
-        cmocka_unit_test(test_fork_point_table),
+        cmocka_unit_test(test_probe_parse),  cmocka_unit_test(test_probe_verdict_table),
+        cmocka_unit_test(test_hysteresis),   cmocka_unit_test(test_cooldown_doubles_then_ceiling),
+        cmocka_unit_test(test_ema),          cmocka_unit_test(test_breaker),
+        cmocka_unit_test(test_quorum_table), cmocka_unit_test(test_history_follows_the_node),
+        cmocka_unit_test(test_tip_distance), cmocka_unit_test(test_fork_point_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

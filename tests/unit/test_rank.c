@@ -20,11 +20,11 @@ static void test_key_order(void **state)
 {
     (void)state;
     struct rank_input in[] = {
-        {0, 1, NODE_PRIMARY, 1.0},   /* lagging primary */
-        {1, 0, NODE_PUBLIC, 1.0},    /* public fallback on the tip */
-        {2, 0, NODE_STANDBY, 1.0},   /* standby on the tip */
-        {3, 0, NODE_PRIMARY, 40.0},  /* slow primary on the tip */
-        {4, 0, NODE_PRIMARY, 2.0},   /* fast primary on the tip */
+        {0, 1, NODE_PRIMARY, 1.0},  /* lagging primary */
+        {1, 0, NODE_PUBLIC, 1.0},   /* public fallback on the tip */
+        {2, 0, NODE_STANDBY, 1.0},  /* standby on the tip */
+        {3, 0, NODE_PRIMARY, 40.0}, /* slow primary on the tip */
+        {4, 0, NODE_PRIMARY, 2.0},  /* fast primary on the tip */
     };
     size_t out[5];
     for (uint64_t rotation = 0; rotation < 4; rotation++) {

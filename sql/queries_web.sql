@@ -1,0 +1,13 @@
+-- Named queries of the web pages' API (billing/api_tenant.c).
+
+-- name: bl_tenant_status
+-- A tenant as its renew page shows it, by token hash: tier, validity and today's usage
+-- (the gateway's day is the UTC date; its counters reach usage_daily within a second).
+SELECT t.handle, t.tier_id, tr.name, tr.burst_rps, tr.daily_quota, t.state,
+       to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       t.valid_until > now(), coalesce(u.used, 0), tr.price_minor = 0,
+       to_char((now() AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD')
+  FROM tenants t
+  JOIN tiers tr ON tr.id = t.tier_id
+  LEFT JOIN usage_daily u ON u.tenant_id = t.id AND u.day = (now() AT TIME ZONE 'UTC')::date
+ WHERE t.token_hash = decode($1, 'hex');

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SIGHUP and SIGTERM on a gateway with its own configuration file and its own database,
+# in front of a deliberately slow node (tests/tools/slow_node):
+#   - a bad file is rejected whole: the gateway keeps serving with the old configuration
+#     (the old admin token still works, the new one in the bad file does not);
+#   - a good file applies the reloadable keys at once (a new admin token) and names the
+#     others as needing a restart;
+#   - SIGTERM while requests are in flight: new connections are refused, every request in
+#     flight is answered, the usage counts are flushed, and the process exits.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/ops_lib.sh
+. "$(dirname "$0")/ops_lib.sh"
+
+db=xmrgate_ops_reload
+node_port=$((XG_PORT_BASE + 76))
+gw_port=$((XG_PORT_BASE + 77))
+admin_port=$((XG_PORT_BASE + 78))
+SLOW_MS=1500
+work=$XG_VAR/ops-reload
+rm -rf "$work"
+mkdir -p "$work"
+base_url=${DATABASE_URL%/*}
+export XMRGATE_DATABASE_URL=$base_url/$db
+
+psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+defer psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+check "a database for this gateway is migrated" \
+	"$XG_REPO/bin/xmrgate-billing" --config "$XG_VAR/etc/billing.ini" migrate
+"$XG_REPO/build/release/tests/tools/slow_node" "$node_port" "$SLOW_MS" &
+node_pid=$!
+defer stop_pid "$node_pid"
+psql_q_db() { psql -X -q -At -v ON_ERROR_STOP=1 "$XMRGATE_DATABASE_URL" -c "$1"; }
+psql_q_db "INSERT INTO nodes (name, url) VALUES ('slow', 'http://127.0.0.1:$node_port')"
+check_here "a tenant is granted" grant_tenant sovereign 1
+
+# The configuration file under test: the stack's, with our own admin token.
+CONF=$work/gateway.ini
+OLD_TOKEN=old-$RANDOM$RANDOM
+NEW_TOKEN=new-$RANDOM$RANDOM
+write_conf() { # TOKEN LOG_LEVEL [EXTRA_LINES]
+	sed -e "s/^token *=.*/token = $1/" -e "s/^level *=.*/level = $2/" \
+		"$XG_VAR/etc/gateway.ini" >"$CONF.tmp"
+	printf '%s\n' "${@:3}" >>"$CONF.tmp"
+	mv "$CONF.tmp" "$CONF"
+}
+write_conf "$OLD_TOKEN" info
+LOG=$work/gateway.log
+env XMRGATE_SERVER_PORT="$gw_port" XMRGATE_ADMIN_PORT="$admin_port" \
+	"$XG_REPO/bin/xmrgate-gateway" --config "$CONF" >>"$LOG" 2>&1 &
+gw_pid=$!
+defer stop_pid "$gw_pid"
+GW=$(gw_url "$gw_port")
+ADM=$(gw_url "$admin_port")
+check "the gateway starts and is ready" wait_until 30 curl -sf -o /dev/null "$ADM/readyz"
+
+admin_status() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$ADM/v1/quorum"; }
+serves() { [[ $(gw_status_of "$GW" "/v1/$TOKEN/get_height") == 200 ]]; }
+logged() { grep -q "\"event\":\"$1\"" "$LOG"; }
+check "it serves the tenant" serves
+assert_eq "the admin API takes the old token" 200 "$(admin_status "$OLD_TOKEN")"
+
+# --- a bad file ---------------------------------------------------------------------------
+write_conf "$NEW_TOKEN" loud
+kill -HUP "$gw_pid"
+check "a bad file is rejected (reload_rejected, naming the key)" \
+	wait_until 10 bash -c "grep '\"event\":\"reload_rejected\"' '$LOG' | grep -q 'log\\] level'"
+check "the gateway is still running" kill -0 "$gw_pid"
+check "it still serves the tenant" serves
+assert_eq "the old admin token still works" 200 "$(admin_status "$OLD_TOKEN")"
+assert_eq "the token from the rejected file does not" 401 "$(admin_status "$NEW_TOKEN")"
+
+# --- a good file --------------------------------------------------------------------------
+write_conf "$NEW_TOKEN" debug "[nodes]" "probe_interval = 3s"
+kill -HUP "$gw_pid"
+check "a good file is reloaded" wait_until 10 logged reloaded
+assert_eq "the new admin token works at once" 200 "$(admin_status "$NEW_TOKEN")"
+assert_eq "the old one is refused" 401 "$(admin_status "$OLD_TOKEN")"
+check "a changed key that needs a restart is named" bash -c \
+	"grep '\"event\":\"reload_needs_restart\"' '$LOG' | grep -q 'probe_interval'"
+check "it still serves the tenant" serves
+
+# --- SIGTERM with requests in flight ------------------------------------------------------
+sleep 1.5 # the counts of the requests above reach PostgreSQL (flushed every second)
+used_before=$(psql_q_db "SELECT coalesce(sum(used), 0) FROM usage_daily")
+weight=$(curl -s -H "Authorization: Bearer $NEW_TOKEN" -d '{"path":"/get_transaction_pool_hashes"}' \
+	"$ADM/v1/route" | jq -r '.quota_weight')
+N=12
+for i in $(seq "$N"); do
+	curl -s --max-time 20 -o "$work/answer-$i" -w '%{http_code}' \
+		"$GW/v1/$TOKEN/get_transaction_pool_hashes" >"$work/status-$i" 2>/dev/null &
+	echo $! >"$work/curl-$i.pid"
+done
+sleep 0.5 # every request reached the slow node and waits for it
+t0=$(date +%s%N)
+kill -TERM "$gw_pid"
+check "the drain starts with the requests in flight" wait_until 5 bash -c \
+	"grep '\"event\":\"draining\"' '$LOG' | jq -e '.inflight >= $N' >/dev/null"
+refused() { ! curl -s --max-time 2 -o /dev/null "$GW/v1/$TOKEN/get_height"; }
+check "a new connection is refused while draining" refused
+for i in $(seq "$N"); do
+	wait "$(cat "$work/curl-$i.pid")" 2>/dev/null
+done
+answered=0
+for i in $(seq "$N"); do
+	[[ $(cat "$work/status-$i") == 200 ]] && jq -e '.status == "OK"' "$work/answer-$i" >/dev/null &&
+		answered=$((answered + 1))
+done
+assert_eq "every request in flight got its whole answer (HTTP 200)" "$N" "$answered"
+exited() { ! kill -0 "$gw_pid" 2>/dev/null; }
+check "the gateway exits" wait_until 15 exited
+echo "# exited $((($(date +%s%N) - t0) / 1000000)) ms after SIGTERM (the node answers after ${SLOW_MS} ms)"
+check "it logged that every request in flight was answered" logged drained
+check "… and stopped cleanly" logged stopped
+used_after=$(psql_q_db "SELECT coalesce(sum(used), 0) FROM usage_daily")
+assert_eq "the usage of the drained requests is in PostgreSQL after exit" $((N * weight)) \
+	$((used_after - used_before))
