@@ -39,7 +39,7 @@ UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 .PHONY: all deps run stop test unit asan integration e2e format format-check docs docs-check \
         test-tools observability-check \
         bench clean lint
-all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing $(BIN)/xmrgate-admin
+all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing $(BIN)/xmrgate-admin $(BIN)/xmr402-agent
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -71,6 +71,9 @@ $(BIN)/xmrgate-billing: $(BUILD)/billing/main.o $(BUILD)/libxgbilling.a $(BUILD)
 $(BIN)/xmrgate-admin: tools/xmrgate-admin
 	@mkdir -p $(dir $@)
 	install -m 755 $< $@
+$(BIN)/xmr402-agent: tools/xmr402-agent
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
 
 # Unit tests link against the three static libraries; a test may also #include the .c
 # under test to reach its statics.
@@ -98,13 +101,13 @@ asan:
 integration: all test-tools
 	tests/run-integration.sh
 
-e2e: all
+e2e: all test-tools
 	tests/e2e/run.sh
 
 # The README's two commands.
 deps:
 	scripts/deps.sh
-run: deps all
+run: deps all test-tools
 	scripts/stack.sh run
 stop:
 	scripts/stack.sh stop

@@ -3,6 +3,7 @@
 
 #include "api_internal.h"
 #include "credentials.h"
+#include "xg_hex.h"
 #include "xg_log.h"
 #include "xg_reply.h"
 
@@ -28,6 +29,18 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_invoice_get",
                                    "bl_invoice_payments_list",
                                    "bl_tenant_status",
+                                   /* XMR402, and settle.h for its proofs */
+                                   "bl_x402_invoice_insert",
+                                   "bl_x402_invoice",
+                                   "bl_x402_invoice_on_subaddress",
+                                   "bl_x402_txid_elsewhere",
+                                   "bl_x402_payment_upsert",
+                                   "bl_x402_tenant",
+                                   "bl_invoice_lock",
+                                   "bl_invoice_payment_facts",
+                                   "bl_invoice_set_state",
+                                   "bl_invoice_set_provisioned",
+                                   "bl_tenant_extend",
                                    NULL};
 
 static const struct xg_httpd_route api_routes[] = {
@@ -35,6 +48,9 @@ static const struct xg_httpd_route api_routes[] = {
     {"POST", "/api/invoices", api_handle_invoice_create},
     {"GET", "/api/invoices/*", api_handle_invoice_get},
     {"GET", "/api/tenant", api_handle_tenant},
+    {"POST", "/api/xmr402/challenge", api_handle_x402_challenge},
+    {"POST", "/api/xmr402/verify", api_handle_x402_verify},
+    {"GET", "/api/xmr402/receipt-key", api_handle_x402_receipt_key},
     {"GET", "/", api_handle_web_page},
     {"GET", "/renew", api_handle_web_page},
     {"GET", "/invoice/*", api_handle_web_page},
@@ -82,6 +98,19 @@ bool api_uuid_ok(const char *text)
     return true;
 }
 
+/* The receipt key (configured, else derived from the HA1 key) and the XMR402 policy. */
+static bool x402_setup(struct api *api, const struct bl_config *cfg)
+{
+    uint8_t seed[X402_ED25519_LEN];
+    bool ok = cfg->x402_receipt_key[0] ? xg_hex_decode(cfg->x402_receipt_key, seed, sizeof seed)
+                                       : x402_receipt_seed_derive(api->ha1_key, seed);
+    api->receipt_key = ok ? x402_receipt_key_new(seed) : NULL;
+    OPENSSL_cleanse(seed, sizeof seed);
+    api->x402_zero_conf_max = cfg->x402_zero_conf_max;
+    api->x402_retry_after_s = cfg->x402_retry_after_ms / 1000;
+    return api->receipt_key && x402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
+}
+
 static void api_free(struct api *api)
 {
     pgpool_free(api->pool);
@@ -90,6 +119,7 @@ static void api_free(struct api *api)
     free(api->realm);
     free(api->gateway_url);
     web_free(api->web);
+    x402_receipt_key_free(api->receipt_key);
     OPENSSL_cleanse(api->ha1_key, sizeof api->ha1_key);
     free(api);
 }
@@ -115,6 +145,11 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
     if (!api->realm || !api->gateway_url || !api->web || !api->pool || !api->create_limit ||
         !api->free_limit || !cred_parse_key(cfg->ha1_key, api->ha1_key)) {
         snprintf(err, errlen, "out of memory");
+        api_free(api);
+        return NULL;
+    }
+    if (!x402_setup(api, cfg)) {
+        snprintf(err, errlen, "[xmr402] cannot set up the receipt key");
         api_free(api);
         return NULL;
     }

@@ -9,6 +9,7 @@
 #include "token.h"
 #include "wallet.h"
 #include "web.h"
+#include "x402.h"
 #include "xg_httpd.h"
 
 #include <jansson.h>
@@ -27,6 +28,10 @@ struct api {
     char *realm, *gateway_url;
     int64_t invoice_ttl_s, late_grace_s;
     struct web *web; /* the pages (web.h) */
+    /* XMR402 (api_xmr402.c, xmr402.h) */
+    struct x402_receipt_key *receipt_key;
+    char receipt_public_hex[2 * 32 + 1];
+    int64_t x402_zero_conf_max, x402_retry_after_s;
 };
 
 struct api *api_of(const struct xg_httpd_request *req);
@@ -58,6 +63,11 @@ enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req);
 enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req);
 /* True when the path after /api/invoices/ asks for the QR code ("<id>/qr.svg"). */
 bool api_invoice_qr_path(const char *rest);
+
+/* XMR402 (api_xmr402.c). */
+enum MHD_Result api_handle_x402_challenge(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_x402_verify(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_x402_receipt_key(const struct xg_httpd_request *req);
 
 /* Queries the API prepares on each pooled connection. */
 extern const char *const api_queries[];

@@ -49,6 +49,10 @@ struct bl_config {
     char *gateway_url;
     char *realm;
     char *ha1_key;
+    /* [xmr402]: agents buying through HTTP 402 (billing/api_xmr402.c) */
+    char *x402_receipt_key;
+    int64_t x402_zero_conf_max;
+    int64_t x402_retry_after_ms;
     /* [log] */
     char *log_level;
 };

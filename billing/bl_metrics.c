@@ -14,10 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const invoice_states[] = {"pending",     "seen",      "confirming",
-                                             "paid",        "provisioned", "underpaid",
-                                             "expired",     "late",      "reverted",
-                                             NULL};
+static const char *const invoice_states[] = {"pending",     "seen",      "confirming", "paid",
+                                             "provisioned", "underpaid", "expired",    "late",
+                                             "reverted",    NULL};
 static const char *const payment_states[] = {"pool", "confirmed", "gone", "double_spend", NULL};
 static const char *const metric_queries[] = {"bl_metrics_invoices", "bl_metrics_payments", NULL};
 
@@ -29,8 +28,8 @@ struct bl_metrics {
     struct xg_http_client *http;
     struct xg_metric_labels *inv_state, *pay_state;
     struct xg_metric *invoices, *invoice_age, *payments, *piconero, *cycles, *failures,
-        *cycle_seconds, *last_transfers, *wallet_height, *wallet_lag, *wallet_up, *cursor,
-        *leader, *rate_age, *database_up, *aggregates_ok;
+        *cycle_seconds, *last_transfers, *wallet_height, *wallet_lag, *wallet_up, *cursor, *leader,
+        *rate_age, *database_up, *aggregates_ok;
 };
 
 static void collect_database(struct bl_metrics *m)
@@ -85,7 +84,8 @@ static void on_collect(void *arg)
     struct bl_metrics *m = arg;
     char reason[256];
     if (m->src.dbwatch)
-        xg_metric_set(m->database_up, NULL, xg_dbwatch_ready(m->src.dbwatch, reason, sizeof reason));
+        xg_metric_set(m->database_up, NULL,
+                      xg_dbwatch_ready(m->src.dbwatch, reason, sizeof reason));
     collect_database(m);
     if (m->src.poller) {
         struct poller_stats st;
@@ -132,10 +132,9 @@ static bool families(struct bl_metrics *m)
     m->cycles = xg_metric_counter(m->reg, "xmrgate_billing_poll_cycles_total",
                                   "Completed poll cycles on this instance.", NULL, 0);
     m->failures = xg_metric_counter(m->reg, "xmrgate_billing_poll_failures_total",
-                                    "Poll cycles that failed (wallet-rpc or PostgreSQL).", NULL,
-                                    0);
-    m->cycle_seconds = GAUGE("xmrgate_billing_poll_cycle_seconds",
-                             "Duration of the last completed poll cycle.");
+                                    "Poll cycles that failed (wallet-rpc or PostgreSQL).", NULL, 0);
+    m->cycle_seconds =
+        GAUGE("xmrgate_billing_poll_cycle_seconds", "Duration of the last completed poll cycle.");
     m->last_transfers = GAUGE("xmrgate_billing_poll_transfers",
                               "Transfers in the last cycle's get_transfers answer.");
     m->wallet_height = GAUGE("xmrgate_billing_wallet_height", "The view-only wallet's height.");
@@ -143,8 +142,8 @@ static bool families(struct bl_metrics *m)
                           "Blocks the view-only wallet is behind monerod.");
     m->wallet_up = GAUGE("xmrgate_billing_wallet_up",
                          "1 when wallet-rpc answered recently and is not far behind.");
-    m->cursor = GAUGE("xmrgate_billing_poll_cursor_height",
-                      "Height below which every transfer is stored.");
+    m->cursor =
+        GAUGE("xmrgate_billing_poll_cursor_height", "Height below which every transfer is stored.");
     m->leader = GAUGE("xmrgate_billing_leader",
                       "1 on the instance holding the advisory lock (it polls and provisions).");
     m->rate_age = GAUGE("xmrgate_billing_rate_age_seconds",

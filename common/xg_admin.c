@@ -42,9 +42,9 @@ static enum MHD_Result on_readyz(const struct xg_httpd_request *req)
         all_ready = all_ready && ready;
         json_object_set_new(checks, c->name, json_string(ready ? "ok" : reason));
     }
-    return xg_reply_json(req->conn, all_ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
-                         json_pack("{s:s,s:o}", "status", all_ready ? "ready" : "not_ready",
-                                   "checks", checks));
+    return xg_reply_json(
+        req->conn, all_ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+        json_pack("{s:s,s:o}", "status", all_ready ? "ready" : "not_ready", "checks", checks));
 }
 
 static enum MHD_Result on_metrics(const struct xg_httpd_request *req)
@@ -55,8 +55,7 @@ static enum MHD_Result on_metrics(const struct xg_httpd_request *req)
     if (!text)
         return xg_reply_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out_of_memory",
                               "cannot render the metrics");
-    enum MHD_Result r =
-        xg_reply_bytes(req->conn, MHD_HTTP_OK, XG_METRICS_CONTENT_TYPE, text, len);
+    enum MHD_Result r = xg_reply_bytes(req->conn, MHD_HTTP_OK, XG_METRICS_CONTENT_TYPE, text, len);
     free(text);
     return r;
 }

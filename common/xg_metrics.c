@@ -491,8 +491,8 @@ static void render_histogram(FILE *out, const struct xg_metric *m, const unsigne
     fprintf(out, "%s_sum", m->name);
     put_labels(out, m, idx, NULL);
     fputc(' ', out);
-    put_double(out, bits_double(atomic_load_explicit(&cells[m->nbounds + 2],
-                                                     memory_order_relaxed)));
+    put_double(out,
+               bits_double(atomic_load_explicit(&cells[m->nbounds + 2], memory_order_relaxed)));
     fprintf(out, "\n%s_count", m->name);
     put_labels(out, m, idx, NULL);
     fprintf(out, " %llu\n", (unsigned long long)count);

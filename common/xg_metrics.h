@@ -36,11 +36,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XG_METRICS_MAX_LABELS 4    /* labels per family */
-#define XG_METRICS_MAX_SERIES 16384/* series per family: the product of its label set sizes */
-#define XG_METRICS_MAX_BUCKETS 24  /* histogram buckets, +Inf excluded */
-#define XG_METRICS_VALUE_MAX 63    /* longest dynamic label value kept (bytes) */
-#define XG_METRICS_OTHER "other"
+#define XG_METRICS_MAX_LABELS  4     /* labels per family */
+#define XG_METRICS_MAX_SERIES  16384 /* series per family: the product of its label set sizes */
+#define XG_METRICS_MAX_BUCKETS 24    /* histogram buckets, +Inf excluded */
+#define XG_METRICS_VALUE_MAX   63    /* longest dynamic label value kept (bytes) */
+#define XG_METRICS_OTHER       "other"
 
 struct xg_metrics;
 struct xg_metric;
@@ -102,9 +102,8 @@ double xg_metric_value(struct xg_metric *m, const unsigned *idx);
 
 /* Runs before every render, on the rendering thread. At most 16 per registry. */
 typedef void (*xg_metrics_collect_fn)(void *ctx);
-__attribute__((warn_unused_result)) bool xg_metrics_add_collector(struct xg_metrics *reg,
-                                                                  xg_metrics_collect_fn fn,
-                                                                  void *ctx);
+__attribute__((warn_unused_result)) bool
+xg_metrics_add_collector(struct xg_metrics *reg, xg_metrics_collect_fn fn, void *ctx);
 
 /* Runs the collectors, then renders every family. Returns a malloc'd NUL-terminated text
  * (caller frees) and its length in *len; NULL when out of memory. */

@@ -22,8 +22,13 @@
 #define APPLY_WAIT_MS 2000
 
 static const char *const admin_queries[] = {
-    "adm_nodes_all",  "adm_node_insert", "adm_node_update",      "adm_node_delete",
-    "adm_tenant_get", "adm_tenant_set_state", NULL,
+    "adm_nodes_all",
+    "adm_node_insert",
+    "adm_node_update",
+    "adm_node_delete",
+    "adm_tenant_get",
+    "adm_tenant_set_state",
+    NULL,
 };
 
 struct admin_api {
@@ -224,8 +229,8 @@ static json_t *node_json(PGresult *res, int row, const json_t *status)
     json_t *obj = json_pack("{s:I,s:s,s:s,s:s,s:b,s:b,s:s}", "id",
                             (json_int_t)strtoll(PQgetvalue(res, row, 0), NULL, 10), "name", name,
                             "url", PQgetvalue(res, row, 2), "priority", PQgetvalue(res, row, 3),
-                            "pruned", strcmp(PQgetvalue(res, row, 4), "t") == 0, "enabled",
-                            enabled, "updated_at", PQgetvalue(res, row, 6));
+                            "pruned", strcmp(PQgetvalue(res, row, 4), "t") == 0, "enabled", enabled,
+                            "updated_at", PQgetvalue(res, row, 6));
     const json_t *live = live_node(status, name);
     const char *state = !enabled ? "disabled" : !live ? "pending" : NULL;
     if (live) {
@@ -237,7 +242,7 @@ static json_t *node_json(PGresult *res, int row, const json_t *status)
                 json_object_set(obj, key, value);
         }
         /* A disabled node may still be in the prober until the NOTIFY lands. */
-        state = !enabled                                      ? "disabled"
+        state = !enabled                                         ? "disabled"
                 : json_is_true(json_object_get(live, "dropped")) ? "dropped"
                 : json_is_true(json_object_get(live, "up"))      ? "up"
                                                                  : "down";
@@ -505,16 +510,14 @@ static enum MHD_Result on_route(const struct xg_httpd_request *req)
     json_t *candidates = json_array();
     for (size_t i = 0; i < n; i++) {
         const json_t *live = live_node(status, picked[i].name);
-        json_array_append_new(
-            candidates,
-            json_pack("{s:i,s:s,s:s,s:b,s:O?,s:O?}", "rank", (int)i + 1, "name", picked[i].name,
-                      "priority",
-                      picked[i].priority == NODE_PRIMARY   ? "primary"
-                      : picked[i].priority == NODE_STANDBY ? "standby"
-                                                           : "public",
-                      "pruned", picked[i].pruned, "tip_distance",
-                      json_object_get(live, "tip_distance"), "ema_ms",
-                      json_object_get(live, "ema_ms")));
+        json_array_append_new(candidates, json_pack("{s:i,s:s,s:s,s:b,s:O?,s:O?}", "rank",
+                                                    (int)i + 1, "name", picked[i].name, "priority",
+                                                    picked[i].priority == NODE_PRIMARY   ? "primary"
+                                                    : picked[i].priority == NODE_STANDBY ? "standby"
+                                                                                         : "public",
+                                                    "pruned", picked[i].pruned, "tip_distance",
+                                                    json_object_get(live, "tip_distance"), "ema_ms",
+                                                    json_object_get(live, "ema_ms")));
     }
     json_t *excluded = json_array();
     size_t i;
@@ -526,10 +529,10 @@ static enum MHD_Result on_route(const struct xg_httpd_request *req)
         for (size_t k = 0; k < n && !chosen; k++)
             chosen = strcmp(picked[k].name, name) == 0;
         if (!chosen)
-            json_array_append_new(excluded,
-                                  json_pack("{s:s,s:s}", "name", name, "why",
-                                            exclusion(node, need_tip && info->cls != METHOD_BROADCAST,
-                                                      INT64_MAX)));
+            json_array_append_new(
+                excluded,
+                json_pack("{s:s,s:s}", "name", name, "why",
+                          exclusion(node, need_tip && info->cls != METHOD_BROADCAST, INT64_MAX)));
     }
     json_decref(status);
     json_object_set_new(out, "rank_key",
@@ -581,7 +584,9 @@ static json_t *tenant_json(struct admin_api *api, int64_t id, bool *found)
         (json_int_t)strtoll(PQgetvalue(res, 0, 6), NULL, 10), "daily_quota",
         (json_int_t)strtoll(PQgetvalue(res, 0, 7), NULL, 10), "burst_rps",
         atoi(PQgetvalue(res, 0, 8)), "this_replica", "loaded", mem >= 0, "state",
-        mem < 0 ? NULL : mem ? "suspended" : "active");
+        mem < 0 ? NULL
+        : mem   ? "suspended"
+                : "active");
     PQclear(res);
     return out;
 }
@@ -616,7 +621,8 @@ static enum MHD_Result set_tenant_state(struct admin_api *api, const struct xg_h
     if (!res)
         rc = reply_db_error(api, req);
     else if (!found)
-        rc = xg_reply_error(req->conn, MHD_HTTP_NOT_FOUND, "unknown_tenant", "no tenant by that id");
+        rc =
+            xg_reply_error(req->conn, MHD_HTTP_NOT_FOUND, "unknown_tenant", "no tenant by that id");
     PQclear(res);
     pthread_mutex_unlock(&api->lock);
     if (!found)

@@ -74,6 +74,17 @@ const struct xg_cfg_key gw_config_keys[] = {
         "blocks below the quorum tip before an answer asked for by height is cached"),
     KEY("limits", "enabled", XG_CFG_BOOL, limits_enabled, "true", 0, 0, false,
         "enforce each tier's burst rate and daily quota and count usage (false: neither)"),
+    KEY("xmr402", "enabled", XG_CFG_BOOL, xmr402_enabled, "false", 0, 0, false,
+        "answer agent endpoints (/v1/<monerod path>) without a credential with 402 and an "
+        "XMR402 challenge, and accept Authorization: XMR402 proofs there"),
+    KEY("xmr402", "billing_url", XG_CFG_STRING, xmr402_billing_url, "http://127.0.0.1:18085", 0,
+        0, false, "billing's API base URL, where challenges are created and proofs verified"),
+    KEY("xmr402", "public_url", XG_CFG_STRING, xmr402_public_url, "", 0, 0, false,
+        "billing as agents reach it, for the status URL in a challenge (\"\" = billing_url)"),
+    KEY("xmr402", "default_tier", XG_CFG_STRING, xmr402_default_tier, "wallet", 0, 0, false,
+        "the tier a 402 sells unless the agent asks for another (?tier= or X-XMR402-Tier)"),
+    KEY("xmr402", "max_proof", XG_CFG_SIZE, xmr402_max_proof, "2k", 64, 4096, false,
+        "longest transaction proof accepted in Authorization: XMR402 (400 beyond)"),
     KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
     KEY("log", "slow_request", XG_CFG_DURATION, slow_request_ms, "1s", 0, 600000, true,
         "requests at least this slow are counted per method and summed up in one log line a "

@@ -7,6 +7,7 @@
 #include "pgsync.h"
 #include "prober.h"
 #include "tenants.h"
+#include "upstream.h"
 #include "xg_dbwatch.h"
 #include "xg_log.h"
 #include "xg_metrics.h"
@@ -23,22 +24,20 @@
 #define METHOD_SLOTS    1024 /* the pointer → label index table; > 2 × the method count */
 
 /* Seconds: client-facing answers range from cache hits (µs) to bulk .bin syncs (s). */
-static const double latency_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                        0.1,    0.25,  0.5,    1,     2.5,  5,     10,  30};
+static const double latency_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                        0.25,   0.5,   1,      2.5,   5,    10,    30};
 static const double apply_bounds[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1};
 
-static const char *const class_values[] = {"immutable", "tip",  "passthrough",
-                                           "broadcast", "denied", "none", NULL};
-static const char *const status_values[] = {"200", "202", "400", "401", "402", "403", "404",
-                                            "405", "413", "429", "500", "502", "503", "504",
-                                            NULL};
+static const char *const class_values[] = {"immutable", "tip",  "passthrough", "broadcast",
+                                           "denied",    "none", NULL};
+static const char *const status_values[] = {"200", "202", "400", "401", "402", "403", "404", "405",
+                                            "413", "429", "500", "502", "503", "504", NULL};
 static const char *const outcome_values[] = {"node", "cache", "refused", "failed", NULL};
-static const char *const node_outcome_values[] = {"ok",         "connect_error", "timeout",
-                                                  "http_error", "busy",          "incomplete",
-                                                  NULL};
+static const char *const node_outcome_values[] = {"ok",   "connect_error", "timeout", "http_error",
+                                                  "busy", "broken",        NULL};
 static const char *const bcast_values[] = {"accepted", "rejected", "failed", NULL};
-static const char *const scheme_values[] = {"digest", "basic", "bearer", "api_key", "path",
-                                            "none",   "malformed", NULL};
+static const char *const scheme_values[] = {"digest", "basic", "bearer",    "api_key",
+                                            "path",   "none",  "malformed", NULL};
 static const char *const limit_values[] = {"burst", "quota", NULL};
 static const char *const channel_values[] = {"xmrgate_tenants", "xmrgate_tiers", "xmrgate_nodes",
                                              NULL};
@@ -53,20 +52,20 @@ struct gw_metrics {
     struct xg_metrics *reg;
     struct gw_metrics_sources src;
     /* label sets */
-    struct xg_metric_labels *cls, *method, *status, *outcome, *node, *node_outcome, *bcast,
-        *scheme, *limit, *channel;
+    struct xg_metric_labels *cls, *method, *status, *outcome, *node, *node_outcome, *bcast, *scheme,
+        *limit, *channel;
     const char **method_names; /* methods_at order, NULL-terminated (owned array) */
     struct method_slot method_slots[METHOD_SLOTS];
     /* the request path */
     struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited,
-        *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes,
-        *slow, *notify_applied, *notify_seconds, *full_reloads;
+        *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes, *slow,
+        *notify_applied, *notify_seconds, *full_reloads;
     /* collected */
     struct xg_metric *node_up, *node_dropped, *node_height, *node_lag, *node_ema, *node_breaker,
         *node_cooldown, *quorum_known, *quorum_height, *quorum_degraded, *quorum_healthy,
         *nodes_configured, *cache_hits, *cache_misses, *cache_evictions, *cache_purged,
-        *cache_bytes, *cache_entries, *cache_max_bytes, *cache_epoch, *tenants_loaded,
-        *database_up, *tenants_synced, *usage_flushes, *usage_flush_failures, *usage_rows_held;
+        *cache_bytes, *cache_entries, *cache_max_bytes, *cache_epoch, *tenants_loaded, *database_up,
+        *tenants_synced, *usage_flushes, *usage_flush_failures, *usage_rows_held;
     /* the slow-request summary */
     _Atomic int64_t slow_ms;
     _Atomic uint64_t *slow_count; /* per method label index */
@@ -123,37 +122,74 @@ static unsigned class_index(const struct method_info *info)
     return info ? (unsigned)info->cls : 5; /* "none" */
 }
 
+enum gw_node_outcome gw_metrics_node_outcome(int up_outcome, long http_status, bool busy)
+{
+    switch ((enum up_outcome)up_outcome) {
+    case UP_OK:
+        return http_status >= 500 || http_status < 200 ? GW_NODE_HTTP_ERROR
+               : busy                                  ? GW_NODE_BUSY
+                                                       : GW_NODE_OK;
+    case UP_CONNECT_ERROR:
+        return GW_NODE_CONNECT_ERROR;
+    case UP_TIMEOUT:
+        return GW_NODE_TIMEOUT;
+    case UP_TOO_LARGE:
+    case UP_PROTOCOL_ERROR:
+    case UP_CANCELLED:
+    case UP_INTERNAL_ERROR:
+        break;
+    }
+    return GW_NODE_BROKEN;
+}
+
+/* The status label's index without formatting or comparing text (the request path). */
+static unsigned status_index(unsigned status)
+{
+    static const unsigned codes[] = {200, 202, 400, 401, 402, 403, 404,
+                                     405, 413, 429, 500, 502, 503, 504};
+    unsigned i = 0;
+    while (i < sizeof codes / sizeof codes[0] && codes[i] != status)
+        i++;
+    return i; /* past the end: "other" */
+}
+
 const char *gw_metrics_status_label(unsigned status)
 {
-    char text[8];
-    snprintf(text, sizeof text, "%u", status);
-    for (size_t i = 0; status_values[i]; i++)
-        if (strcmp(status_values[i], text) == 0)
-            return status_values[i];
-    return XG_METRICS_OTHER;
+    unsigned i = status_index(status);
+    return i < sizeof status_values / sizeof status_values[0] - 1 ? status_values[i]
+                                                                  : XG_METRICS_OTHER;
 }
 
 const char *gw_metrics_auth_scheme(int kind)
 {
     switch ((enum auth_kind)kind) {
-    case AUTH_DIGEST: return "digest";
-    case AUTH_BASIC: return "basic";
-    case AUTH_BEARER: return "bearer";
-    case AUTH_API_KEY: return "api_key";
-    case AUTH_PATH_TOKEN: return "path";
-    case AUTH_NONE: return "none";
+    case AUTH_DIGEST:
+        return "digest";
+    case AUTH_BASIC:
+        return "basic";
+    case AUTH_BEARER:
+        return "bearer";
+    case AUTH_API_KEY:
+        return "api_key";
+    case AUTH_PATH_TOKEN:
+        return "path";
+    case AUTH_NONE:
+        return "none";
     case AUTH_MALFORMED:
-    case AUTH_INVALID: return "malformed";
-    case AUTH_OTHER_SCHEME: break;
+    case AUTH_INVALID:
+        return "malformed";
+    case AUTH_OTHER_SCHEME:
+        break;
     }
     return XG_METRICS_OTHER;
 }
 
 /* ---- families -------------------------------------------------------------------------- */
 
-#define L(...) ((struct xg_metric_labels *[]){__VA_ARGS__})
+#define L(...)  ((struct xg_metric_labels *[]){__VA_ARGS__})
 #define NL(...) (sizeof(L(__VA_ARGS__)) / sizeof(struct xg_metric_labels *))
-#define COUNTER(name, help, ...) xg_metric_counter(m->reg, name, help, L(__VA_ARGS__), NL(__VA_ARGS__))
+#define COUNTER(name, help, ...)                                                                   \
+    xg_metric_counter(m->reg, name, help, L(__VA_ARGS__), NL(__VA_ARGS__))
 #define GAUGE(name, help, ...) xg_metric_gauge(m->reg, name, help, L(__VA_ARGS__), NL(__VA_ARGS__))
 
 static bool request_families(struct gw_metrics *m)
@@ -169,54 +205,53 @@ static bool request_families(struct gw_metrics *m)
                                       "Client-facing latency, first byte to queued answer.",
                                       L(m->cls, m->outcome), 2, latency_bounds,
                                       sizeof latency_bounds / sizeof latency_bounds[0]);
-    m->auth_failures =
-        xg_metric_counter(m->reg, "xmrgate_gateway_auth_failures_total",
-                          "Requests refused with 401, by the credential scheme presented.",
-                          L(m->scheme), 1);
-    m->rate_limited = xg_metric_counter(m->reg, "xmrgate_gateway_rate_limited_total",
-                                        "Requests refused with 429, by the limit hit.",
-                                        L(m->limit), 1);
-    m->payment_required = xg_metric_counter(m->reg, "xmrgate_gateway_payment_required_total",
-                                            "Requests answered 402 Payment Required (XMR402).",
-                                            NULL, 0);
+    m->auth_failures = xg_metric_counter(
+        m->reg, "xmrgate_gateway_auth_failures_total",
+        "Requests refused with 401, by the credential scheme presented.", L(m->scheme), 1);
+    m->rate_limited =
+        xg_metric_counter(m->reg, "xmrgate_gateway_rate_limited_total",
+                          "Requests refused with 429, by the limit hit.", L(m->limit), 1);
+    m->payment_required =
+        xg_metric_counter(m->reg, "xmrgate_gateway_payment_required_total",
+                          "Requests answered 402 Payment Required (XMR402).", NULL, 0);
     m->node_requests = COUNTER("xmrgate_gateway_node_requests_total",
                                "Client requests sent to each node, by outcome (probes excluded).",
                                m->node, m->node_outcome);
-    m->node_duration = xg_metric_histogram(m->reg, "xmrgate_gateway_node_request_duration_seconds",
-                                           "Per-node latency of client requests.", L(m->node), 1,
-                                           latency_bounds,
-                                           sizeof latency_bounds / sizeof latency_bounds[0]);
-    m->broadcasts = COUNTER("xmrgate_gateway_broadcasts_total",
-                            "Transaction broadcasts: accepted by at least one node, or not.",
-                            m->bcast);
+    m->node_duration =
+        xg_metric_histogram(m->reg, "xmrgate_gateway_node_request_duration_seconds",
+                            "Per-node latency of client requests.", L(m->node), 1, latency_bounds,
+                            sizeof latency_bounds / sizeof latency_bounds[0]);
+    m->broadcasts =
+        COUNTER("xmrgate_gateway_broadcasts_total",
+                "Transaction broadcasts: accepted by at least one node, or not.", m->bcast);
     m->broadcast_nodes = COUNTER("xmrgate_gateway_broadcast_node_outcomes_total",
                                  "Each node's answer to a broadcast.", m->node, m->bcast);
-    m->slow = COUNTER("xmrgate_gateway_slow_requests_total",
-                      "Client requests slower than the slow-request threshold, by method.",
-                      m->method);
+    m->slow =
+        COUNTER("xmrgate_gateway_slow_requests_total",
+                "Client requests slower than the slow-request threshold, by method.", m->method);
     m->notify_applied = COUNTER("xmrgate_gateway_notify_applied_total",
                                 "PostgreSQL NOTIFYs applied to the in-memory tables.", m->channel);
     m->notify_seconds = xg_metric_histogram(
         m->reg, "xmrgate_gateway_notify_apply_seconds",
         "Time from a NOTIFY's arrival to the change serving requests.", L(m->channel), 1,
         apply_bounds, sizeof apply_bounds / sizeof apply_bounds[0]);
-    m->full_reloads = xg_metric_counter(m->reg, "xmrgate_gateway_full_reloads_total",
-                                        "Full reloads of tenants and nodes (start, reconnect).",
-                                        NULL, 0);
+    m->full_reloads =
+        xg_metric_counter(m->reg, "xmrgate_gateway_full_reloads_total",
+                          "Full reloads of tenants and nodes (start, reconnect).", NULL, 0);
     return m->requests && m->outcomes && m->duration && m->auth_failures && m->rate_limited &&
            m->payment_required && m->node_requests && m->node_duration && m->broadcasts &&
            m->broadcast_nodes && m->slow && m->notify_applied && m->notify_seconds &&
            m->full_reloads;
 }
 
-#define PLAIN_GAUGE(name, help) xg_metric_gauge(m->reg, name, help, NULL, 0)
+#define PLAIN_GAUGE(name, help)   xg_metric_gauge(m->reg, name, help, NULL, 0)
 #define PLAIN_COUNTER(name, help) xg_metric_counter(m->reg, name, help, NULL, 0)
 
 static bool collected_families(struct gw_metrics *m)
 {
-    m->node_up = GAUGE("xmrgate_gateway_node_up",
-                       "1 when the node passes the semantic health check (hysteresis applied).",
-                       m->node);
+    m->node_up =
+        GAUGE("xmrgate_gateway_node_up",
+              "1 when the node passes the semantic health check (hysteresis applied).", m->node);
     m->node_dropped = GAUGE("xmrgate_gateway_node_dropped",
                             "1 when the node failed past the cooldown ceiling and is out of "
                             "rotation until an operator re-enables it.",
@@ -230,20 +265,20 @@ static bool collected_families(struct gw_metrics *m)
                         "Probe latency, exponential moving average (alpha 0.3).", m->node);
     m->node_breaker = GAUGE("xmrgate_gateway_node_breaker_state",
                             "Circuit breaker: 0 closed, 1 open, 2 half-open.", m->node);
-    m->node_cooldown = GAUGE("xmrgate_gateway_node_cooldown_seconds",
-                             "Current probe cooldown of a failing node (0: probed every round).",
-                             m->node);
-    m->quorum_known = PLAIN_GAUGE("xmrgate_gateway_quorum_known",
-                                  "1 once a probe round has found a tip.");
-    m->quorum_height = PLAIN_GAUGE("xmrgate_gateway_quorum_tip_height",
-                                   "Chain height at the quorum tip.");
+    m->node_cooldown =
+        GAUGE("xmrgate_gateway_node_cooldown_seconds",
+              "Current probe cooldown of a failing node (0: probed every round).", m->node);
+    m->quorum_known =
+        PLAIN_GAUGE("xmrgate_gateway_quorum_known", "1 once a probe round has found a tip.");
+    m->quorum_height =
+        PLAIN_GAUGE("xmrgate_gateway_quorum_tip_height", "Chain height at the quorum tip.");
     m->quorum_degraded = PLAIN_GAUGE("xmrgate_gateway_quorum_degraded",
                                      "1 when no majority of the responsive nodes agrees on a "
                                      "tip (serving from the highest node).");
-    m->quorum_healthy = PLAIN_GAUGE("xmrgate_gateway_quorum_healthy_nodes",
-                                    "Nodes up and on the quorum tip.");
-    m->nodes_configured = PLAIN_GAUGE("xmrgate_gateway_nodes_configured",
-                                      "Enabled nodes in the nodes table.");
+    m->quorum_healthy =
+        PLAIN_GAUGE("xmrgate_gateway_quorum_healthy_nodes", "Nodes up and on the quorum tip.");
+    m->nodes_configured =
+        PLAIN_GAUGE("xmrgate_gateway_nodes_configured", "Enabled nodes in the nodes table.");
     m->cache_hits = PLAIN_COUNTER("xmrgate_gateway_cache_hits_total", "Answer cache hits.");
     m->cache_misses = PLAIN_COUNTER("xmrgate_gateway_cache_misses_total", "Answer cache misses.");
     m->cache_evictions = PLAIN_COUNTER("xmrgate_gateway_cache_evictions_total",
@@ -252,8 +287,8 @@ static bool collected_families(struct gw_metrics *m)
                                     "Entries dropped because a reorg changed their epoch.");
     m->cache_bytes = PLAIN_GAUGE("xmrgate_gateway_cache_bytes", "Bytes held by the answer cache.");
     m->cache_entries = PLAIN_GAUGE("xmrgate_gateway_cache_entries", "Entries in the answer cache.");
-    m->cache_max_bytes = PLAIN_GAUGE("xmrgate_gateway_cache_max_bytes",
-                                     "The answer cache's memory bound.");
+    m->cache_max_bytes =
+        PLAIN_GAUGE("xmrgate_gateway_cache_max_bytes", "The answer cache's memory bound.");
     m->cache_epoch = PLAIN_GAUGE("xmrgate_gateway_cache_epoch",
                                  "Reorgs seen (each bumps the cache epoch above its fork).");
     m->tenants_loaded = PLAIN_GAUGE("xmrgate_gateway_tenants_loaded", "Tenants held in memory.");
@@ -265,8 +300,8 @@ static bool collected_families(struct gw_metrics *m)
                                      "Usage counts flushed to PostgreSQL (statements).");
     m->usage_flush_failures = PLAIN_COUNTER("xmrgate_gateway_usage_flush_failures_total",
                                             "Usage flushes that failed (retried later).");
-    m->usage_rows_held = PLAIN_GAUGE("xmrgate_gateway_usage_rows_held",
-                                     "Usage rows waiting for PostgreSQL.");
+    m->usage_rows_held =
+        PLAIN_GAUGE("xmrgate_gateway_usage_rows_held", "Usage rows waiting for PostgreSQL.");
     return m->node_up && m->node_dropped && m->node_height && m->node_lag && m->node_ema &&
            m->node_breaker && m->node_cooldown && m->quorum_known && m->quorum_height &&
            m->quorum_degraded && m->quorum_healthy && m->nodes_configured && m->cache_hits &&
@@ -336,9 +371,9 @@ static void note_slow(struct gw_metrics *m, unsigned method, double seconds)
     atomic_fetch_add_explicit(&m->slow_count[method], 1, memory_order_relaxed);
     uint64_t us = (uint64_t)(seconds * 1e6);
     uint64_t old = atomic_load_explicit(&m->slow_max_us[method], memory_order_relaxed);
-    while (us > old && !atomic_compare_exchange_weak_explicit(&m->slow_max_us[method], &old, us,
-                                                              memory_order_relaxed,
-                                                              memory_order_relaxed))
+    while (us > old &&
+           !atomic_compare_exchange_weak_explicit(&m->slow_max_us[method], &old, us,
+                                                  memory_order_relaxed, memory_order_relaxed))
         ;
 }
 
@@ -348,7 +383,7 @@ void gw_metrics_request(struct gw_metrics *m, const struct method_info *info, un
     if (!m)
         return;
     unsigned cls = class_index(info), method = method_index(m, info);
-    unsigned st = xg_metric_label_index(m->status, gw_metrics_status_label(status));
+    unsigned st = status_index(status);
     xg_metric_inc(m->requests, (unsigned[]){cls, method, st});
     xg_metric_inc(m->outcomes, (unsigned[]){cls, (unsigned)outcome});
     xg_metric_observe(m->duration, (unsigned[]){cls, (unsigned)outcome}, seconds);
@@ -387,7 +422,8 @@ void gw_metrics_node_call(struct gw_metrics *m, const char *node, enum gw_node_o
 void gw_metrics_broadcast(struct gw_metrics *m, bool accepted)
 {
     if (m)
-        xg_metric_inc(m->broadcasts, (unsigned[]){accepted ? GW_BCAST_ACCEPTED : GW_BCAST_REJECTED});
+        xg_metric_inc(m->broadcasts,
+                      (unsigned[]){accepted ? GW_BCAST_ACCEPTED : GW_BCAST_REJECTED});
 }
 
 void gw_metrics_broadcast_node(struct gw_metrics *m, const char *node,
@@ -441,8 +477,8 @@ static void collect_node(struct gw_metrics *m, const json_t *node)
 /* Nodes come and go: the per-node gauges are republished whole on every scrape. */
 static void collect_prober(struct gw_metrics *m)
 {
-    struct xg_metric *per_node[] = {m->node_up,      m->node_dropped, m->node_height, m->node_lag,
-                                    m->node_ema,     m->node_breaker, m->node_cooldown};
+    struct xg_metric *per_node[] = {m->node_up,  m->node_dropped, m->node_height,  m->node_lag,
+                                    m->node_ema, m->node_breaker, m->node_cooldown};
     for (size_t i = 0; i < sizeof per_node / sizeof per_node[0]; i++)
         xg_metric_reset(per_node[i]);
     json_t *status = prober_status(m->src.prober);
@@ -511,9 +547,9 @@ static void log_slow_summary(struct gw_metrics *m)
         if (count == 0)
             continue;
         total += count;
-        json_object_set_new(methods, i < n - 1 ? m->method_names[i] : XG_METRICS_OTHER,
-                            json_pack("{s:I,s:f}", "count", (json_int_t)count, "max_ms",
-                                      (double)max_us / 1000.0));
+        json_object_set_new(
+            methods, i < n - 1 ? m->method_names[i] : XG_METRICS_OTHER,
+            json_pack("{s:I,s:f}", "count", (json_int_t)count, "max_ms", (double)max_us / 1000.0));
     }
     if (total == 0) {
         json_decref(methods);

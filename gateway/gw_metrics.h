@@ -49,7 +49,7 @@ enum gw_node_outcome {
     GW_NODE_TIMEOUT,
     GW_NODE_HTTP_ERROR, /* 5xx or an unexpected status */
     GW_NODE_BUSY,       /* status BUSY */
-    GW_NODE_INCOMPLETE, /* a pruned answer retried on a full node */
+    GW_NODE_BROKEN,     /* reset mid-answer, malformed, too large, cancelled */
 };
 
 /* A broadcast's per-node outcome. */
@@ -109,6 +109,10 @@ void gw_metrics_broadcast_node(struct gw_metrics *m, const char *node,
 /* pgsync: a NOTIFY applied, `seconds` after it arrived; a full reload. */
 void gw_metrics_notify_applied(struct gw_metrics *m, const char *channel, double seconds);
 void gw_metrics_full_reload(struct gw_metrics *m);
+
+/* Pure: the outcome of one node call from the engine's verdict (upstream.h enum
+ * up_outcome), the HTTP status and whether the answer said BUSY. */
+enum gw_node_outcome gw_metrics_node_outcome(int up_outcome, long http_status, bool busy);
 
 /* Pure: the label for an auth_kind value (auth.h), for gw_metrics_auth_failure. */
 const char *gw_metrics_auth_scheme(int auth_kind);

@@ -242,7 +242,8 @@ static bool gateway_start(struct gateway *gw)
         xg_log(XG_LOG_ERROR, "startup_failed", "%s", err);
         return false;
     }
-    gw->pgsync = pgsync_start(gw->cfg.database_url, ha1_key, gw->ctx.tenants, gw->ctx.nodes);
+    gw->pgsync =
+        pgsync_start(gw->cfg.database_url, ha1_key, gw->ctx.tenants, gw->ctx.nodes, gw->metrics);
     if (!gw->pgsync) {
         xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the tenant follower");
         return false;

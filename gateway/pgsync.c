@@ -1,6 +1,8 @@
 /* pgsync — LISTEN/NOTIFY follower for tenants and nodes. */
 #include "pgsync.h"
 
+#include "gw_metrics.h"
+
 #include "token.h"
 #include "xg_hex.h"
 #include "xg_log.h"
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <urcu-bp.h>
 
 #define PGSYNC_POLL_MS 200
@@ -29,7 +32,15 @@ struct pgsync {
     volatile sig_atomic_t stop;
     atomic_bool synced;
     uint64_t generation;
+    struct gw_metrics *metrics; /* NOTIFY apply times, full reloads; may be NULL */
 };
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 bool pgsync_parse_tenant(const char *const cols[9], const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
                          struct tenant_row *out)
@@ -181,6 +192,7 @@ static bool subscribe_and_load(struct pgsync *sync)
     if (!res)
         return false;
     PQclear(res);
+    gw_metrics_full_reload(sync->metrics);
     return load_all_tenants(sync) && load_nodes(sync);
 }
 
@@ -202,7 +214,10 @@ static bool drain_notifies(struct pgsync *sync, PGconn *conn)
 {
     PGnotify *n;
     while ((n = PQnotifies(conn)) != NULL) {
+        double arrived = monotonic_s();
         bool ok = handle_notify(sync, n);
+        if (ok)
+            gw_metrics_notify_applied(sync->metrics, n->relname, monotonic_s() - arrived);
         PQfreemem(n);
         if (!ok)
             return false;
@@ -248,7 +263,8 @@ static void *sync_loop(void *arg)
 }
 
 struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
-                            struct tenant_store *tenants, struct node_registry *nodes)
+                            struct tenant_store *tenants, struct node_registry *nodes,
+                            struct gw_metrics *metrics)
 {
     struct pgsync *sync = calloc(1, sizeof *sync);
     if (!sync)
@@ -256,6 +272,7 @@ struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA
     memcpy(sync->ha1_key, ha1_key, TOKEN_HA1_KEY_LEN);
     sync->tenants = tenants;
     sync->nodes = nodes;
+    sync->metrics = metrics;
     sync->pg = xg_pg_new(conninfo, pgsync_queries);
     if (!sync->pg || pthread_create(&sync->thread, NULL, sync_loop, sync) != 0) {
         xg_pg_free(sync->pg);

@@ -17,9 +17,13 @@
 
 struct pgsync;
 
-/* ha1_key unwraps the stored Digest HA1 values (copied). */
+struct gw_metrics;
+
+/* ha1_key unwraps the stored Digest HA1 values (copied). metrics (may be NULL) counts the
+ * NOTIFYs applied, how long each took from arrival, and the full reloads. */
 struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
-                            struct tenant_store *tenants, struct node_registry *nodes);
+                            struct tenant_store *tenants, struct node_registry *nodes,
+                            struct gw_metrics *metrics);
 void pgsync_stop(struct pgsync *sync);
 
 /* True once a full load has completed on the current connection. */

@@ -25,6 +25,7 @@ enum gw_endpoint { GW_EP_JSONRPC, GW_EP_JSON, GW_EP_BIN };
 #define GW_MAX_EXTRA_HEADERS 3
 
 struct proxy_work;
+struct xmr402_work;
 
 struct gw_request {
     struct gw_context *ctx;
@@ -48,6 +49,9 @@ struct gw_request {
 
     /* Where it goes: proxy's own state (proxy.c; freed by proxy_request_free). */
     struct proxy_work *px;
+
+    /* An XMR402 conversation with billing (xmr402_flow.c; xmr402_flow_request_free). */
+    struct xmr402_work *x402;
 
     /* The daily quota as this request saw it: X-RateLimit-* on every answer (limits.h). */
     struct limits_view limit;

@@ -10,6 +10,7 @@
 #include "proxy.h"
 #include "request.h"
 #include "token.h"
+#include "xmr402_flow.h"
 #include "xg_log.h"
 
 #include <arpa/inet.h>
@@ -69,6 +70,7 @@ static enum MHD_Result queue(struct gw_request *req, unsigned status, const char
     for (const char *const *h = headers; h && h[0]; h += 2)
         MHD_add_response_header(resp, h[0], h[1]);
     add_limit_headers(req, resp);
+    xmr402_flow_add_headers(req, resp);
     enum MHD_Result rc = MHD_queue_response(req->conn, status, resp);
     MHD_destroy_response(resp);
     return rc;
@@ -308,6 +310,18 @@ static void remember_rpc_id(struct gw_request *req)
 }
 
 static enum MHD_Result queue_node_answer(struct gw_request *req);
+static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant);
+
+/* An agent endpoint without a credential, or with XMR402 proof: billing is asked while
+ * the connection waits (xmr402_flow.h). */
+static enum MHD_Result start_xmr402(struct gw_request *req, const struct auth_credential *cred)
+{
+    MHD_suspend_connection(req->conn);
+    req->suspended = true;
+    if (!xmr402_flow_begin(req, cred))
+        MHD_resume_connection(req->conn); /* the answer is in req */
+    return MHD_YES;
+}
 
 static enum MHD_Result handle_request(struct gw_request *req)
 {
@@ -319,6 +333,9 @@ static enum MHD_Result handle_request(struct gw_request *req)
     struct auth_credential cred;
     struct tenant_row tenant;
     enum auth_verdict verdict = authenticate(req, &cred, &tenant);
+    const char *agent_path = verdict == VERDICT_OK ? NULL : xmr402_flow_applies(req, &cred);
+    if (agent_path)
+        req->rest = agent_path;
     /* Errors before classification use the shape the path asks for, and a JSON-RPC
      * error echoes the request's id when the body has one. */
     req->endpoint = strcmp(req->rest, METHODS_JSONRPC_PATH) == 0 ? GW_EP_JSONRPC : GW_EP_JSON;
@@ -327,8 +344,18 @@ static enum MHD_Result handle_request(struct gw_request *req)
     if (verdict == VERDICT_MALFORMED)
         return answer_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
                             cred.detail ? cred.detail : "malformed credentials", NULL);
+    if (agent_path)
+        return start_xmr402(req, &cred);
     if (verdict != VERDICT_OK)
         return answer_unauthorized(req, verdict == VERDICT_STALE, "authentication required");
+    return serve_tenant(req, &tenant);
+}
+
+/* The request path after authentication: status checks, limits, classification, cache
+ * and the nodes. Also where an XMR402 purchase continues once billing provisioned it. */
+static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant_in)
+{
+    struct tenant_row tenant = *tenant_in;
     if (tenant.suspended)
         return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST,
                             "this access is suspended; contact the operator", NULL);
@@ -381,6 +408,7 @@ static enum MHD_Result queue_node_answer(struct gw_request *req)
     for (size_t i = 0; i < req->nextra_headers; i++)
         MHD_add_response_header(resp, req->extra_headers[i].name, req->extra_headers[i].value);
     add_limit_headers(req, resp);
+    xmr402_flow_add_headers(req, resp);
     enum MHD_Result rc = MHD_queue_response(req->conn, req->status, resp);
     MHD_destroy_response(resp);
     return rc;
@@ -475,6 +503,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return MHD_YES;
     }
     if (req->suspended) {
+        struct tenant_row bought;
+        if (xmr402_flow_take_tenant(req, &bought)) {
+            req->suspended = false; /* served now as the tenant billing just provisioned */
+            return serve_tenant(req, &bought);
+        }
         if (!req->answered)
             return MHD_YES; /* spurious wake-up; the answer is not ready */
         return queue_node_answer(req);
@@ -494,12 +527,22 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     free(req->path);
     free(req->body);
     proxy_request_free(req);
+    xmr402_flow_request_free(req);
     free(req->forward_body);
     free(req->answer_body);
     json_decref(req->rpc_id);
     free(req);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->inflight, 1);
+}
+
+/* monerod matches the request target as sent, without percent-decoding; so do we (an
+ * escaped path is no monerod path, and a Digest uri is compared as sent). */
+static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
+{
+    (void)cls;
+    (void)conn;
+    return strlen(s);
 }
 
 static char *read_file(const char *path)
@@ -557,6 +600,7 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
         {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
         {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
+        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL},
         {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
         {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
         {MHD_OPTION_END, 0, NULL},

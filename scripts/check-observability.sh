@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks the monitoring files against the daemons:
-#   - docker/prometheus/alerts.yml passes `promtool check rules`;
+#   - docker/prometheus/alerts.yml passes `promtool check rules`, and its unit tests
+#     (alerts_test.yml) pass `promtool test rules`;
 #   - docker/grafana/xmrgate-dashboard.json is valid JSON, and every panel query is valid
 #     PromQL (promtool checks them as recording rules written to a temporary file);
 #   - every xmrgate_* metric named by a query or an alert (histogram suffixes _bucket, _sum
@@ -35,6 +36,12 @@ if out=$(promtool check rules "$RULES" 2>&1); then
 	ok "promtool check rules $(basename "$RULES")"
 else
 	not_ok "promtool check rules $(basename "$RULES")" "$out"
+fi
+
+if out=$(cd "$(dirname "$RULES")" && promtool test rules alerts_test.yml 2>&1); then
+	ok "promtool test rules alerts_test.yml (the alerts fire when they should)"
+else
+	not_ok "promtool test rules alerts_test.yml" "$out"
 fi
 
 if ! jq -e '.panels | length > 0' "$DASHBOARD" >/dev/null 2>&1; then

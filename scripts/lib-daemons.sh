@@ -5,7 +5,8 @@
 # helpers (xg_spawn, xg_wait_until, node_url, wallet_url).
 #
 # Ports, relative to XG_PORT_BASE: +50 gateway, +51 gateway admin, +55 billing (API and
-# web pages), +56 billing admin. Secrets (the HA1 wrapping key, the Digest nonce secret
+# web pages), +56 billing admin, +57 the exchange-rate stand-in (a fixed USD rate served
+# from $XG_VAR/etc/rate.json, so the fiat-priced tiers can be bought offline). Secrets (the HA1 wrapping key, the Digest nonce secret
 # shared by gateway replicas, the admin tokens) are generated once into
 # $XG_VAR/etc/secrets.env and kept across restarts, like the database they protect.
 
@@ -13,6 +14,8 @@ GATEWAY_PORT=$((XG_PORT_BASE + 50))
 GATEWAY_ADMIN_PORT=$((XG_PORT_BASE + 51))
 BILLING_PORT=$((XG_PORT_BASE + 55))
 BILLING_ADMIN_PORT=$((XG_PORT_BASE + 56))
+RATE_PORT=$((XG_PORT_BASE + 57))
+RATE_SERVER=$REPO/build/release/tests/tools/rate_server
 ETC=$XG_VAR/etc
 
 daemons_secrets() {
@@ -55,6 +58,10 @@ token = $GATEWAY_ADMIN_TOKEN
 [database]
 url = $db
 
+[xmr402]
+enabled = true
+billing_url = http://127.0.0.1:$BILLING_PORT
+
 [log]
 level = info
 EOF
@@ -76,11 +83,22 @@ migrations_dir = $REPO/migrations
 
 [wallet]
 url = $(wallet_url billing)
+daemon_url = $(node_url a)
+poll_interval = 2s
+
+[pricing]
+rate_url = http://127.0.0.1:$RATE_PORT/
+rate_path = monero.usd
+currency = USD
+refresh = 10s
 
 [gateway]
 url = http://127.0.0.1:$GATEWAY_PORT
 realm = xmrgate
 ha1_key = $HA1_KEY
+
+[xmr402]
+retry_after = 2s
 
 [log]
 level = info
@@ -126,6 +144,10 @@ start_daemons() {
 		xg_die "migrations failed (see $LOG/billing.log)"
 	daemons_register_nodes >/dev/null || xg_die "cannot register the nodes"
 	daemons_demo_tenant || xg_die "cannot create the demo tenant (see $LOG/billing.log)"
+	[[ -x $RATE_SERVER ]] || xg_die "the rate stand-in is not built: run make test-tools"
+	[[ -s $ETC/rate.json ]] || echo '{"monero": {"usd": 150.00}}' >"$ETC/rate.json"
+	xg_spawn "$RUN/rate-server.pid" "$ETC/rate.json" "$LOG/rate-server.log" \
+		"$RATE_SERVER" "$RATE_PORT" "$ETC/rate.json"
 	xg_spawn "$RUN/billing.pid" "$ETC/billing.ini" "$LOG/billing.log" \
 		"$REPO/bin/xmrgate-billing" --config "$ETC/billing.ini"
 	xg_spawn "$RUN/gateway.pid" "$ETC/gateway.ini" "$LOG/gateway.log" \
@@ -156,7 +178,8 @@ daemons_banner() {
 	# shellcheck source=/dev/null
 	. "$ETC/demo.env"
 	cat <<EOF
-  browser     http://127.0.0.1:$BILLING_PORT/   (buy or renew a plan)
+  browser     http://127.0.0.1:$BILLING_PORT/   (buy or renew a plan; pay from the payer
+              wallet, mine with '$0 mine 10'; USD at the fixed rate in $ETC/rate.json)
   gateway     http://127.0.0.1:$GATEWAY_PORT   admin http://127.0.0.1:$GATEWAY_ADMIN_PORT
   demo tenant (free tier) $DEMO_HANDLE
 

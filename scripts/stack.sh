@@ -378,7 +378,7 @@ wipe_state() {
 check_ports_free() {
 	local p
 	for p in "$PG_PORT" "${NODE_P2P[@]}" "${NODE_RPC[@]}" "${WALLET_PORT[@]}" \
-		"$GATEWAY_PORT" "$GATEWAY_ADMIN_PORT" "$BILLING_PORT" "$BILLING_ADMIN_PORT"; do
+		"$GATEWAY_PORT" "$GATEWAY_ADMIN_PORT" "$BILLING_PORT" "$BILLING_ADMIN_PORT" "$RATE_PORT"; do
 		xg_port_free "$p" || xg_die "port $p is in use: pick another XG_PORT_BASE"
 	done
 }

@@ -181,3 +181,69 @@ UPDATE billing_cursor
 
 -- name: bl_invoice_set_tenant
 UPDATE invoices SET tenant_id = $2::bigint WHERE id = $1::uuid;
+
+-- ---- XMR402 (billing/api_xmr402.c) ------------------------------------------------------
+
+-- name: bl_x402_invoice_insert
+-- An agent's purchase: like bl_invoice_insert, with the challenge nonce its proof must sign.
+INSERT INTO invoices (kind, channel, tier_id, months, token_hash, digest_ha1, handle, amount,
+                      subaddress_index, subaddress, confirmations_required, price_currency,
+                      price_minor, rate_fiat_per_xmr, expires_at, challenge_nonce)
+VALUES ('purchase', 'xmr402', $1, 1, decode($2, 'hex'), decode($3, 'hex'), $4, $5::bigint,
+        $6::int, $7, $8::int, $9, $10::bigint, $11::numeric,
+        now() + make_interval(secs => $12::int), $13)
+RETURNING id::text;
+
+-- name: bl_x402_invoice
+-- What the XMR402 answers need of an invoice; NULL nonce means it is not an XMR402 one.
+SELECT i.id::text, i.state, i.amount, i.paid, i.subaddress_index, i.subaddress,
+       i.challenge_nonce, i.confirmations, i.confirmations_required,
+       extract(epoch FROM i.created_at)::bigint,
+       to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       extract(epoch FROM i.expires_at)::bigint, i.tier_id, coalesce(i.tenant_id, 0),
+       encode(i.token_hash, 'hex'), coalesce(extract(epoch FROM i.provisioned_at)::bigint, 0),
+       extract(epoch FROM now())::bigint
+  FROM invoices i
+ WHERE i.id = $1::uuid;
+
+-- name: bl_x402_invoice_on_subaddress
+-- The XMR402 invoice a transfer to this subaddress paid (purchases never share one).
+SELECT id::text
+  FROM invoices
+ WHERE subaddress_index = $1::int AND channel = 'xmr402'
+ ORDER BY created_at DESC
+ LIMIT 1;
+
+-- name: bl_x402_txid_elsewhere
+-- A txid satisfies one invoice only: the other invoice it is already recorded for, if any.
+SELECT invoice_id::text
+  FROM payments
+ WHERE txid = $1 AND invoice_id IS NOT NULL AND invoice_id <> $2::uuid
+ LIMIT 1;
+
+-- name: bl_x402_payment_upsert
+-- The proven payment, in the poller's table under the poller's key: whichever of the two
+-- sees it first inserts it, the other only updates the same row.
+INSERT INTO payments (txid, subaddress_index, invoice_id, amount, height, confirmations, state,
+                      source, unlock_time)
+VALUES ($1, $2::int, $3::uuid, $4::bigint, $5::bigint, $6::int, $7, 'xmr402', $8::bigint)
+ON CONFLICT (txid, subaddress_index) DO UPDATE
+   SET amount = EXCLUDED.amount, height = EXCLUDED.height,
+       confirmations = EXCLUDED.confirmations, state = EXCLUDED.state,
+       unlock_time = EXCLUDED.unlock_time,
+       invoice_id = coalesce(payments.invoice_id, EXCLUDED.invoice_id)
+ WHERE (payments.amount, payments.height, payments.confirmations, payments.state,
+        payments.unlock_time, payments.invoice_id)
+       IS DISTINCT FROM (EXCLUDED.amount, EXCLUDED.height, EXCLUDED.confirmations,
+                         EXCLUDED.state, EXCLUDED.unlock_time,
+                         coalesce(payments.invoice_id, EXCLUDED.invoice_id))
+RETURNING invoice_id::text;
+
+-- name: bl_x402_tenant
+-- The tenant an XMR402 invoice provisioned, as the gateway needs it to serve at once.
+SELECT t.id, t.handle, t.tier_id, tr.burst_rps, tr.daily_quota,
+       to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       extract(epoch FROM t.valid_until)::bigint, encode(t.token_hash, 'hex'), t.state
+  FROM tenants t
+  JOIN tiers tr ON tr.id = t.tier_id
+ WHERE t.id = $1::bigint;

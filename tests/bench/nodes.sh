@@ -29,7 +29,11 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	[[ ${XG_BENCH_KEEP:-0} == 1 ]] && echo "# kept $work" >&2 || rm -rf "$work"
+	if [[ ${XG_BENCH_KEEP:-0} == 1 ]]; then
+		echo "# kept $work" >&2
+	else
+		rm -rf "$work"
+	fi
 	[[ ${started_stack:-0} == 1 ]] && "$STACK" stop >/dev/null 2>&1 || true
 }
 trap cleanup EXIT

@@ -98,7 +98,8 @@ gw_start() {
 		"${XG_GATEWAY_BIN:-$XG_REPO/bin/xmrgate-gateway}" >>"$GW_LOG" 2>&1 &
 	pid=$!
 	defer nodes_kill "$pid"
-	GW_PID=$pid
+	GW_PID=$pid # for tests that stop it early
+	export GW_PID
 	GW_URL=http://127.0.0.1:$port/v1/$TOKEN
 	GW_ADMIN=http://127.0.0.1:$admin
 	wait_until 30 gw_ready
@@ -132,7 +133,7 @@ thaw() { kill -CONT "$(node_pid "$1")"; }
 GW_MARK=0
 log_event_ms() {
 	local event=$1 node=$2 ts
-	ts=$(jq -r --arg e "$event" --arg n "^node $node[ :]" '
+	ts=$(jq -r --arg e "$event" --arg n "^node ${node}[ :]" '
 		select(.event == $e and (.msg | test($n))) | .ts' "$GW_LOG" 2>/dev/null |
 		while read -r t; do
 			ms=$(date -d "$t" +%s%3N)

@@ -11,6 +11,7 @@ bt_setup
 PRICE=10000000000
 OUTAGE_S=${XG_WALLET_OUTAGE_S:-20} # the issue's "a minute": set 60 to run it in full
 bt_tier bt-fault "$PRICE" 3
+bt_tier bt-reorg "$PRICE" 20 # deeper than any retry of the reorg below can mine
 bt_config a 0 "[invoices]" "create_burst = 100"
 bt_config b 1 "[invoices]" "create_burst = 100"
 
@@ -110,7 +111,7 @@ check "two more blocks are mined" mine 2
 check "and it is provisioned" bt_wait_status b "$ID3" provisioned 30
 
 # --- a reorg drops the payment ----------------------------------------------------------
-inv=$(new_invoice b '{"tier":"bt-fault","months":1}')
+inv=$(new_invoice b '{"tier":"bt-reorg","months":1}')
 ID4=$(jq -r .id <<<"$inv")
 tx4=$(bt_pay "$(jq -r .address <<<"$inv")" "$PRICE")
 check "the payment is seen" bt_wait_status b "$ID4" seen 30
@@ -161,7 +162,7 @@ reorg_out() {
 check "a reorg drops the transaction: a longer chain without it, in no pool" reorg_out
 is_reverted() { bt_get b "$ID4" | jq -e '.status == "reverted" and .payments[0].state == "gone"' >/dev/null; }
 check "the invoice is reverted: its payment is gone" wait_until 30 is_reverted
-check "more blocks are mined" mine 3
+check "more blocks than the tier's 20 confirmations are mined" mine 21
 sleep 2
 check "the dropped transaction stayed out of every chain and pool (the test's premise)" \
 	missing_everywhere "$tx4"

@@ -59,7 +59,12 @@ done
 
 # The quorum moves when the gateway's tip is the new top block.
 new_hash=$(node_hash_at "$NODE_A_URL" "$new_top")
-gw_tip() { gw_rpc get_last_block_header | jq -e --arg h "$new_hash" '.block_header.hash == $h' >/dev/null; }
+# (While the nodes disagree the gateway runs degraded — serving from the highest node and
+# bypassing the immutable cache — so the tip alone does not say the quorum has moved.)
+gw_tip() {
+	gw_rpc get_last_block_header | jq -e --arg h "$new_hash" '.block_header.hash == $h' >/dev/null &&
+		curl -s "$GW_ADMIN/readyz" | jq -e '.checks.quorum == "ok"' >/dev/null
+}
 check "the gateway's quorum tip moves to the new chain" wait_until 15 gw_tip
 check "the gateway logged the reorg" grep -q '"event":"reorg"' "$GW_LOG"
 

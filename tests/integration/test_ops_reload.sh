@@ -6,11 +6,14 @@
 #   - a good file applies the reloadable keys at once (a new admin token) and names the
 #     others as needing a restart;
 #   - SIGTERM while requests are in flight: new connections are refused, every request in
-#     flight is answered, the usage counts are flushed, and the process exits.
+#     flight is answered, the usage counts are flushed, and the process exits;
+#   - billing: the same reload rules (bad file refused, new admin token applied at once).
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/ops_lib.sh
 . "$(dirname "$0")/ops_lib.sh"
+# shellcheck source=tests/integration/billing_lib.sh
+. "$(dirname "$0")/billing_lib.sh"
 
 db=xmrgate_ops_reload
 node_port=$((XG_PORT_BASE + 76))
@@ -115,3 +118,25 @@ check "… and stopped cleanly" logged stopped
 used_after=$(psql_q_db "SELECT coalesce(sum(used), 0) FROM usage_daily")
 assert_eq "the usage of the drained requests is in PostgreSQL after exit" $((N * weight)) \
 	$((used_after - used_before))
+
+# --- billing reloads the same way ---------------------------------------------------------
+bt_setup
+bt_config ops-reload 3
+check "a billing instance starts" bt_start ops-reload
+BLOG=$BT_DIR/ops-reload.log
+BINI=$BT_DIR/ops-reload.ini
+read -r bpid <"$BT_DIR/ops-reload.pid"
+bl_status() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$(bt_admin ops-reload)/status"; }
+assert_eq "billing's admin API takes its token" 200 "$(bl_status "$BT_ADMIN_TOKEN")"
+cp "$BINI" "$BINI.good"
+sed -i -e "s/^token = .*/token = $NEW_TOKEN/" -e 's/^poll_interval = .*/poll_interval = 0s/' "$BINI"
+kill -HUP "$bpid"
+check "billing rejects a bad file (poll_interval out of range)" wait_until 10 bash -c \
+	"grep '\"event\":\"reload_rejected\"' '$BLOG' | grep -q poll_interval"
+assert_eq "… and keeps its old token" 200 "$(bl_status "$BT_ADMIN_TOKEN")"
+sed -e "s/^token = .*/token = $NEW_TOKEN/" "$BINI.good" >"$BINI"
+kill -HUP "$bpid"
+new_token_works() { [[ $(bl_status "$NEW_TOKEN") == 200 ]]; }
+check "a good file gives billing its new token at once" wait_until 10 new_token_works
+assert_eq "… and the old one is refused" 401 "$(bl_status "$BT_ADMIN_TOKEN")"
+check "billing is still serving its API" curl -sf -o /dev/null "$(bt_api ops-reload)/api/tiers"

@@ -62,13 +62,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         struct timespec t = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
         nanosleep(&t, NULL);
     }
-#define TOP "4242424242424242424242424242424242424242424242424242424242424242"
+#define TOP  "4242424242424242424242424242424242424242424242424242424242424242"
 #define PREV "4141414141414141414141414141414141414141414141414141414141414141"
     static const char answer[] =
         "{\"id\":0,\"jsonrpc\":\"2.0\",\"result\":{\"count\":100,\"status\":\"OK\","
         "\"untrusted\":false,\"height\":100,\"target_height\":0,\"synchronized\":true,"
         "\"busy_syncing\":false,\"nettype\":\"fakechain\",\"top_block_hash\":\"" TOP "\","
-        "\"block_header\":{\"height\":99,\"hash\":\"" TOP "\",\"prev_hash\":\"" PREV "\",\"depth\":0},"
+        "\"block_header\":{\"height\":99,\"hash\":\"" TOP "\",\"prev_hash\":\"" PREV
+        "\",\"depth\":0},"
         "\"headers\":[{\"height\":99,\"hash\":\"" TOP "\"}]},"
         "\"height\":100,\"hash\":\"" TOP "\",\"tx_hashes\":[],\"status\":\"OK\","
         "\"untrusted\":false}";
@@ -103,11 +104,9 @@ int main(int argc, char **argv)
     delay_ms = atol(argv[2]);
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
-    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
-                                                MHD_USE_INTERNAL_POLLING_THREAD,
-                                            (uint16_t)atoi(argv[1]), NULL, NULL, on_request, NULL,
-                                            MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
-                                            MHD_OPTION_END);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)atoi(argv[1]),
+        NULL, NULL, on_request, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "slow_node: cannot listen on %s\n", argv[1]);
         return 1;

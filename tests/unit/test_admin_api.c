@@ -16,6 +16,7 @@
 #include "gw_config.h"
 #include "gw_metrics.h"
 #include "methods.h"
+#include "upstream.h"
 #include "xg_metrics.h"
 
 static void test_node_names_and_urls(void **state)
@@ -82,8 +83,7 @@ static void test_node_change_parse(void **state)
         if (ok != cases[i].ok)
             fail_msg("%s: expected %s (%s)", cases[i].json, cases[i].ok ? "ok" : "an error", err);
         if (!ok && !strstr(err, cases[i].error_has))
-            fail_msg("%s: error \"%s\" does not name %s", cases[i].json, err,
-                     cases[i].error_has);
+            fail_msg("%s: error \"%s\" does not name %s", cases[i].json, err, cases[i].error_has);
         json_decref(body);
     }
     json_t *body = json_loads("{\"pruned\":false,\"enabled\":true}", 0, NULL);
@@ -140,9 +140,8 @@ static void test_reload_diff(void **state)
     assert_int_equal(fixed, 2);
     assert_string_equal(names, "[server] port, [admin] port");
     /* Identical files: nothing to apply, nothing to restart for. */
-    assert_int_equal(xg_config_diff(gw_config_keys, gw_config_key_count, &a, &a, false, names,
-                                    sizeof names),
-                     0);
+    assert_int_equal(
+        xg_config_diff(gw_config_keys, gw_config_key_count, &a, &a, false, names, sizeof names), 0);
     assert_string_equal(names, "");
     /* Truncation never overflows. */
     char tiny[8];
@@ -178,6 +177,26 @@ static void test_metric_labels(void **state)
     assert_string_equal(gw_metrics_auth_scheme(AUTH_PATH_TOKEN), "path");
     assert_string_equal(gw_metrics_auth_scheme(AUTH_MALFORMED), "malformed");
     assert_string_equal(gw_metrics_auth_scheme(AUTH_OTHER_SCHEME), "other");
+    static const struct {
+        int up;
+        long http;
+        bool busy;
+        enum gw_node_outcome want;
+    } cases[] = {
+        {UP_OK, 200, false, GW_NODE_OK},
+        {UP_OK, 200, true, GW_NODE_BUSY},
+        {UP_OK, 404, false, GW_NODE_OK}, /* a node's own answer, passed on */
+        {UP_OK, 500, false, GW_NODE_HTTP_ERROR},
+        {UP_OK, 503, true, GW_NODE_HTTP_ERROR},
+        {UP_CONNECT_ERROR, 0, false, GW_NODE_CONNECT_ERROR},
+        {UP_TIMEOUT, 0, false, GW_NODE_TIMEOUT},
+        {UP_PROTOCOL_ERROR, 0, false, GW_NODE_BROKEN},
+        {UP_TOO_LARGE, 200, false, GW_NODE_BROKEN},
+        {UP_CANCELLED, 0, false, GW_NODE_BROKEN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (gw_metrics_node_outcome(cases[i].up, cases[i].http, cases[i].busy) != cases[i].want)
+            fail_msg("case %zu", i);
 }
 
 /* Requests land in the series of their method and class; unknown methods in "other";
@@ -206,13 +225,14 @@ static void test_request_series(void **state)
                                  "status=\"429\"} 1\n"));
     assert_non_null(strstr(text, "xmrgate_gateway_requests_total{class=\"none\",method=\"other\","
                                  "status=\"401\"} 1\n"));
-    assert_non_null(
-        strstr(text, "xmrgate_gateway_request_outcomes_total{class=\"tip\",outcome=\"cache\"} 1\n"));
+    assert_non_null(strstr(
+        text, "xmrgate_gateway_request_outcomes_total{class=\"tip\",outcome=\"cache\"} 1\n"));
     assert_non_null(strstr(text, "xmrgate_gateway_rate_limited_total{limit=\"quota\"} 1\n"));
     assert_non_null(strstr(text, "xmrgate_gateway_auth_failures_total{scheme=\"digest\"} 1\n"));
     assert_non_null(
         strstr(text, "xmrgate_gateway_node_requests_total{node=\"a\",outcome=\"timeout\"} 1\n"));
-    assert_non_null(strstr(text, "xmrgate_gateway_node_request_duration_seconds_count{node=\"a\"} 2\n"));
+    assert_non_null(
+        strstr(text, "xmrgate_gateway_node_request_duration_seconds_count{node=\"a\"} 2\n"));
     assert_non_null(strstr(
         text, "xmrgate_gateway_broadcast_node_outcomes_total{node=\"b\",result=\"accepted\"} 1\n"));
     /* Only the 0.5 s request passed the 100 ms threshold. */

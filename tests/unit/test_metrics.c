@@ -118,8 +118,8 @@ static void test_gauges(void **state)
     (void)state;
     struct xg_metrics *reg = xg_metrics_new();
     struct xg_metric_labels *node = xg_metric_labels_dynamic(reg, "node", 2);
-    struct xg_metric *h = xg_metric_gauge(reg, "t_node_height", "Height.",
-                                          (struct xg_metric_labels *[]){node}, 1);
+    struct xg_metric *h =
+        xg_metric_gauge(reg, "t_node_height", "Height.", (struct xg_metric_labels *[]){node}, 1);
     struct xg_metric *deg = xg_metric_gauge(reg, "t_degraded", "Degraded.", NULL, 0);
     assert_non_null(h);
     /* A gauge never set is not shown at all; a gauge set to 0 is. */
@@ -161,8 +161,8 @@ static void test_histogram(void **state)
     struct xg_metrics *reg = xg_metrics_new();
     struct xg_metric_labels *cls = xg_metric_labels_fixed(reg, "class", classes);
     static const double bounds[] = {0.01, 0.1, 1};
-    struct xg_metric *lat = xg_metric_histogram(
-        reg, "t_seconds", "Latency.", (struct xg_metric_labels *[]){cls}, 1, bounds, 3);
+    struct xg_metric *lat = xg_metric_histogram(reg, "t_seconds", "Latency.",
+                                                (struct xg_metric_labels *[]){cls}, 1, bounds, 3);
     assert_non_null(lat);
     unsigned tip = 1;
     xg_metric_observe(lat, &tip, 0.005);
@@ -188,16 +188,16 @@ static void test_registration_refusals(void **state)
     (void)state;
     struct xg_metrics *reg = xg_metrics_new();
     assert_non_null(xg_metric_counter(reg, "t_x", "", NULL, 0));
-    assert_null(xg_metric_counter(reg, "t_x", "", NULL, 0));       /* taken */
-    assert_null(xg_metric_gauge(reg, "bad-name", "", NULL, 0));    /* invalid */
+    assert_null(xg_metric_counter(reg, "t_x", "", NULL, 0));            /* taken */
+    assert_null(xg_metric_gauge(reg, "bad-name", "", NULL, 0));         /* invalid */
     assert_null(xg_metric_histogram(reg, "t_h", "", NULL, 0, NULL, 0)); /* no buckets */
     static const double unsorted[] = {1, 0.5};
     assert_null(xg_metric_histogram(reg, "t_h", "", NULL, 0, unsorted, 2));
     assert_null(xg_metric_labels_fixed(reg, "le", classes));
     /* Too many series: cardinality is refused at registration, not discovered later. */
     struct xg_metric_labels *big = xg_metric_labels_dynamic(reg, "big", 100);
-    assert_null(xg_metric_counter(reg, "t_big", "", (struct xg_metric_labels *[]){big, big, big},
-                                  3));
+    assert_null(
+        xg_metric_counter(reg, "t_big", "", (struct xg_metric_labels *[]){big, big, big}, 3));
     /* A NULL family is a no-op, so code paths may run without a registry. */
     xg_metric_inc(NULL, NULL);
     xg_metric_observe(NULL, NULL, 1);
@@ -271,8 +271,8 @@ static void test_concurrent_updates(void **state)
     struct hammer hm;
     hm.node = xg_metric_labels_dynamic(reg, "node", 3);
     hm.c = xg_metric_counter(reg, "t_c", "", (struct xg_metric_labels *[]){hm.node}, 1);
-    hm.h = xg_metric_histogram(reg, "t_hh", "", (struct xg_metric_labels *[]){hm.node}, 1,
-                               bounds, 1);
+    hm.h =
+        xg_metric_histogram(reg, "t_hh", "", (struct xg_metric_labels *[]){hm.node}, 1, bounds, 1);
     pthread_t t[4];
     for (int i = 0; i < 4; i++)
         assert_int_equal(pthread_create(&t[i], NULL, hammer_thread, &hm), 0);

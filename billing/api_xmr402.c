@@ -1,0 +1,776 @@
+/* XMR402 — the billing half of the agent flow; the gateway (gateway/xmr402*.c) calls it.
+ *
+ *   POST /api/xmr402/challenge  {"tier": "<id>"}  → 201, a new XMR402 invoice: its own
+ *        subaddress, a random challenge nonce (the message the payer's tx proof signs) and
+ *        the agent's credentials, derived from the nonce (xmr402.h). Rate-limited per
+ *        client address with the invoice-creation limiter; the gateway names the agent's
+ *        address in X-Xmrgate-Client, signed (xg_xmr402.h).
+ *   POST /api/xmr402/verify  {"txid", "proof", "invoice"?}  → the invoice is found from the
+ *        txid (the view-only wallet's get_transfer_by_txid names the subaddress, even in
+ *        the pool) or taken from "invoice"; check_tx_proof against the invoice's own
+ *        subaddress and nonce must show money received; the payment is then upserted in
+ *        the poller's table under the poller's key (txid, subaddress index) and the invoice
+ *        settled by the same state machine, in one transaction. Answers:
+ *          200 provisioned: token, handle, tier limits, receipt (the same every time)
+ *          202 seen / confirming / late (honoured): confirmations, required, retry_after
+ *          402 proof_invalid, underpaid (remaining), late (remaining), not_counted,
+ *              txid_unknown, unknown_invoice, not_xmr402
+ *          409 txid_used (the txid already counts for another invoice)
+ *          410 invoice_expired: past its deadline with nothing proven (the gateway then
+ *              offers a new challenge); money proven after the deadline is never
+ *              dropped: it follows the late policy (invoice_state.h)
+ *   GET  /api/xmr402/receipt-key  → the Ed25519 public key receipts are signed with. */
+#include "api_internal.h"
+#include "credentials.h"
+#include "invoice_state.h"
+#include "settle.h"
+#include "xg_hex.h"
+#include "xg_log.h"
+#include "xg_reply.h"
+#include "xg_xmr402.h"
+#include "x402.h"
+
+#include <ctype.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PROOF_MAX         2048
+#define MAX_TRANSFERS     16
+#define SQLSTATE_UNIQUE   "23505"
+#define SUBADDR_ATTEMPTS  3
+
+/* ---- small helpers ---------------------------------------------------------------- */
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t num(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+static json_t *money(int64_t piconero)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%lld", (long long)piconero);
+    return json_string(text);
+}
+
+static json_t *xmr_text(int64_t piconero)
+{
+    char text[PRICE_XMR_TEXT_SIZE];
+    price_format_xmr(piconero, text);
+    return json_string(text);
+}
+
+static json_t *monero_uri(const char *address, int64_t piconero)
+{
+    char text[PRICE_XMR_TEXT_SIZE], *uri = NULL;
+    price_format_xmr(piconero, text);
+    if (asprintf(&uri, "monero:%s?tx_amount=%s", address, text) < 0)
+        return json_null();
+    json_t *j = json_string(uri);
+    free(uri);
+    return j;
+}
+
+/* The address billing's limiter counts: the agent's, when the gateway vouches for it. */
+static void client_key(const struct xg_httpd_request *req, char *out, size_t len)
+{
+    struct api *api = api_of(req);
+    const char *named = xg_httpd_header(req, XG_X402_CLIENT_HDR);
+    const char *sig = xg_httpd_header(req, XG_X402_SIG_HDR);
+    if (named && strlen(named) < 200 && xg_x402_client_sig_ok(api->ha1_key, named, sig)) {
+        snprintf(out, len, "agent:%s", named);
+        return;
+    }
+    xg_httpd_client_addr(req, out, len);
+}
+
+/* ---- the invoice as XMR402 sees it -------------------------------------------------- */
+
+struct x402_inv {
+    char id[API_INVOICE_ID_SIZE];
+    enum inv_state state;
+    int64_t amount, paid, sub_index, confirmations, required, created, expires, tenant_id;
+    int64_t provisioned_at, now;
+    char address[WALLET_ADDRESS_SIZE];
+    char nonce[X402_NONCE_SIZE + 16];
+    char expires_at[32], tier[40], token_hash[TOKEN_HASH_HEX_SIZE];
+    bool is_x402;
+};
+
+static enum api_load load_inv(struct xg_pg *pg, const char *id, struct x402_inv *inv)
+{
+    const char *params[] = {id};
+    PGresult *res = xg_pg_exec(pg, "bl_x402_invoice", 1, params);
+    if (!res)
+        return API_LOAD_DB_ERROR;
+    enum api_load r = API_LOAD_NOT_FOUND;
+    memset(inv, 0, sizeof *inv);
+    if (PQntuples(res) == 1 && inv_state_parse(PQgetvalue(res, 0, 1), &inv->state)) {
+        snprintf(inv->id, sizeof inv->id, "%s", PQgetvalue(res, 0, 0));
+        inv->amount = num(res, 0, 2);
+        inv->paid = num(res, 0, 3);
+        inv->sub_index = num(res, 0, 4);
+        snprintf(inv->address, sizeof inv->address, "%s", PQgetvalue(res, 0, 5));
+        inv->is_x402 = !PQgetisnull(res, 0, 6);
+        snprintf(inv->nonce, sizeof inv->nonce, "%s", PQgetvalue(res, 0, 6));
+        inv->confirmations = num(res, 0, 7);
+        inv->required = num(res, 0, 8);
+        inv->created = num(res, 0, 9);
+        snprintf(inv->expires_at, sizeof inv->expires_at, "%s", PQgetvalue(res, 0, 10));
+        inv->expires = num(res, 0, 11);
+        snprintf(inv->tier, sizeof inv->tier, "%s", PQgetvalue(res, 0, 12));
+        inv->tenant_id = num(res, 0, 13);
+        snprintf(inv->token_hash, sizeof inv->token_hash, "%s", PQgetvalue(res, 0, 14));
+        inv->provisioned_at = num(res, 0, 15);
+        inv->now = num(res, 0, 16);
+        r = API_LOAD_OK;
+    }
+    PQclear(res);
+    return r;
+}
+
+static int64_t remaining_of(const struct x402_inv *inv)
+{
+    return inv->paid >= inv->amount ? 0 : inv->amount - inv->paid;
+}
+
+/* The challenge an agent pays: what the gateway turns into WWW-Authenticate and a body.
+ * For an underpaid invoice the amount asked is what is left, on the same address and
+ * message. */
+static json_t *challenge_json(const struct api *api, const struct x402_inv *inv)
+{
+    int64_t ask = inv->state == INV_UNDERPAID || inv->state == INV_LATE ? remaining_of(inv)
+                                                                         : inv->amount;
+    char status_path[96];
+    snprintf(status_path, sizeof status_path, "/api/invoices/%s", inv->id);
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:I, s:s, s:I, "
+                     "s:I, s:s, s:s}",
+                     "protocol", "XMR402", "invoice", inv->id, "tier", inv->tier, "state",
+                     inv_state_name(inv->state), "amount", money(ask), "amount_xmr",
+                     xmr_text(ask), "invoice_amount", money(inv->amount), "paid",
+                     money(inv->paid), "address", inv->address, "uri",
+                     monero_uri(inv->address, ask), "message", inv->nonce, "timestamp",
+                     (json_int_t)inv->created, "expires_at", inv->expires_at,
+                     "expires_at_unix", (json_int_t)inv->expires, "confirmations_required",
+                     (json_int_t)inv->required, "status_path", status_path, "receipt_key",
+                     api->receipt_public_hex);
+}
+
+/* ---- POST /api/xmr402/challenge ----------------------------------------------------- */
+
+struct challenge {
+    char tier[40], currency[8];
+    int64_t price_minor, confirmations, amount, rate_e8, sub_index;
+    char address[WALLET_ADDRESS_SIZE];
+    char nonce[X402_NONCE_SIZE];
+    struct cred cred;
+    char invoice_id[API_INVOICE_ID_SIZE];
+    const struct api *api;
+};
+
+static bool parse_challenge_body(const char *body, struct challenge *c, char *msg, size_t len)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(body && *body ? body : "{}", JSON_REJECT_DUPLICATES, &jerr);
+    json_t *tier = doc ? json_object_get(doc, "tier") : NULL;
+    bool ok = false;
+    if (!json_is_object(doc))
+        snprintf(msg, len, "the body must be a JSON object");
+    else if (!json_is_string(tier) || json_string_length(tier) == 0 ||
+             json_string_length(tier) >= sizeof c->tier)
+        snprintf(msg, len, "\"tier\" must be a tier id (a string)");
+    else {
+        snprintf(c->tier, sizeof c->tier, "%s", json_string_value(tier));
+        ok = true;
+    }
+    json_decref(doc);
+    return ok;
+}
+
+/* Tier and quote; false with the answer queued. */
+static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, struct challenge *c,
+                       enum MHD_Result *mr)
+{
+    struct api *api = api_of(req);
+    const char *params[] = {c->tier};
+    PGresult *res = xg_pg_exec(pg, "bl_tier_get", 1, params);
+    if (!res) {
+        *mr = api_db_error(req, pg);
+        return false;
+    }
+    bool found = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 5), "t") == 0;
+    if (found) {
+        snprintf(c->currency, sizeof c->currency, "%s", PQgetvalue(res, 0, 1));
+        c->price_minor = num(res, 0, 2);
+        c->confirmations = num(res, 0, 3);
+    }
+    PQclear(res);
+    if (!found) {
+        *mr = api_error(req, 400, "unknown_tier", "no tier \"%s\"", c->tier);
+        return false;
+    }
+    if (c->price_minor == 0) {
+        *mr = api_error(req, 400, "tier_not_for_sale",
+                        "tier %s is free: create it with POST /api/invoices, not XMR402", c->tier);
+        return false;
+    }
+    if (strcmp(c->currency, "XMR") != 0 &&
+        !price_source_rate(api->prices, c->currency, &c->rate_e8)) {
+        *mr = api_error(req, 503, "rate_unavailable",
+                        "no current %s/XMR exchange rate; try again later", c->currency);
+        return false;
+    }
+    if (!price_quote(c->currency, c->price_minor, 1, c->rate_e8, &c->amount) || c->amount <= 0) {
+        *mr = api_error(req, 400, "unknown_tier", "tier %s cannot be quoted", c->tier);
+        return false;
+    }
+    return true;
+}
+
+static bool take_rate_limit(const struct xg_httpd_request *req, enum MHD_Result *mr)
+{
+    struct api *api = api_of(req);
+    char client[256], seconds[24];
+    int64_t retry = 0;
+    client_key(req, client, sizeof client);
+    if (climit_table_take(api->create_limit, client, monotonic_ms(), &retry))
+        return true;
+    snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
+    json_t *body = json_pack("{s:{s:s, s:s}, s:I}", "error", "code", "rate_limited", "message",
+                             "too many XMR402 challenges from this address; try again later",
+                             "retry_after", (json_int_t)retry);
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    const char *headers[] = {"Retry-After", seconds, NULL};
+    *mr = xg_reply_bytes_with(req->conn, 429, "application/json", text ? text : "{}",
+                              text ? strlen(text) : 2, headers);
+    free(text);
+    return false;
+}
+
+static enum xg_tx_result on_challenge_tx(struct xg_pg *pg, void *ctx)
+{
+    struct challenge *c = ctx;
+    char amount[24], sub[24], conf[24], minor[24], ttl[24], rate[PRICE_RATE_TEXT_SIZE];
+    snprintf(amount, sizeof amount, "%lld", (long long)c->amount);
+    snprintf(sub, sizeof sub, "%lld", (long long)c->sub_index);
+    bool zero_conf = c->api->x402_zero_conf_max > 0 && c->amount <= c->api->x402_zero_conf_max;
+    snprintf(conf, sizeof conf, "%lld", (long long)(zero_conf ? 0 : c->confirmations));
+    snprintf(minor, sizeof minor, "%lld", (long long)c->price_minor);
+    snprintf(ttl, sizeof ttl, "%lld", (long long)c->api->invoice_ttl_s);
+    price_format_rate(c->rate_e8, rate);
+    const char *params[] = {c->tier,
+                            c->cred.token_hash_hex,
+                            c->cred.ha1_wrapped_hex,
+                            c->cred.handle,
+                            amount,
+                            sub,
+                            c->address,
+                            conf,
+                            c->currency,
+                            minor,
+                            c->rate_e8 > 0 ? rate : NULL,
+                            ttl,
+                            c->nonce};
+    PGresult *res = xg_pg_exec(pg, "bl_x402_invoice_insert", 13, params);
+    if (!res)
+        return xg_pg_tx_classify(pg);
+    snprintf(c->invoice_id, sizeof c->invoice_id, "%s", PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return XG_TX_COMMIT;
+}
+
+static bool make_challenge_credentials(struct api *api, struct challenge *c)
+{
+    uint8_t seed[TOKEN_RAW_LEN];
+    bool ok = x402_nonce_generate(c->nonce) && x402_token_seed(api->ha1_key, c->nonce, seed) &&
+              cred_new_seeded(&c->cred, api->ha1_key, api->realm, seed);
+    OPENSSL_cleanse(seed, sizeof seed);
+    return ok;
+}
+
+static enum MHD_Result insert_challenge(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                        struct challenge *c)
+{
+    struct api *api = api_of(req);
+    char err[512];
+    for (int attempt = 0; attempt < SUBADDR_ATTEMPTS; attempt++) {
+        if (!make_challenge_credentials(api, c))
+            return api_error(req, 500, "internal_error", "cannot draw credentials");
+        if (!wallet_create_address(api->wallet, "xmrgate xmr402", &c->sub_index, c->address,
+                                   sizeof c->address, err, sizeof err)) {
+            xg_log(XG_LOG_WARN, "wallet_unavailable", "create_address: %s", err);
+            return api_error(req, 503, "wallet_unavailable",
+                             "the payment wallet is not answering; try again in a minute");
+        }
+        enum xg_tx_result r = xg_pg_transaction(pg, NULL, on_challenge_tx, c);
+        if (r == XG_TX_COMMIT) {
+            struct x402_inv inv;
+            if (load_inv(pg, c->invoice_id, &inv) != API_LOAD_OK)
+                return api_db_error(req, pg);
+            return xg_reply_json(req->conn, 201, challenge_json(api, &inv));
+        }
+        /* a reused subaddress (restored wallet file) or, rarer, a colliding handle */
+        if (strcmp(xg_pg_last_sqlstate(pg), SQLSTATE_UNIQUE) != 0)
+            return api_db_error(req, pg);
+        xg_log(XG_LOG_ERROR, "x402_insert_conflict", "%s", xg_pg_last_error(pg));
+        cred_wipe(&c->cred);
+    }
+    return api_error(req, 503, "wallet_unavailable", "the wallet keeps reusing subaddresses");
+}
+
+enum MHD_Result api_handle_x402_challenge(const struct xg_httpd_request *req)
+{
+    struct api *api = api_of(req);
+    struct challenge c = {.api = api};
+    char msg[256];
+    enum MHD_Result mr;
+    if (!parse_challenge_body(req->body, &c, msg, sizeof msg))
+        return api_error(req, 400, "malformed_json", "%s", msg);
+    struct xg_pg *pg = pgpool_get(api->pool);
+    if (quote_tier(req, pg, &c, &mr) && take_rate_limit(req, &mr))
+        mr = insert_challenge(req, pg, &c);
+    pgpool_put(api->pool, pg);
+    cred_wipe(&c.cred);
+    return mr;
+}
+
+/* ---- POST /api/xmr402/verify -------------------------------------------------------- */
+
+struct seen {
+    int64_t minor, amount, height, unlock_time;
+    bool pool, double_spend;
+};
+
+struct verify {
+    char txid[WALLET_TXID_SIZE];
+    char proof[PROOF_MAX + 1];
+    char invoice[API_INVOICE_ID_SIZE];
+    struct seen seen[MAX_TRANSFERS];
+    size_t nseen;
+    int64_t wallet_height;
+    struct x402_inv inv;
+    /* the payment row */
+    int64_t amount, height, confirmations, unlock_time;
+    const char *pay_state;
+    struct settle_result settled;
+    int64_t late_grace_s;
+};
+
+static bool base58_text(const char *s)
+{
+    static const char alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+    for (; *s; s++)
+        if (!strchr(alphabet, *s))
+            return false;
+    return true;
+}
+
+static bool parse_verify_body(const char *body, struct verify *v, char *msg, size_t len)
+{
+    json_t *doc = json_loads(body ? body : "", JSON_REJECT_DUPLICATES, NULL);
+    json_t *txid = json_object_get(doc, "txid"), *proof = json_object_get(doc, "proof");
+    json_t *inv = json_object_get(doc, "invoice");
+    bool ok = false;
+    if (!json_is_object(doc)) {
+        snprintf(msg, len, "the body must be a JSON object");
+        goto out;
+    }
+    const char *t = json_string_value(txid);
+    if (!t || strlen(t) != 64 || !xg_hex_ok(t, 32)) {
+        snprintf(msg, len, "\"txid\" must be 64 hex digits");
+        goto out;
+    }
+    for (int i = 0; i < 64; i++)
+        v->txid[i] = (char)tolower((unsigned char)t[i]);
+    const char *p = json_string_value(proof);
+    if (!p || strlen(p) > PROOF_MAX || strncmp(p, "OutProofV", 9) != 0 || !base58_text(p + 9)) {
+        snprintf(msg, len, "\"proof\" must be an OutProofV… text from get_tx_proof");
+        goto out;
+    }
+    snprintf(v->proof, sizeof v->proof, "%s", p);
+    if (inv && (!json_is_string(inv) || !api_uuid_ok(json_string_value(inv)))) {
+        snprintf(msg, len, "\"invoice\" must be an invoice id");
+        goto out;
+    }
+    if (inv)
+        snprintf(v->invoice, sizeof v->invoice, "%s", json_string_value(inv));
+    ok = true;
+out:
+    json_decref(doc);
+    return ok;
+}
+
+static void add_seen(struct verify *v, const json_t *t)
+{
+    const json_t *idx = json_object_get(t, "subaddr_index");
+    const char *type = json_string_value(json_object_get(t, "type"));
+    if (v->nseen >= MAX_TRANSFERS || !type || json_integer_value(json_object_get(idx, "major")))
+        return;
+    bool pool = strcmp(type, "pool") == 0;
+    if (!pool && strcmp(type, "in") != 0)
+        return;
+    struct seen *s = &v->seen[v->nseen];
+    s->minor = json_integer_value(json_object_get(idx, "minor"));
+    s->amount = json_integer_value(json_object_get(t, "amount"));
+    s->height = pool ? 0 : json_integer_value(json_object_get(t, "height"));
+    s->unlock_time = json_integer_value(json_object_get(t, "unlock_time"));
+    s->pool = pool;
+    s->double_spend = json_is_true(json_object_get(t, "double_spend_seen"));
+    if (s->minor > 0 && s->amount > 0 && (pool || s->height > 0))
+        v->nseen++;
+}
+
+/* What the view-only wallet knows of the txid (nothing is not an error: a proof may come
+ * before the wallet's next refresh). False only when the wallet is unreachable. */
+static bool wallet_facts(struct api *api, struct verify *v, char *err, size_t errlen)
+{
+    /* a refresh first: the agent retries right after a block, the wallet's own refresh
+     * may be seconds away (a synced wallet refreshes in milliseconds) */
+    if (!wallet_refresh(api->wallet, err, errlen))
+        return false;
+    json_t *res = wallet_get_transfer_by_txid(api->wallet, v->txid, err, errlen);
+    if (res) {
+        const json_t *list = json_object_get(res, "transfers"), *t;
+        size_t i;
+        if (json_is_array(list))
+            json_array_foreach(list, i, t) add_seen(v, t);
+        else
+            add_seen(v, json_object_get(res, "transfer"));
+        json_decref(res);
+    } else if (!strstr(err, "not found")) {
+        return false;
+    }
+    return wallet_get_height(api->wallet, &v->wallet_height, err, errlen);
+}
+
+/* The invoice: named, or found from the subaddresses the transaction paid. */
+static enum api_load locate_invoice(struct xg_pg *pg, struct verify *v)
+{
+    if (v->invoice[0])
+        return load_inv(pg, v->invoice, &v->inv);
+    for (size_t i = 0; i < v->nseen; i++) {
+        char sub[24];
+        snprintf(sub, sizeof sub, "%lld", (long long)v->seen[i].minor);
+        const char *params[] = {sub};
+        PGresult *res = xg_pg_exec(pg, "bl_x402_invoice_on_subaddress", 1, params);
+        if (!res)
+            return API_LOAD_DB_ERROR;
+        bool found = PQntuples(res) == 1;
+        if (found)
+            snprintf(v->invoice, sizeof v->invoice, "%s", PQgetvalue(res, 0, 0));
+        PQclear(res);
+        if (found)
+            return load_inv(pg, v->invoice, &v->inv);
+    }
+    return API_LOAD_NOT_FOUND;
+}
+
+static enum api_load txid_elsewhere(struct xg_pg *pg, const struct verify *v, char *other,
+                                    size_t len)
+{
+    const char *params[] = {v->txid, v->inv.id};
+    PGresult *res = xg_pg_exec(pg, "bl_x402_txid_elsewhere", 2, params);
+    if (!res)
+        return API_LOAD_DB_ERROR;
+    enum api_load r = PQntuples(res) == 1 ? API_LOAD_OK : API_LOAD_NOT_FOUND;
+    if (r == API_LOAD_OK)
+        snprintf(other, len, "%s", PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return r;
+}
+
+enum proof_verdict { PROOF_GOOD, PROOF_BAD, PROOF_WALLET_DOWN };
+
+/* check_tx_proof against the invoice's own subaddress and nonce; a proof for another
+ * address or message shows nothing received. Fills the payment from the wallet's view
+ * of the transfer, or from the proof when the wallet has not scanned it yet. */
+static enum proof_verdict check_proof(struct api *api, struct verify *v, char *why, size_t len)
+{
+    char err[512];
+    json_t *res = wallet_check_tx_proof(api->wallet, v->txid, v->inv.address, v->inv.nonce,
+                                        v->proof, err, sizeof err);
+    if (!res) {
+        bool refused = strstr(err, "error") || strstr(err, "rror") || strstr(err, "nvalid");
+        snprintf(why, len, "the wallet refused the proof: %.300s", err);
+        return refused && !strstr(err, "timed out") && !strstr(err, "connect")
+                   ? PROOF_BAD
+                   : PROOF_WALLET_DOWN;
+    }
+    bool good = json_is_true(json_object_get(res, "good"));
+    int64_t received = json_integer_value(json_object_get(res, "received"));
+    bool in_pool = json_is_true(json_object_get(res, "in_pool"));
+    int64_t conf = json_integer_value(json_object_get(res, "confirmations"));
+    json_decref(res);
+    if (!good || received <= 0) {
+        snprintf(why, len, "the proof shows no payment to invoice %s's address for its message",
+                 v->inv.id);
+        return PROOF_BAD;
+    }
+    v->amount = received;
+    v->unlock_time = 0;
+    v->pay_state = in_pool ? "pool" : "confirmed";
+    v->height = in_pool ? 0 : v->wallet_height - conf;
+    for (size_t i = 0; i < v->nseen; i++) {
+        const struct seen *s = &v->seen[i];
+        if (s->minor != v->inv.sub_index)
+            continue;
+        v->amount = s->amount;
+        v->unlock_time = s->unlock_time;
+        v->height = s->height;
+        v->pay_state = s->double_spend ? "double_spend" : s->pool ? "pool" : "confirmed";
+    }
+    if (strcmp(v->pay_state, "confirmed") == 0 && v->height <= 0)
+        v->pay_state = "pool"; /* the wallet is behind the daemon: count it as unconfirmed */
+    v->confirmations = strcmp(v->pay_state, "confirmed") == 0 ? v->wallet_height - v->height : 0;
+    if (v->confirmations < 0)
+        v->confirmations = 0;
+    return PROOF_GOOD;
+}
+
+static enum xg_tx_result on_verify_tx(struct xg_pg *pg, void *ctx)
+{
+    struct verify *v = ctx;
+    char sub[24], amount[24], height[24], conf[24], unlock[24];
+    snprintf(sub, sizeof sub, "%lld", (long long)v->inv.sub_index);
+    snprintf(amount, sizeof amount, "%lld", (long long)v->amount);
+    snprintf(height, sizeof height, "%lld", (long long)v->height);
+    snprintf(conf, sizeof conf, "%lld", (long long)v->confirmations);
+    snprintf(unlock, sizeof unlock, "%lld", (long long)v->unlock_time);
+    bool confirmed = strcmp(v->pay_state, "confirmed") == 0;
+    const char *params[] = {v->txid, sub,         v->inv.id, amount, confirmed ? height : NULL,
+                            conf,    v->pay_state, unlock};
+    PGresult *res = xg_pg_exec(pg, "bl_x402_payment_upsert", 8, params);
+    if (!res)
+        return xg_pg_tx_classify(pg);
+    PQclear(res);
+    struct settle_policy policy = {.late_grace_s = v->late_grace_s,
+                                   .chain_height = v->wallet_height};
+    return settle_invoice(pg, v->inv.id, &policy, &v->settled);
+}
+
+/* 402/409/410 with the reason; the challenge to pay again when there is one. */
+static enum MHD_Result refuse(const struct xg_httpd_request *req, unsigned status, const char *code,
+                              const char *message, const struct x402_inv *inv)
+{
+    struct api *api = api_of(req);
+    json_t *body = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message);
+    if (inv && inv->id[0]) {
+        json_object_set_new(body, "invoice", json_string(inv->id));
+        json_object_set_new(body, "state", json_string(inv_state_name(inv->state)));
+        json_object_set_new(body, "remaining", money(remaining_of(inv)));
+        if (inv_state_open(inv->state) && inv->is_x402)
+            json_object_set_new(body, "challenge", challenge_json(api, inv));
+    }
+    return xg_reply_json(req->conn, status, body);
+}
+
+static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                         const struct verify *v)
+{
+    struct api *api = api_of(req);
+    char tenant[24];
+    snprintf(tenant, sizeof tenant, "%lld", (long long)v->inv.tenant_id);
+    const char *params[] = {tenant};
+    PGresult *res = xg_pg_exec(pg, "bl_x402_tenant", 1, params);
+    if (!res)
+        return api_db_error(req, pg);
+    enum MHD_Result mr;
+    uint8_t seed[TOKEN_RAW_LEN];
+    char token[TOKEN_TEXT_SIZE], hash[TOKEN_HASH_HEX_SIZE], login[96], url[512];
+    char *receipt = NULL;
+    if (PQntuples(res) != 1 || !x402_token_seed(api->ha1_key, v->inv.nonce, seed)) {
+        mr = api_error(req, 500, "internal_error", "the provisioned tenant cannot be read");
+        goto out;
+    }
+    token_format(seed, token);
+    /* the derivation must give the token whose hash the tenant holds */
+    if (!cred_token_hash_hex(token, hash) || strcmp(hash, PQgetvalue(res, 0, 7)) != 0) {
+        xg_log(XG_LOG_ERROR, "x402_token_mismatch", "invoice %s", v->inv.id);
+        mr = api_error(req, 500, "internal_error",
+                       "the credentials of this invoice cannot be derived again");
+        goto out;
+    }
+    const char *handle = PQgetvalue(res, 0, 1), *tier = PQgetvalue(res, 0, 2);
+    struct x402_receipt r = {.invoice = v->inv.id,
+                             .txid = v->txid,
+                             .handle = handle,
+                             .tier = tier,
+                             .amount = v->inv.paid,
+                             .issued_at = v->inv.provisioned_at};
+    receipt = x402_receipt_sign(api->receipt_key, &r);
+    snprintf(login, sizeof login, "%s:%s", handle, token);
+    snprintf(url, sizeof url, "%s/v1/%s", api->gateway_url, token);
+    json_t *body = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:s, s:s, s:I, s:I, s:s, s:I, s:b}, s:o, s:s}",
+        "state", "provisioned", "invoice", v->inv.id, "token", token, "login", login, "rpc_url",
+        url, "gateway_url", api->gateway_url, "tenant", "id", (json_int_t)num(res, 0, 0),
+        "handle", handle, "tier", tier, "burst_rps", (json_int_t)num(res, 0, 3), "daily_quota",
+        (json_int_t)num(res, 0, 4), "valid_until", PQgetvalue(res, 0, 5), "valid_until_unix",
+        (json_int_t)num(res, 0, 6), "suspended", strcmp(PQgetvalue(res, 0, 8), "active") != 0,
+        "receipt", receipt ? json_string(receipt) : json_null(), "receipt_key",
+        api->receipt_public_hex);
+    mr = xg_reply_json(req->conn, 200, body);
+out:
+    PQclear(res);
+    free(receipt);
+    OPENSSL_cleanse(seed, sizeof seed);
+    OPENSSL_cleanse(token, sizeof token);
+    OPENSSL_cleanse(login, sizeof login);
+    OPENSSL_cleanse(url, sizeof url);
+    return mr;
+}
+
+static enum MHD_Result reply_waiting(const struct xg_httpd_request *req, const struct verify *v)
+{
+    struct api *api = api_of(req);
+    char seconds[24];
+    snprintf(seconds, sizeof seconds, "%lld", (long long)api->x402_retry_after_s);
+    json_t *body = json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:I, s:s}", "state",
+                             inv_state_name(v->inv.state), "invoice", v->inv.id, "confirmations",
+                             (json_int_t)v->inv.confirmations, "confirmations_required",
+                             (json_int_t)v->inv.required, "paid", money(v->inv.paid), "amount",
+                             money(v->inv.amount), "retry_after",
+                             (json_int_t)api->x402_retry_after_s, "txid", v->txid);
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    const char *headers[] = {"Retry-After", seconds, NULL};
+    enum MHD_Result mr = xg_reply_bytes_with(req->conn, 202, "application/json", text ? text : "{}",
+                                             text ? strlen(text) : 2, headers);
+    free(text);
+    return mr;
+}
+
+/* The answer for the invoice's state after settling. */
+static enum MHD_Result reply_state(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                   const struct verify *v)
+{
+    char msg[256];
+    switch (v->inv.state) {
+    case INV_PROVISIONED:
+        return reply_provisioned(req, pg, v);
+    case INV_SEEN:
+    case INV_CONFIRMING:
+    case INV_PAID:
+        return reply_waiting(req, v);
+    case INV_LATE:
+        if (remaining_of(&v->inv) == 0)
+            return reply_waiting(req, v);
+        snprintf(msg, sizeof msg, "paid after the quote expired; %lld piconero still missing",
+                 (long long)remaining_of(&v->inv));
+        return refuse(req, 402, "late", msg, &v->inv);
+    case INV_UNDERPAID:
+        snprintf(msg, sizeof msg, "underpaid: %lld piconero still to pay to the same address",
+                 (long long)remaining_of(&v->inv));
+        return refuse(req, 402, "underpaid", msg, &v->inv);
+    case INV_EXPIRED:
+        return refuse(req, 410, "invoice_expired",
+                      "this invoice expired before it was paid; ask for a new challenge",
+                      &v->inv);
+    case INV_REVERTED:
+    case INV_PENDING:
+        return refuse(req, 402, "not_counted",
+                      "the payment does not count (it left the pool or the chain, or is "
+                      "time-locked); pay the invoice again",
+                      &v->inv);
+    }
+    return api_error(req, 500, "internal_error", "unknown invoice state");
+}
+
+static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                  struct verify *v)
+{
+    struct api *api = api_of(req);
+    char err[512], why[512], other[API_INVOICE_ID_SIZE];
+    if (!wallet_facts(api, v, err, sizeof err)) {
+        xg_log(XG_LOG_WARN, "wallet_unavailable", "xmr402 verify: %s", err);
+        return api_error(req, 503, "wallet_unavailable",
+                         "the payment wallet is not answering; try again in a minute");
+    }
+    enum api_load l = locate_invoice(pg, v);
+    if (l == API_LOAD_DB_ERROR)
+        return api_db_error(req, pg);
+    if (l == API_LOAD_NOT_FOUND)
+        return refuse(req, 402, v->invoice[0] ? "unknown_invoice" : "txid_unknown",
+                      v->invoice[0] ? "no such invoice"
+                                    : "the payment wallet sees no XMR402 invoice paid by this "
+                                      "transaction (yet); retry shortly or add invoice=\"<id>\"",
+                      NULL);
+    if (!v->inv.is_x402)
+        return refuse(req, 402, "not_xmr402", "that invoice was not created by an XMR402 challenge",
+                      NULL);
+    l = txid_elsewhere(pg, v, other, sizeof other);
+    if (l == API_LOAD_DB_ERROR)
+        return api_db_error(req, pg);
+    if (l == API_LOAD_OK)
+        return refuse(req, 409, "txid_used", "this transaction already paid another invoice",
+                      &v->inv);
+    switch (check_proof(api, v, why, sizeof why)) {
+    case PROOF_WALLET_DOWN:
+        xg_log(XG_LOG_WARN, "wallet_unavailable", "check_tx_proof: %s", why);
+        return api_error(req, 503, "wallet_unavailable",
+                         "the payment wallet is not answering; try again in a minute");
+    case PROOF_BAD:
+        /* nothing proven for an invoice past its deadline: offer a new one instead */
+        if (v->inv.paid == 0 && (v->inv.state == INV_EXPIRED || v->inv.now > v->inv.expires))
+            return refuse(req, 410, "invoice_expired",
+                          "this invoice expired unpaid; pay the new challenge instead", &v->inv);
+        return refuse(req, 402, "proof_invalid", why, &v->inv);
+    case PROOF_GOOD:
+        break;
+    }
+    v->late_grace_s = api->late_grace_s;
+    if (xg_pg_transaction(pg, NULL, on_verify_tx, v) != XG_TX_COMMIT)
+        return api_db_error(req, pg);
+    if (v->settled.provisioned)
+        xg_log_fields(XG_LOG_INFO, "invoice_provisioned",
+                      json_pack("{s:s, s:I, s:s}", "invoice", v->inv.id, "tenant",
+                                (json_int_t)v->settled.tenant_id, "via", "xmr402"),
+                      NULL);
+    if (load_inv(pg, v->inv.id, &v->inv) != API_LOAD_OK)
+        return api_db_error(req, pg);
+    return reply_state(req, pg, v);
+}
+
+enum MHD_Result api_handle_x402_verify(const struct xg_httpd_request *req)
+{
+    struct api *api = api_of(req);
+    struct verify *v = calloc(1, sizeof *v);
+    char msg[256];
+    if (!v)
+        return api_error(req, 500, "internal_error", "out of memory");
+    enum MHD_Result mr;
+    if (!parse_verify_body(req->body, v, msg, sizeof msg)) {
+        mr = api_error(req, 400, "malformed_proof", "%s", msg);
+    } else {
+        struct xg_pg *pg = pgpool_get(api->pool);
+        mr = verify_run(req, pg, v);
+        pgpool_put(api->pool, pg);
+    }
+    free(v);
+    return mr;
+}
+
+/* ---- GET /api/xmr402/receipt-key ---------------------------------------------------- */
+
+enum MHD_Result api_handle_x402_receipt_key(const struct xg_httpd_request *req)
+{
+    struct api *api = api_of(req);
+    return xg_reply_json(
+        req->conn, 200,
+        json_pack("{s:s, s:s, s:s}", "alg", "Ed25519", "public_key", api->receipt_public_hex,
+                  "format",
+                  "base64url(payload) \".\" base64url(Ed25519 signature over the payload "
+                  "bytes); payload: compact JSON with sorted keys amount, handle, invoice, "
+                  "issued_at, tier, txid, v"));
+}

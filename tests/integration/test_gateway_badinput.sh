@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Bad input against a gateway built with ASan+UBSan: malformed JSON, oversized and
+# chunked bodies, broken credentials, odd paths and verbs, slow clients. Every request
+# gets a clear answer in its client's shape, the gateway keeps serving, and at exit
+# AddressSanitizer, LeakSanitizer and UBSan have nothing to report.
+. "$(dirname "$0")/lib.sh"
+
+asan_bin=$XG_REPO/build/asan/bin/xmrgate-gateway
+if [[ ! -x $asan_bin ]]; then
+	make -C "$XG_REPO" SANITIZE=1 all >/dev/null 2>&1
+fi
+check "the ASan+UBSan gateway is built" test -x "$asan_bin"
+port=$((XG_PORT_BASE + 84)) admin=$((XG_PORT_BASE + 85))
+log=$XG_VAR/log/gateway-asan.log
+: >"$log"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:suppressions=$XG_REPO/tests/ubsan.supp \
+	XMRGATE_SERVER_PORT=$port XMRGATE_ADMIN_PORT=$admin XMRGATE_SERVER_CONNECTION_TIMEOUT=2s \
+	"$asan_bin" --config "$XG_VAR/etc/gateway.ini" >>"$log" 2>&1 &
+gw_pid=$!
+check "the ASan gateway becomes ready" wait_until 60 curl -sf -o /dev/null "http://127.0.0.1:$admin/readyz"
+check_here "grant a tenant" grant_tenant wallet 1
+GW=http://127.0.0.1:$port
+P=$GW/v1/$TOKEN
+code() { curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@"; }
+
+assert_eq "deeply nested JSON: a JSON-RPC answer, HTTP 200" 200 \
+	"$(printf '%0.s[' $(seq 5000) | code "$P/json_rpc" --data-binary @-)"
+assert_eq "invalid UTF-8 in JSON: 200 with an error" 200 \
+	"$(printf '{"jsonrpc":"2.0","id":"\xff\xfe","method":"get_info"}' | code "$P/json_rpc" --data-binary @-)"
+assert_eq "a chunked body over the limit: 413" 413 \
+	"$(head -c 2000000 /dev/zero | tr '\0' 'a' | code -H 'Transfer-Encoding: chunked' "$P/json_rpc" --data-binary @-)"
+assert_eq "Content-Length over the limit: 413" 413 \
+	"$(head -c 1100000 /dev/zero | tr '\0' ' ' | code "$P/get_transactions" --data-binary @-)"
+assert_eq "an empty /json_rpc body: 200 with a parse error" 200 "$(code -X POST "$P/json_rpc")"
+assert_eq "garbage Digest: 400" 400 "$(code -H 'Authorization: Digest ,,,=,"' "$GW/get_height")"
+assert_eq "Digest with unbalanced quotes: 400" 400 \
+	"$(code -H 'Authorization: Digest username="t_aaaaaaaaaaaa, realm="x' "$GW/get_height")"
+assert_eq "Digest missing fields: 400" 400 "$(code -H 'Authorization: Digest username="x"' "$GW/get_height")"
+assert_eq "a huge Bearer token: 400 or 401" 1 \
+	"$(c=$(code -H "Authorization: Bearer $(head -c 6000 /dev/zero | tr '\0' 'x')" "$GW/get_height"); [[ $c == 400 || $c == 401 || $c == 431 ]] && echo 1)"
+assert_eq "an unknown scheme: 401" 401 "$(code -H 'Authorization: Negotiate abc' "$GW/get_height")"
+assert_eq "two Authorization headers: 400" 400 \
+	"$(code -H "Authorization: Bearer $TOKEN" -H "Authorization: Bearer $TOKEN" "$GW/get_height" 2>/dev/null || true)"
+assert_eq "path token and header at once: 400" 400 "$(code -H "Authorization: Bearer $TOKEN" "$P/get_height")"
+assert_eq "a token-shaped path segment that is no tenant: 401" 401 \
+	"$(code "$GW/v1/xg_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/get_height")"
+assert_eq "an encoded NUL in the path: 404" 404 "$(code "$P/get_height%00")"
+assert_eq "a very long path: 404 or 414" 1 \
+	"$(c=$(code "$P/$(head -c 3000 /dev/zero | tr '\0' 'a')"); [[ $c == 404 || $c == 414 ]] && echo 1)"
+assert_eq "PUT: 405" 405 "$(code -X PUT "$P/get_height")"
+assert_eq "OPTIONS: 405" 405 "$(code -X OPTIONS "$P/get_height")"
+
+# A client that sends half a request and waits is cut off by the connection timeout.
+slow() {
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	printf 'POST /json_rpc HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"a"' >&3
+	timeout 8 cat <&3 >/dev/null # returns when the gateway closes the connection
+	local rc=$?
+	exec 3>&-
+	((rc == 0))
+}
+check "a slow client is disconnected by the connection timeout" slow
+check "the gateway still serves after all that" curl -sf -o /dev/null "$P/get_height"
+
+kill -TERM "$gw_pid"
+wait "$gw_pid"
+check "the ASan gateway exits cleanly on SIGTERM" test $? -eq 0
+check "no AddressSanitizer or LeakSanitizer report" bash -c "! grep -q 'Sanitizer' '$log'"
+check "no UBSan report" bash -c "! grep -q 'runtime error' '$log'"
+grep -E 'Sanitizer|runtime error' -A12 "$log" | head -40 | sed 's/^/# /' || true

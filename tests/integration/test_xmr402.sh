@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# XMR402 on regtest, against the stack's gateway and billing: the reference agent buys
+# access in one HTTP conversation; the same flow by its raw headers; 401 stays 401 on the
+# root paths; malformed headers; a proof for another message or address; replay of a used
+# proof on a new invoice; the same proof twice; underpayment; an expired invoice; two
+# agents at once.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/xmr402_lib.sh"
+
+check_here "the test tier confirms after $X4_CONFIRMATIONS blocks" x4_setup || exit 1
+
+# ---- the reference agent ---------------------------------------------------------------
+AGENT_OUT=$(mktemp)
+defer rm -f "$AGENT_OUT" "$AGENT_OUT.err"
+"$XG_REPO/bin/xmr402-agent" --max-wait 120 "$GATEWAY_URL" "$PAYER_WALLET_URL" \
+	>"$AGENT_OUT" 2>"$AGENT_OUT.err" &
+agent=$!
+x4_mine_while "$agent" 120
+wait "$agent"
+assert_eq "the reference agent completes the whole loop" 0 "$?" ||
+	sed 's/^/# /' "$AGENT_OUT.err"
+# shellcheck disable=SC1090
+. "$AGENT_OUT"
+check "it waited through 202 while confirming" grep -q 'confirmations; retrying' "$AGENT_OUT.err"
+check "its request was served with a real RPC answer" \
+	xg_json_holds '.result.status == "OK" and .result.nettype == "fakechain"' "$XMR402_ANSWER"
+check "the token it got is well-formed" grep -Eq '^xg_[A-Za-z0-9_-]{43}$' <<<"${XMR402_TOKEN:-}"
+assert_eq "its receipt verifies with the published Ed25519 key" yes "${XMR402_RECEIPT_OK:-}"
+reply=$(rpc "$XMR402_RPC_URL" get_block_count 2>&1)
+check "a later call with the new token (path URL) succeeds" \
+	xg_json_holds '.count > 0' "$reply"
+reply=$(curl -sS --digest -u "$XMR402_LOGIN" -H 'Content-Type: application/json' \
+	--data '{"jsonrpc":"2.0","id":1,"method":"get_block_count"}' "$GATEWAY_URL/json_rpc")
+check "a later call with Digest handle:token (what a stock wallet sends) succeeds" \
+	xg_json_holds '.result.count > 0' "$reply"
+assert_eq "one payment row for the agent's txid" 1 \
+	"$(psql_q "SELECT count(*) FROM payments WHERE txid = '$XMR402_TXID'")"
+assert_eq "the invoice is an xmr402 one, provisioned" "xmr402 provisioned" \
+	"$(psql_q "SELECT channel || ' ' || state FROM invoices WHERE id = '$XMR402_INVOICE'")"
+
+# ---- the root paths keep 401 -----------------------------------------------------------
+n_before=$(psql_q "SELECT count(*) FROM invoices WHERE channel = 'xmr402'")
+x4_call "" /json_rpc
+assert_eq "root /json_rpc without credentials: 401" 401 "$X4_STATUS"
+check "with the Digest challenge" grep -qi '^WWW-Authenticate: Digest' <<<"$X4_HEADERS"
+x4_call "" /get_height
+assert_eq "root /get_height without credentials: 401" 401 "$X4_STATUS"
+assert_eq "root paths create no invoice" "$n_before" \
+	"$(psql_q "SELECT count(*) FROM invoices WHERE channel = 'xmr402'")"
+
+# ---- the raw flow ----------------------------------------------------------------------
+x4_call "" /v1/get_height
+assert_eq "an agent endpoint without credentials: 402" 402 "$X4_STATUS"
+A_ADDR=$(x4_param address) A_AMOUNT=$(x4_param amount) A_MSG=$(x4_param message)
+A_INV=$(jq -r '.invoice' <<<"$X4_BODY")
+check "WWW-Authenticate: XMR402 address, amount, message, timestamp" \
+	grep -Eq '^WWW-Authenticate: XMR402 address="[0-9A-Za-z]{95}", amount="[0-9]+", message="[0-9a-f]{32}", timestamp="[0-9]+"$' \
+	<<<"$X4_HEADERS"
+assert_json "the body: invoice, tier, amount, address, URI, expiry, status URL, how to prove" \
+	"$X4_BODY" "(.invoice | test(\"^[0-9a-f-]{36}\$\")) and .tier == \"$X4_TIER\" and
+	.amount == \"$A_AMOUNT\" and .address == \"$A_ADDR\" and .message == \"$A_MSG\" and
+	(.uri | startswith(\"monero:$A_ADDR?tx_amount=\")) and (.expires_at | test(\"Z\$\")) and
+	(.status_url | endswith(\"/api/invoices/\" + .invoice)) and (.how_to_prove | length > 0) and
+	.confirmations_required == $X4_CONFIRMATIONS"
+status=$(curl -s "$(jq -r .status_url <<<"$X4_BODY")" | jq -r .status)
+assert_eq "the status URL answers" pending "$status"
+x4_call "" "/v1/get_height?tier=merchant"
+assert_eq "?tier= asks for another tier" merchant "$(jq -r .tier <<<"$X4_BODY")"
+check "each challenge has its own subaddress" test "$(x4_param address)" != "$A_ADDR"
+x4_call "" "/v1/get_height?tier=nope"
+assert_eq "an unknown tier: 400" 400 "$X4_STATUS"
+
+x4_call 'XMR402 txid="abc", proof="OutProofV2abc"'
+assert_eq "a malformed XMR402 header: 400" 400 "$X4_STATUS"
+assert_json "with the reason" "$X4_BODY" '.error.code == "malformed_xmr402"'
+x4_call "XMR402 txid=\"$(printf 'a%.0s' {1..64})\", proof=\"OutProofV2abc"
+assert_eq "a truncated XMR402 header: 400" 400 "$X4_STATUS"
+x4_call "XMR402 txid=\"$(printf 'a%.0s' {1..64})\", proof=\"OutProofV2$(printf 'b%.0s' {1..3000})\""
+assert_eq "an oversized proof: 400" 400 "$X4_STATUS"
+x4_call "XMR402 txid=\"$(printf 'a%.0s' {1..64})\", proof=\"OutProofV2$(printf 'b%.0s' {1..5000})\""
+assert_eq "an oversized Authorization header: 400" 400 "$X4_STATUS"
+
+A_TXID=$(x4_pay "$A_ADDR" "$A_AMOUNT")
+check "the payer paid the challenge" test -n "$A_TXID"
+WRONG_MSG=$(x4_proof "$A_TXID" "$A_ADDR" "not-the-challenge")
+x4_call "$(x4_auth "$A_TXID" "$WRONG_MSG" "$A_INV")"
+assert_eq "a proof over another message: 402 again" 402 "$X4_STATUS"
+assert_json "with the reason" "$X4_BODY" '.error.code == "proof_invalid"'
+WRONG_ADDR=$(x4_proof "$A_TXID" "$MERCHANT_ADDRESS" "$A_MSG")
+x4_call "$(x4_auth "$A_TXID" "$WRONG_ADDR" "$A_INV")"
+assert_eq "a proof for another address: 402 again" 402 "$X4_STATUS"
+assert_json "with the reason" "$X4_BODY" '.error.code == "proof_invalid"'
+assert_eq "refused proofs record nothing" 0 \
+	"$(psql_q "SELECT count(*) FROM payments WHERE txid = '$A_TXID' AND invoice_id IS DISTINCT FROM '$A_INV'")"
+
+A_PROOF=$(x4_proof "$A_TXID" "$A_ADDR" "$A_MSG")
+x4_call "$(x4_auth "$A_TXID" "$A_PROOF")"
+assert_eq "the right proof, without invoice=, while in the pool: 202" 202 "$X4_STATUS"
+assert_json "confirmations and the required count" "$X4_BODY" \
+	".invoice == \"$A_INV\" and .confirmations == 0 and .confirmations_required == $X4_CONFIRMATIONS and .state == \"seen\""
+check "with Retry-After" grep -Eq '^Retry-After: [0-9]+$' <<<"$X4_HEADERS"
+mine "$X4_CONFIRMATIONS" >/dev/null
+x4_call "$(x4_auth "$A_TXID" "$A_PROOF")" /v1/get_height
+assert_eq "at the threshold the original request is served: 200" 200 "$X4_STATUS"
+assert_json "with the RPC answer" "$X4_BODY" '.status == "OK" and .height > 0'
+A_TOKEN=$(x4_header X-XMR402-Token) A_RECEIPT=$(x4_header X-XMR402-Receipt)
+check "the credentials in X-XMR402-Token / -Login / -RPC-URL" \
+	bash -c "[[ '$A_TOKEN' == xg_* && '$(x4_header X-XMR402-Login)' == t_*:$A_TOKEN && '$(x4_header X-XMR402-RPC-URL)' == *'/v1/$A_TOKEN' ]]"
+tenants=$(psql_q "SELECT count(*) FROM tenants")
+x4_call "$(x4_auth "$A_TXID" "$A_PROOF")"
+assert_eq "the same proof again: served" 200 "$X4_STATUS"
+assert_eq "with the same token" "$A_TOKEN" "$(x4_header X-XMR402-Token)"
+assert_eq "and the same receipt" "$A_RECEIPT" "$(x4_header X-XMR402-Receipt)"
+assert_eq "and no second tenant" "$tenants" "$(psql_q "SELECT count(*) FROM tenants")"
+
+x4_call ""
+C_INV=$(jq -r '.invoice' <<<"$X4_BODY")
+x4_call "$(x4_auth "$A_TXID" "$A_PROOF" "$C_INV")"
+assert_eq "a used proof replayed on a new invoice: refused (402)" 402 "$X4_STATUS"
+assert_json "with the reason" "$X4_BODY" '.error.code == "txid_used" or .error.code == "proof_invalid"'
+assert_eq "the new invoice got no payment" "pending 0" \
+	"$(psql_q "SELECT state || ' ' || paid FROM invoices WHERE id = '$C_INV'")"
+
+# ---- underpayment ----------------------------------------------------------------------
+x4_call ""
+D_ADDR=$(x4_param address) D_AMOUNT=$(x4_param amount) D_MSG=$(x4_param message)
+D_INV=$(jq -r '.invoice' <<<"$X4_BODY")
+D_PART=$((D_AMOUNT * 90 / 100))
+D_TX1=$(x4_pay "$D_ADDR" "$D_PART")
+x4_call "$(x4_auth "$D_TX1" "$(x4_proof "$D_TX1" "$D_ADDR" "$D_MSG")")"
+assert_eq "an underpayment: 402" 402 "$X4_STATUS"
+assert_json "answered with the remaining amount" "$X4_BODY" \
+	".error.code == \"underpaid\" and .remaining == \"$((D_AMOUNT - D_PART))\""
+assert_eq "the new challenge asks for the rest, same address and message" \
+	"$D_ADDR $((D_AMOUNT - D_PART)) $D_MSG" "$(x4_param address) $(x4_param amount) $(x4_param message)"
+D_TX2=$(x4_pay "$D_ADDR" "$((D_AMOUNT - D_PART))")
+D_PROOF2=$(x4_proof "$D_TX2" "$D_ADDR" "$D_MSG")
+x4_call "$(x4_auth "$D_TX2" "$D_PROOF2" "$D_INV")"
+assert_eq "the rest paid: 202" 202 "$X4_STATUS"
+mine "$X4_CONFIRMATIONS" >/dev/null
+x4_call "$(x4_auth "$D_TX2" "$D_PROOF2" "$D_INV")"
+assert_eq "both payments together provision it: 200" 200 "$X4_STATUS"
+assert_eq "two payment rows, one per transaction" 2 \
+	"$(psql_q "SELECT count(*) FROM payments WHERE invoice_id = '$D_INV'")"
+
+# ---- an expired invoice ------------------------------------------------------------------
+x4_call ""
+E_INV=$(jq -r '.invoice' <<<"$X4_BODY")
+psql_q "UPDATE invoices SET expires_at = now() - interval '1 minute' WHERE id = '$E_INV'" >/dev/null
+x4_call "$(x4_auth "$A_TXID" "$A_PROOF" "$E_INV")"
+assert_eq "a proof for an expired invoice: 402" 402 "$X4_STATUS"
+assert_json "says it expired and offers a new challenge" "$X4_BODY" \
+	".error.code == \"invoice_expired\" and .invoice != \"$E_INV\" and (.address | length) == 95"
+check "with a new WWW-Authenticate challenge" test -n "$(x4_param address)"
+
+# ---- two agents at once ------------------------------------------------------------------
+OUT1=$(mktemp) OUT2=$(mktemp)
+defer rm -f "$OUT1" "$OUT1.err" "$OUT2" "$OUT2.err"
+"$XG_REPO/bin/xmr402-agent" --max-wait 120 "$GATEWAY_URL" "$PAYER_WALLET_URL" >"$OUT1" 2>"$OUT1.err" &
+a1=$!
+"$XG_REPO/bin/xmr402-agent" --max-wait 120 "$GATEWAY_URL" "$PAYER_WALLET_URL" >"$OUT2" 2>"$OUT2.err" &
+a2=$!
+while kill -0 "$a1" 2>/dev/null || kill -0 "$a2" 2>/dev/null; do
+	mine 1 >/dev/null
+	sleep 1.5
+	((SECONDS < 600)) || break
+done
+wait "$a1"
+rc1=$?
+wait "$a2"
+rc2=$?
+assert_eq "two agents at once both complete" "0 0" "$rc1 $rc2" || sed 's/^/# /' "$OUT1.err" "$OUT2.err"
+inv1=$(sed -n 's/^XMR402_INVOICE=//p' "$OUT1") inv2=$(sed -n 's/^XMR402_INVOICE=//p' "$OUT2")
+assert_eq "with two different subaddresses" 2 \
+	"$(psql_q "SELECT count(DISTINCT subaddress) FROM invoices WHERE id IN ('$inv1', '$inv2')")"
+check "and two different tokens" test "$(sed -n 's/^XMR402_TOKEN=//p' "$OUT1")" != \
+	"$(sed -n 's/^XMR402_TOKEN=//p' "$OUT2")"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# XMR402: billing restarted (kill -9) between the proof and the confirmation threshold.
+# The proven payment is already in the payments table, so whichever comes first after the
+# restart — the poller or the agent's next proof — settles the invoice, and it completes
+# once: one payment row, one tenant, the same token for every later proof.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/xmr402_lib.sh"
+
+check_here "the test tier confirms after $X4_CONFIRMATIONS blocks" x4_setup || exit 1
+PIDFILE=$XG_VAR/run/billing.pid
+check "the stack runs billing" xg_pid_owned "$PIDFILE" || exit 1
+
+billing_restart() {
+	local pid marker cmd=()
+	read -r pid <"$PIDFILE"
+	marker=$(sed -n 2p "$PIDFILE")
+	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
+	kill -9 "$pid"
+	xg_wait_until 10 bash -c "! kill -0 $pid 2>/dev/null" || return 1
+	xg_spawn "$PIDFILE" "$marker" "$XG_VAR/log/billing.log" "${cmd[@]}"
+	xg_wait_until 30 curl -sf -o /dev/null "$BILLING_ADMIN_URL/healthz"
+}
+
+x4_call ""
+assert_eq "a challenge" 402 "$X4_STATUS" || exit 1
+ADDR=$(x4_param address) AMOUNT=$(x4_param amount) MSG=$(x4_param message)
+INV=$(jq -r '.invoice' <<<"$X4_BODY")
+TXID=$(x4_pay "$ADDR" "$AMOUNT")
+PROOF=$(x4_proof "$TXID" "$ADDR" "$MSG")
+x4_call "$(x4_auth "$TXID" "$PROOF")"
+assert_eq "the proof is accepted while confirming: 202" 202 "$X4_STATUS"
+assert_eq "the payment is recorded" 1 "$(psql_q "SELECT count(*) FROM payments WHERE txid = '$TXID'")"
+
+check_here "billing killed (-9) and started again with the same command line" billing_restart
+mine "$X4_CONFIRMATIONS" >/dev/null
+provisioned() { [[ $(psql_q "SELECT state FROM invoices WHERE id = '$INV'") == provisioned ]]; }
+check "after the restart the invoice reaches the threshold and is provisioned" \
+	xg_wait_until 60 provisioned
+x4_call "$(x4_auth "$TXID" "$PROOF")"
+assert_eq "the agent's retry is served" 200 "$X4_STATUS"
+TOKEN=$(x4_header X-XMR402-Token)
+x4_call "$(x4_auth "$TXID" "$PROOF" "$INV")"
+assert_eq "again: the same token" "$TOKEN" "$(x4_header X-XMR402-Token)"
+assert_eq "one payment row" 1 "$(psql_q "SELECT count(*) FROM payments WHERE txid = '$TXID'")"
+assert_eq "one tenant, the invoice's" 1 "$(psql_q "SELECT count(*) FROM tenants t JOIN invoices i
+	ON i.tenant_id = t.id WHERE i.id = '$INV' AND t.token_hash = i.token_hash")"
+assert_eq "paid once" "$AMOUNT" "$(psql_q "SELECT paid FROM invoices WHERE id = '$INV'")"
+hash=$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)
+assert_eq "no other tenant has that token" 1 \
+	"$(psql_q "SELECT count(*) FROM tenants WHERE token_hash = decode('$hash', 'hex')")"
+reply=$(rpc "$GATEWAY_URL/v1/$TOKEN" get_block_count 2>&1)
+check "the token works at the gateway" xg_json_holds '.count > 0' "$reply"

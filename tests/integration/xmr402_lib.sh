@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# Helpers for the XMR402 integration tests (test_xmr402*.sh), sourced after lib.sh.
+# They drive the stack's gateway ($GATEWAY_URL, [xmr402] enabled) and billing.
+#
+#   x4_setup                     tier "wallet" at 2 confirmations for the test (restored
+#                                at exit); checks that the stack sells XMR402
+#   x4_call [AUTH] [PATH] [METHOD]  POST GATEWAY_URL/PATH (default /v1/json_rpc) with a
+#                                JSON-RPC METHOD (default get_info); sets X4_STATUS, and
+#                                X4_BODY / X4_HEADERS (the answer)
+#   x4_header NAME               a header of the last answer
+#   x4_param NAME                a parameter of its WWW-Authenticate: XMR402 challenge
+#   x4_pay ADDRESS PICONERO      pays from the payer wallet; prints the txid
+#   x4_proof TXID ADDRESS MESSAGE  the payer's get_tx_proof signature
+#   x4_auth TXID PROOF [INVOICE] the Authorization value
+#   x4_mine_while PID [MAX_S]    mines a block every 1.5 s while PID runs (a waiting agent)
+
+X4_TIER=wallet
+X4_CONFIRMATIONS=2
+
+x4_setup() {
+	local before
+	before=$(psql_q "SELECT confirmations FROM tiers WHERE id = '$X4_TIER'") || return 1
+	[[ -n $before ]] || return 1
+	defer psql_q "UPDATE tiers SET confirmations = $before WHERE id = '$X4_TIER'"
+	psql_q "UPDATE tiers SET confirmations = $X4_CONFIRMATIONS WHERE id = '$X4_TIER'" >/dev/null
+}
+
+x4_call() {
+	local auth=${1:-} path=${2:-/v1/json_rpc} method=${3:-get_info} args
+	args=(-sS --max-time 60 -D - -H 'Content-Type: application/json'
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":\"t\",\"method\":\"$method\"}")
+	[[ -z $auth ]] || args+=(-H "Authorization: $auth")
+	local out
+	out=$(curl "${args[@]}" -w '\n%{http_code}' "$GATEWAY_URL$path") || return 1
+	X4_STATUS=$(tail -n 1 <<<"$out")
+	out=$(sed '$d' <<<"$out")
+	X4_HEADERS=$(sed -n '1,/^\r\{0,1\}$/p' <<<"$out" | tr -d '\r')
+	X4_BODY=$(sed '1,/^\r\{0,1\}$/d' <<<"$out")
+}
+
+x4_header() { grep -i "^$1:" <<<"$X4_HEADERS" | tail -n 1 | cut -d: -f2- | sed 's/^ *//'; }
+
+x4_param() { x4_header WWW-Authenticate | grep -o "$1=\"[^\"]*\"" | head -n 1 | cut -d'"' -f2; }
+
+x4_pay() {
+	rpc "$PAYER_WALLET_URL" transfer "$(jq -cn --arg a "$1" --argjson n "$2" \
+		'{destinations: [{address: $a, amount: $n}], account_index: 0, priority: 0}')" |
+		jq -er '.tx_hash'
+}
+
+x4_proof() {
+	rpc "$PAYER_WALLET_URL" get_tx_proof "$(jq -cn --arg t "$1" --arg a "$2" --arg m "$3" \
+		'{txid: $t, address: $a, message: $m}')" | jq -er '.signature'
+}
+
+x4_auth() {
+	local v="XMR402 txid=\"$1\", proof=\"$2\""
+	[[ -z ${3:-} ]] || v+=", invoice=\"$3\""
+	echo "$v"
+}
+
+x4_mine_while() {
+	local pid=$1 max=${2:-120} start=$SECONDS
+	while kill -0 "$pid" 2>/dev/null && ((SECONDS - start < max)); do
+		mine 1 >/dev/null || return 1
+		sleep 1.5
+	done
+}
