@@ -56,11 +56,11 @@ $(BUILD)/gen/sql_embedded.o: $(BUILD)/gen/sql_embedded.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libxgcommon.a: $(COMMON_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(BUILD)/libxggateway.a: $(GATEWAY_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(BUILD)/libxgbilling.a: $(BILLING_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BIN)/xmrgate-gateway: $(BUILD)/gateway/main.o $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a
 	@mkdir -p $(dir $@)

@@ -15,7 +15,12 @@
 #include <string.h>
 
 #define RATE_TABLE_SIZE 4096
+/* XMR402 proofs a client address may present: an agent retries every Retry-After while
+ * its payment confirms; a flood of bogus proofs must not keep the wallet busy. */
+#define X402_VERIFY_PER_HOUR 1800
+#define X402_VERIFY_BURST    60
 
+/* (the bl_x402_* and settle.h's queries serve XMR402 proofs: api_xmr402.c) */
 const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_tier_get",
                                    "bl_tenant_by_token_hash",
@@ -29,7 +34,6 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_invoice_get",
                                    "bl_invoice_payments_list",
                                    "bl_tenant_status",
-                                   /* XMR402, and settle.h for its proofs */
                                    "bl_x402_invoice_insert",
                                    "bl_x402_invoice",
                                    "bl_x402_invoice_on_subaddress",
@@ -106,9 +110,11 @@ static bool x402_setup(struct api *api, const struct bl_config *cfg)
                                        : x402_receipt_seed_derive(api->ha1_key, seed);
     api->receipt_key = ok ? x402_receipt_key_new(seed) : NULL;
     OPENSSL_cleanse(seed, sizeof seed);
+    api->verify_limit = climit_table_new(RATE_TABLE_SIZE, X402_VERIFY_PER_HOUR, X402_VERIFY_BURST);
     api->x402_zero_conf_max = cfg->x402_zero_conf_max;
     api->x402_retry_after_s = cfg->x402_retry_after_ms / 1000;
-    return api->receipt_key && x402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
+    return api->receipt_key && api->verify_limit &&
+           x402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
 }
 
 static void api_free(struct api *api)
@@ -120,6 +126,7 @@ static void api_free(struct api *api)
     free(api->gateway_url);
     web_free(api->web);
     x402_receipt_key_free(api->receipt_key);
+    climit_table_free(api->verify_limit);
     OPENSSL_cleanse(api->ha1_key, sizeof api->ha1_key);
     free(api);
 }

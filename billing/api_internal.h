@@ -30,6 +30,7 @@ struct api {
     struct web *web; /* the pages (web.h) */
     /* XMR402 (api_xmr402.c, xmr402.h) */
     struct x402_receipt_key *receipt_key;
+    struct climit_table *verify_limit; /* proofs per client: each costs wallet calls */
     char receipt_public_hex[2 * 32 + 1];
     int64_t x402_zero_conf_max, x402_retry_after_s;
 };

@@ -37,10 +37,10 @@
 #include <string.h>
 #include <time.h>
 
-#define PROOF_MAX         2048
-#define MAX_TRANSFERS     16
-#define SQLSTATE_UNIQUE   "23505"
-#define SUBADDR_ATTEMPTS  3
+#define PROOF_MAX        4096 /* the gateway's [xmr402] max_proof is at most this */
+#define MAX_TRANSFERS    16
+#define SQLSTATE_UNIQUE  "23505"
+#define SUBADDR_ATTEMPTS 3
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -149,18 +149,17 @@ static int64_t remaining_of(const struct x402_inv *inv)
  * message. */
 static json_t *challenge_json(const struct api *api, const struct x402_inv *inv)
 {
-    int64_t ask = inv->state == INV_UNDERPAID || inv->state == INV_LATE ? remaining_of(inv)
-                                                                         : inv->amount;
+    int64_t ask =
+        inv->state == INV_UNDERPAID || inv->state == INV_LATE ? remaining_of(inv) : inv->amount;
     char status_path[96];
     snprintf(status_path, sizeof status_path, "/api/invoices/%s", inv->id);
     return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:I, s:s, s:I, "
                      "s:I, s:s, s:s}",
                      "protocol", "XMR402", "invoice", inv->id, "tier", inv->tier, "state",
-                     inv_state_name(inv->state), "amount", money(ask), "amount_xmr",
-                     xmr_text(ask), "invoice_amount", money(inv->amount), "paid",
-                     money(inv->paid), "address", inv->address, "uri",
-                     monero_uri(inv->address, ask), "message", inv->nonce, "timestamp",
-                     (json_int_t)inv->created, "expires_at", inv->expires_at,
+                     inv_state_name(inv->state), "amount", money(ask), "amount_xmr", xmr_text(ask),
+                     "invoice_amount", money(inv->amount), "paid", money(inv->paid), "address",
+                     inv->address, "uri", monero_uri(inv->address, ask), "message", inv->nonce,
+                     "timestamp", (json_int_t)inv->created, "expires_at", inv->expires_at,
                      "expires_at_unix", (json_int_t)inv->expires, "confirmations_required",
                      (json_int_t)inv->required, "status_path", status_path, "receipt_key",
                      api->receipt_public_hex);
@@ -237,18 +236,19 @@ static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
     return true;
 }
 
-static bool take_rate_limit(const struct xg_httpd_request *req, enum MHD_Result *mr)
+static bool take_rate_limit(const struct xg_httpd_request *req, struct climit_table *table,
+                            const char *what, enum MHD_Result *mr)
 {
-    struct api *api = api_of(req);
-    char client[256], seconds[24];
+    char client[256], seconds[24], message[128];
     int64_t retry = 0;
     client_key(req, client, sizeof client);
-    if (climit_table_take(api->create_limit, client, monotonic_ms(), &retry))
+    if (climit_table_take(table, client, monotonic_ms(), &retry))
         return true;
     snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
+    snprintf(message, sizeof message, "too many XMR402 %s from this address; try again later",
+             what);
     json_t *body = json_pack("{s:{s:s, s:s}, s:I}", "error", "code", "rate_limited", "message",
-                             "too many XMR402 challenges from this address; try again later",
-                             "retry_after", (json_int_t)retry);
+                             message, "retry_after", (json_int_t)retry);
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     const char *headers[] = {"Retry-After", seconds, NULL};
@@ -338,7 +338,7 @@ enum MHD_Result api_handle_x402_challenge(const struct xg_httpd_request *req)
     if (!parse_challenge_body(req->body, &c, msg, sizeof msg))
         return api_error(req, 400, "malformed_json", "%s", msg);
     struct xg_pg *pg = pgpool_get(api->pool);
-    if (quote_tier(req, pg, &c, &mr) && take_rate_limit(req, &mr))
+    if (quote_tier(req, pg, &c, &mr) && take_rate_limit(req, api->create_limit, "challenges", &mr))
         mr = insert_challenge(req, pg, &c);
     pgpool_put(api->pool, pg);
     cred_wipe(&c.cred);
@@ -443,13 +443,17 @@ static bool wallet_facts(struct api *api, struct verify *v, char *err, size_t er
     if (res) {
         const json_t *list = json_object_get(res, "transfers"), *t;
         size_t i;
-        if (json_is_array(list))
-            json_array_foreach(list, i, t) add_seen(v, t);
-        else
+        if (json_is_array(list)) {
+            json_array_foreach(list, i, t)
+            {
+                add_seen(v, t);
+            }
+        } else {
             add_seen(v, json_object_get(res, "transfer"));
+        }
         json_decref(res);
-    } else if (!strstr(err, "not found")) {
-        return false;
+    } else if (!strstr(err, "RPC error")) {
+        return false; /* unreachable; an RPC error is "Transaction not found" */
     }
     return wallet_get_height(api->wallet, &v->wallet_height, err, errlen);
 }
@@ -501,11 +505,9 @@ static enum proof_verdict check_proof(struct api *api, struct verify *v, char *w
     json_t *res = wallet_check_tx_proof(api->wallet, v->txid, v->inv.address, v->inv.nonce,
                                         v->proof, err, sizeof err);
     if (!res) {
-        bool refused = strstr(err, "error") || strstr(err, "rror") || strstr(err, "nvalid");
+        /* the wallet answered with an error (a malformed or foreign proof) or not at all */
         snprintf(why, len, "the wallet refused the proof: %.300s", err);
-        return refused && !strstr(err, "timed out") && !strstr(err, "connect")
-                   ? PROOF_BAD
-                   : PROOF_WALLET_DOWN;
+        return strstr(err, "RPC error") ? PROOF_BAD : PROOF_WALLET_DOWN;
     }
     bool good = json_is_true(json_object_get(res, "good"));
     int64_t received = json_integer_value(json_object_get(res, "received"));
@@ -548,7 +550,7 @@ static enum xg_tx_result on_verify_tx(struct xg_pg *pg, void *ctx)
     snprintf(conf, sizeof conf, "%lld", (long long)v->confirmations);
     snprintf(unlock, sizeof unlock, "%lld", (long long)v->unlock_time);
     bool confirmed = strcmp(v->pay_state, "confirmed") == 0;
-    const char *params[] = {v->txid, sub,         v->inv.id, amount, confirmed ? height : NULL,
+    const char *params[] = {v->txid, sub,          v->inv.id, amount, confirmed ? height : NULL,
                             conf,    v->pay_state, unlock};
     PGresult *res = xg_pg_exec(pg, "bl_x402_payment_upsert", 8, params);
     if (!res)
@@ -614,8 +616,8 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:s, s:s, s:I, s:I, s:s, s:I, s:b}, s:o, s:s}",
         "state", "provisioned", "invoice", v->inv.id, "token", token, "login", login, "rpc_url",
-        url, "gateway_url", api->gateway_url, "tenant", "id", (json_int_t)num(res, 0, 0),
-        "handle", handle, "tier", tier, "burst_rps", (json_int_t)num(res, 0, 3), "daily_quota",
+        url, "gateway_url", api->gateway_url, "tenant", "id", (json_int_t)num(res, 0, 0), "handle",
+        handle, "tier", tier, "burst_rps", (json_int_t)num(res, 0, 3), "daily_quota",
         (json_int_t)num(res, 0, 4), "valid_until", PQgetvalue(res, 0, 5), "valid_until_unix",
         (json_int_t)num(res, 0, 6), "suspended", strcmp(PQgetvalue(res, 0, 8), "active") != 0,
         "receipt", receipt ? json_string(receipt) : json_null(), "receipt_key",
@@ -636,12 +638,11 @@ static enum MHD_Result reply_waiting(const struct xg_httpd_request *req, const s
     struct api *api = api_of(req);
     char seconds[24];
     snprintf(seconds, sizeof seconds, "%lld", (long long)api->x402_retry_after_s);
-    json_t *body = json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:I, s:s}", "state",
-                             inv_state_name(v->inv.state), "invoice", v->inv.id, "confirmations",
-                             (json_int_t)v->inv.confirmations, "confirmations_required",
-                             (json_int_t)v->inv.required, "paid", money(v->inv.paid), "amount",
-                             money(v->inv.amount), "retry_after",
-                             (json_int_t)api->x402_retry_after_s, "txid", v->txid);
+    json_t *body = json_pack(
+        "{s:s, s:s, s:I, s:I, s:o, s:o, s:I, s:s}", "state", inv_state_name(v->inv.state),
+        "invoice", v->inv.id, "confirmations", (json_int_t)v->inv.confirmations,
+        "confirmations_required", (json_int_t)v->inv.required, "paid", money(v->inv.paid), "amount",
+        money(v->inv.amount), "retry_after", (json_int_t)api->x402_retry_after_s, "txid", v->txid);
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     const char *headers[] = {"Retry-After", seconds, NULL};
@@ -675,8 +676,7 @@ static enum MHD_Result reply_state(const struct xg_httpd_request *req, struct xg
         return refuse(req, 402, "underpaid", msg, &v->inv);
     case INV_EXPIRED:
         return refuse(req, 410, "invoice_expired",
-                      "this invoice expired before it was paid; ask for a new challenge",
-                      &v->inv);
+                      "this invoice expired before it was paid; ask for a new challenge", &v->inv);
     case INV_REVERTED:
     case INV_PENDING:
         return refuse(req, 402, "not_counted",
@@ -685,6 +685,18 @@ static enum MHD_Result reply_state(const struct xg_httpd_request *req, struct xg
                       &v->inv);
     }
     return api_error(req, 500, "internal_error", "unknown invoice state");
+}
+
+/* Nothing proven for an invoice past its deadline: the agent is offered a new one. */
+static bool expired_unpaid(const struct x402_inv *inv)
+{
+    return inv->paid == 0 && (inv->state == INV_EXPIRED || inv->now > inv->expires);
+}
+
+static enum MHD_Result refuse_expired(const struct xg_httpd_request *req, const struct verify *v)
+{
+    return refuse(req, 410, "invoice_expired",
+                  "this invoice expired unpaid; pay the new challenge instead", &v->inv);
 }
 
 static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_pg *pg,
@@ -713,19 +725,18 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
     if (l == API_LOAD_DB_ERROR)
         return api_db_error(req, pg);
     if (l == API_LOAD_OK)
-        return refuse(req, 409, "txid_used", "this transaction already paid another invoice",
-                      &v->inv);
+        return expired_unpaid(&v->inv)
+                   ? refuse_expired(req, v)
+                   : refuse(req, 409, "txid_used", "this transaction already paid another invoice",
+                            &v->inv);
     switch (check_proof(api, v, why, sizeof why)) {
     case PROOF_WALLET_DOWN:
         xg_log(XG_LOG_WARN, "wallet_unavailable", "check_tx_proof: %s", why);
         return api_error(req, 503, "wallet_unavailable",
                          "the payment wallet is not answering; try again in a minute");
     case PROOF_BAD:
-        /* nothing proven for an invoice past its deadline: offer a new one instead */
-        if (v->inv.paid == 0 && (v->inv.state == INV_EXPIRED || v->inv.now > v->inv.expires))
-            return refuse(req, 410, "invoice_expired",
-                          "this invoice expired unpaid; pay the new challenge instead", &v->inv);
-        return refuse(req, 402, "proof_invalid", why, &v->inv);
+        return expired_unpaid(&v->inv) ? refuse_expired(req, v)
+                                       : refuse(req, 402, "proof_invalid", why, &v->inv);
     case PROOF_GOOD:
         break;
     }
@@ -752,7 +763,7 @@ enum MHD_Result api_handle_x402_verify(const struct xg_httpd_request *req)
     enum MHD_Result mr;
     if (!parse_verify_body(req->body, v, msg, sizeof msg)) {
         mr = api_error(req, 400, "malformed_proof", "%s", msg);
-    } else {
+    } else if (take_rate_limit(req, api->verify_limit, "proofs", &mr)) {
         struct xg_pg *pg = pgpool_get(api->pool);
         mr = verify_run(req, pg, v);
         pgpool_put(api->pool, pg);

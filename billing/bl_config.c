@@ -80,8 +80,8 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("xmr402", "zero_conf_max", XG_CFG_INT, x402_zero_conf_max, "0", 0,
         INT64_C(1000000000000000), false,
         "XMR402 invoices up to this many piconero are provisioned at 0 confirmations (0 = off)"),
-    KEY("xmr402", "retry_after", XG_CFG_DURATION, x402_retry_after_ms, "30s", 1000, 3600000,
-        false, "the Retry-After an agent is given while its payment confirms"),
+    KEY("xmr402", "retry_after", XG_CFG_DURATION, x402_retry_after_ms, "30s", 1000, 3600000, false,
+        "the Retry-After an agent is given while its payment confirms"),
     KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
 };
 const size_t bl_config_key_count = sizeof bl_config_keys / sizeof bl_config_keys[0];

@@ -55,8 +55,8 @@ struct x402_receipt_key *x402_receipt_key_new(const uint8_t seed[X402_ED25519_LE
 void x402_receipt_key_free(struct x402_receipt_key *k);
 
 /* The raw public key as lower-case hex. */
-__attribute__((warn_unused_result)) bool
-x402_receipt_public_hex(const struct x402_receipt_key *k, char out[X402_PUBLIC_HEX_SIZE]);
+__attribute__((warn_unused_result)) bool x402_receipt_public_hex(const struct x402_receipt_key *k,
+                                                                 char out[X402_PUBLIC_HEX_SIZE]);
 
 struct x402_receipt {
     const char *invoice, *txid, *handle, *tier;

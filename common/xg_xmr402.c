@@ -27,8 +27,7 @@ bool xg_x402_client_sig(const uint8_t key[XG_X402_KEY_LEN], const char *client,
     return true;
 }
 
-bool xg_x402_client_sig_ok(const uint8_t key[XG_X402_KEY_LEN], const char *client,
-                           const char *sig)
+bool xg_x402_client_sig_ok(const uint8_t key[XG_X402_KEY_LEN], const char *client, const char *sig)
 {
     char want[XG_X402_SIG_HEX_SIZE];
     if (!client || !sig || strlen(sig) != XG_X402_SIG_HEX_SIZE - 1 ||

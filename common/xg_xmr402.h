@@ -23,7 +23,6 @@ __attribute__((warn_unused_result)) bool xg_x402_client_sig(const uint8_t key[XG
                                                             char out[XG_X402_SIG_HEX_SIZE]);
 
 /* Constant-time check of a presented signature (NULL or malformed: false). */
-bool xg_x402_client_sig_ok(const uint8_t key[XG_X402_KEY_LEN], const char *client,
-                           const char *sig);
+bool xg_x402_client_sig_ok(const uint8_t key[XG_X402_KEY_LEN], const char *client, const char *sig);
 
 #endif

@@ -15,7 +15,6 @@ struct gw_config {
     int64_t port;
     char *tls_cert; /* "" = plain HTTP */
     char *tls_key;
-    int64_t threads;
     int64_t max_body;
     int64_t connection_timeout_ms;
     int64_t request_timeout_ms;
@@ -48,10 +47,10 @@ struct gw_config {
     bool limits_enabled; /* burst rate and daily quota; off only to measure their cost */
     /* [xmr402]: agents buying access with HTTP 402 (gateway/xmr402_flow.h) */
     bool xmr402_enabled;
-    char *xmr402_billing_url;   /* billing's API base, for challenges and proofs */
-    char *xmr402_public_url;    /* billing as agents reach it, for status URLs ("" = billing_url) */
-    char *xmr402_default_tier;  /* what a bare 402 sells */
-    int64_t xmr402_max_proof;   /* longest proof accepted in Authorization: XMR402 */
+    char *xmr402_billing_url;  /* billing's API base, for challenges and proofs */
+    char *xmr402_public_url;   /* billing as agents reach it, for status URLs ("" = billing_url) */
+    char *xmr402_default_tier; /* what a bare 402 sells */
+    int64_t xmr402_max_proof;  /* longest proof accepted in Authorization: XMR402 */
     /* [log] */
     char *log_level;
     int64_t slow_request_ms; /* requests at least this slow are summed up per method */

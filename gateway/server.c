@@ -505,7 +505,9 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (req->suspended) {
         struct tenant_row bought;
         if (xmr402_flow_take_tenant(req, &bought)) {
-            req->suspended = false; /* served now as the tenant billing just provisioned */
+            req->suspended = false;   /* served now as the tenant billing just provisioned */
+            json_decref(req->rpc_id); /* classification reads the id again */
+            req->rpc_id = NULL;
             return serve_tenant(req, &bought);
         }
         if (!req->answered)
@@ -534,6 +536,22 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     free(req);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->inflight, 1);
+}
+
+/* The upstream engine's thread runs the listener: accept, read, answer, resume. */
+static void on_host_run(void *cls)
+{
+    struct gw_server *srv = cls;
+    MHD_run(srv->daemon);
+}
+
+static long on_host_timeout(void *cls)
+{
+    struct gw_server *srv = cls;
+    MHD_UNSIGNED_LONG_LONG ms;
+    if (MHD_get_timeout(srv->daemon, &ms) != MHD_YES)
+        return -1;
+    return ms > 1000 ? 1000 : (long)ms;
 }
 
 /* monerod matches the request target as sent, without percent-decoding; so do we (an
@@ -580,8 +598,8 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
         snprintf(err, errlen, "[server] bind: not an IPv4 address: %s", cfg->bind);
         goto fail;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ERROR_LOG;
+    /* No thread of MHD's own: the upstream engine's thread runs it (see server.h). */
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     bool tls = cfg->tls_cert[0] != '\0';
     if (tls) {
         srv->tls_cert = read_file(cfg->tls_cert);
@@ -594,7 +612,6 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
     }
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_SOCK_ADDR, 0, &addr},
-        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)cfg->threads, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(cfg->connection_timeout_ms / 1000), NULL},
         {MHD_OPTION_CONNECTION_LIMIT, 16384, NULL},
         {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
@@ -612,6 +629,16 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
                  tls ? " (TLS)" : "");
         goto fail;
     }
+    const union MHD_DaemonInfo *epoll_fd =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    if (!epoll_fd) {
+        snprintf(err, errlen, "libmicrohttpd has no epoll descriptor");
+        MHD_stop_daemon(srv->daemon);
+        goto fail;
+    }
+    struct up_host host = {
+        .fd = epoll_fd->epoll_fd, .run = on_host_run, .timeout_ms = on_host_timeout, .ctx = srv};
+    up_engine_attach_host(ctx->up, &host);
     return srv;
 fail:
     free(srv->tls_cert);

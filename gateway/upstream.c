@@ -84,6 +84,7 @@ struct up_engine {
     struct up_list intake; /* lock */
     struct up_list spare;  /* lock */
     bool stopping;         /* lock */
+    struct up_host host;   /* lock; fd -1 when none */
 
     /* Engine thread only. */
     struct up_list active;
@@ -595,6 +596,19 @@ static void up_cancel_all(struct up_engine *e, struct up_list *incoming)
         up_finish_with(e, x, false, UP_CANCELLED, why);
 }
 
+/* One iteration's wait: the node sockets, the engine's wake-up and the host's fd. */
+static void up_wait(struct up_engine *e, const struct up_host *host, int timeout_ms)
+{
+    struct curl_waitfd extra = {.fd = host->fd, .events = CURL_WAIT_POLLIN};
+    if (host->fd >= 0) {
+        long host_ms = host->timeout_ms(host->ctx);
+        if (host_ms >= 0 && host_ms < timeout_ms)
+            timeout_ms = (int)host_ms;
+    }
+    curl_multi_poll(e->multi, host->fd >= 0 ? &extra : NULL, host->fd >= 0 ? 1 : 0, timeout_ms,
+                    NULL);
+}
+
 static void *up_loop(void *arg)
 {
     struct up_engine *e = arg;
@@ -603,6 +617,7 @@ static void *up_loop(void *arg)
         struct up_list incoming = e->intake;
         e->intake = (struct up_list){0};
         bool stopping = e->stopping;
+        struct up_host host = e->host;
         pthread_mutex_unlock(&e->lock);
 
         if (stopping) {
@@ -615,8 +630,22 @@ static void *up_loop(void *arg)
         up_collect_finished(e);
         uint64_t now = up_now_ns();
         up_expire_overdue(e, now);
-        curl_multi_poll(e->multi, NULL, 0, up_poll_timeout_ms(e, now), NULL);
+        /* Before the wait: the callbacks above resumed connections whose answers the host
+         * sends now (a resumption does not wake the host's fd). After it: new client I/O. */
+        if (host.fd >= 0)
+            host.run(host.ctx);
+        up_wait(e, &host, up_poll_timeout_ms(e, now));
+        if (host.fd >= 0)
+            host.run(host.ctx);
     }
+}
+
+void up_engine_attach_host(struct up_engine *e, const struct up_host *host)
+{
+    pthread_mutex_lock(&e->lock);
+    e->host = *host;
+    curl_multi_wakeup(e->multi);
+    pthread_mutex_unlock(&e->lock);
 }
 
 static void up_apply_defaults(struct up_engine_options *o)
@@ -669,6 +698,7 @@ struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err
     up_apply_defaults(&e->opt);
     e->max_spare = e->opt.max_total_connections * 2;
     e->earliest_deadline_ns = UINT64_MAX;
+    e->host.fd = -1;
     pthread_mutex_init(&e->lock, NULL);
 
     /* Reference-counted, and thread-safe in curl >= 7.84. */

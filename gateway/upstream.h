@@ -88,6 +88,18 @@ struct up_result {
     const char *error;        /* why, when outcome != UP_OK; NULL otherwise */
 };
 
+/* A host event source run on the engine thread: the tenant-facing listener
+ * (libmicrohttpd in external-loop mode). Its fd is polled with the node sockets, run() is
+ * called after every wait (it must not block), and timeout_ms() bounds the wait (-1: no
+ * bound). Client I/O and node I/O then share one thread and one poll, so a proxied request
+ * costs no thread hand-off at all. */
+struct up_host {
+    int fd;
+    void (*run)(void *ctx);
+    long (*timeout_ms)(void *ctx);
+    void *ctx;
+};
+
 /* Starts the engine thread. Returns NULL with a message in err on failure. */
 struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err, size_t errlen);
 
@@ -101,6 +113,10 @@ __attribute__((warn_unused_result)) bool up_submit(struct up_engine *e, const st
  * can be handed to the client without a copy. Returns NULL when the body is empty or
  * was already taken. Only valid inside on_done. */
 char *up_result_take_body(const struct up_result *res);
+
+/* Attaches the host (copied); from then on host->run is called on the engine thread.
+ * Stop the engine before tearing the host down. */
+void up_engine_attach_host(struct up_engine *e, const struct up_host *host);
 
 /* Stops the engine: every job not yet finished gets its callback with UP_CANCELLED, on
  * the engine thread, then the thread is joined. Later up_submit calls return false.

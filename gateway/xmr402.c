@@ -17,7 +17,8 @@ static const char base58[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqr
 const char *xmr402_agent_path(const char *path)
 {
     size_t n = sizeof AGENT_PREFIX - 1;
-    if (strncmp(path, AGENT_PREFIX, n) != 0 || strncmp(path + n, TOKEN_PREFIX, TOKEN_PREFIX_LEN) == 0)
+    if (strncmp(path, AGENT_PREFIX, n) != 0 ||
+        strncmp(path + n, TOKEN_PREFIX, TOKEN_PREFIX_LEN) == 0)
         return NULL;
     if (strcmp(path, LIMITS_USAGE_PATH) == 0)
         return NULL;
@@ -166,11 +167,10 @@ static const char *check_fields(struct xmr402_auth *out, const bool seen[3], siz
 }
 
 bool xmr402_parse_params(const char *params, size_t max_proof, struct xmr402_auth *out,
-                       const char **detail)
+                         const char **detail)
 {
-    char other[256], *dst;
+    char other[256] = "";
     bool seen[3] = {false, false, false}, overflow;
-    size_t cap;
     memset(out, 0, sizeof *out);
     if (max_proof > XMR402_PROOF_LIMIT)
         max_proof = XMR402_PROOF_LIMIT;
@@ -198,13 +198,14 @@ bool xmr402_parse_params(const char *params, size_t max_proof, struct xmr402_aut
             *detail = "XMR402 parameter repeated";
             return false;
         }
-        dst = which == P_TXID ? out->txid : which == P_PROOF ? out->proof
-                                        : which == P_INVOICE ? out->invoice
-                                                             : other;
-        cap = which == P_TXID      ? sizeof out->txid
-              : which == P_PROOF   ? max_proof + 2
-              : which == P_INVOICE ? sizeof out->invoice
-                                   : sizeof other;
+        char *dst = which == P_TXID      ? out->txid
+                    : which == P_PROOF   ? out->proof
+                    : which == P_INVOICE ? out->invoice
+                                         : other;
+        size_t cap = which == P_TXID      ? sizeof out->txid
+                     : which == P_PROOF   ? max_proof + 2
+                     : which == P_INVOICE ? sizeof out->invoice
+                                          : sizeof other;
         if (!parse_value(&p, end, dst, cap, &overflow)) {
             *detail = overflow ? "XMR402 parameter value is too long"
                                : "XMR402 parameter value is malformed or truncated";
@@ -235,11 +236,12 @@ static bool quotable(const char *v)
 }
 
 bool xmr402_challenge_header(char *buf, size_t len, const char *address, const char *amount,
-                           const char *message, int64_t timestamp)
+                             const char *message, int64_t timestamp)
 {
     if (!quotable(address) || !quotable(amount) || !quotable(message))
         return false;
-    int n = snprintf(buf, len, "XMR402 address=\"%s\", amount=\"%s\", message=\"%s\", timestamp=\"%lld\"",
+    int n = snprintf(buf, len,
+                     "XMR402 address=\"%s\", amount=\"%s\", message=\"%s\", timestamp=\"%lld\"",
                      address, amount, message, (long long)timestamp);
     return n > 0 && (size_t)n < len;
 }

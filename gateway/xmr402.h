@@ -20,14 +20,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XMR402_TXID_LEN        64
-#define XMR402_INVOICE_LEN     36
-#define XMR402_PROOF_LIMIT     4096 /* the largest proof any configuration accepts */
-#define XMR402_TIER_MAX        32
-#define XMR402_CHALLENGE_SIZE  512
+#define XMR402_TXID_LEN       64
+#define XMR402_INVOICE_LEN    36
+#define XMR402_PROOF_LIMIT    4096 /* the largest proof any configuration accepts */
+#define XMR402_TIER_MAX       32
+#define XMR402_CHALLENGE_SIZE 512
 
 struct xmr402_auth {
-    char txid[XMR402_TXID_LEN + 1];       /* lower-cased */
+    char txid[XMR402_TXID_LEN + 1]; /* lower-cased */
     char proof[XMR402_PROOF_LIMIT + 1];
     char invoice[XMR402_INVOICE_LEN + 1]; /* "" when absent */
 };
@@ -43,8 +43,8 @@ const char *xmr402_agent_path(const char *path);
  * "OutProofV" + base58 or longer than max_proof, an invoice that is not a UUID, a
  * repeated parameter, unbalanced quotes, control characters. */
 __attribute__((warn_unused_result)) bool xmr402_parse_params(const char *params, size_t max_proof,
-                                                           struct xmr402_auth *out,
-                                                           const char **detail);
+                                                             struct xmr402_auth *out,
+                                                             const char **detail);
 
 /* True for a scheme name that is XMR402 (case-insensitive). */
 bool xmr402_scheme_is(const char *scheme);
@@ -54,10 +54,8 @@ bool xmr402_tier_ok(const char *tier);
 
 /* Writes the WWW-Authenticate value. False when a value cannot be sent as a quoted
  * string (empty, '"', '\', control characters) or buf is too small. */
-__attribute__((warn_unused_result)) bool xmr402_challenge_header(char *buf, size_t len,
-                                                               const char *address,
-                                                               const char *amount,
-                                                               const char *message,
-                                                               int64_t timestamp);
+__attribute__((warn_unused_result)) bool
+xmr402_challenge_header(char *buf, size_t len, const char *address, const char *amount,
+                        const char *message, int64_t timestamp);
 
 #endif

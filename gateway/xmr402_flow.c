@@ -95,8 +95,8 @@ static void set_answer(struct gw_request *req, unsigned status, json_t *body)
 
 static json_t *error_body(const char *code, const char *message)
 {
-    return json_pack("{s:s, s:{s:s, s:s}}", "protocol", "XMR402", "error", "code", code,
-                     "message", message);
+    return json_pack("{s:s, s:{s:s, s:s}}", "protocol", "XMR402", "error", "code", code, "message",
+                     message);
 }
 
 static void finish(struct gw_request *req)
@@ -106,8 +106,8 @@ static void finish(struct gw_request *req)
 
 static char *status_url(const struct gw_context *ctx, const char *path)
 {
-    const char *base = ctx->cfg->xmr402_public_url[0] ? ctx->cfg->xmr402_public_url
-                                                      : ctx->cfg->xmr402_billing_url;
+    const char *base =
+        ctx->cfg->xmr402_public_url[0] ? ctx->cfg->xmr402_public_url : ctx->cfg->xmr402_billing_url;
     char *url = NULL;
     if (asprintf(&url, "%s%s", base, path ? path : "") < 0)
         return NULL;
@@ -126,8 +126,8 @@ static bool adopt_challenge(struct xmr402_work *w, json_t *body, const json_t *c
         return false;
     add_header(w, MHD_HTTP_HEADER_WWW_AUTHENTICATE, header);
     json_object_update_missing(body, (json_t *)challenge);
-    char *url = status_url(w->req->ctx, json_string_value(json_object_get(challenge,
-                                                                          "status_path")));
+    char *url =
+        status_url(w->req->ctx, json_string_value(json_object_get(challenge, "status_path")));
     json_object_set_new(body, "status_url", url ? json_string(url) : json_null());
     free(url);
     json_object_del(body, "status_path");
@@ -163,7 +163,9 @@ static bool submit(struct xmr402_work *w, const char *path, json_t *payload,
         .body_len = strlen(body),
         .headers = headers,
         .nheaders = 3,
-        .timeout_ms = left_ms < 1 ? 1 : left_ms > BILLING_TIMEOUT ? BILLING_TIMEOUT : (long)left_ms,
+        .timeout_ms = left_ms < 1                 ? 1
+                      : left_ms > BILLING_TIMEOUT ? BILLING_TIMEOUT
+                                                  : (long)left_ms,
         .verify_tls = true,
         .on_done = on_done,
         .arg = w,
@@ -186,8 +188,8 @@ static void answer_unavailable(struct xmr402_work *w, const char *why)
 static void answer_billing_down(struct xmr402_work *w, const struct up_result *res)
 {
     char why[256];
-    snprintf(why, sizeof why, "%s (HTTP %ld)", res->outcome == UP_OK ? "unexpected answer" : res->error,
-             res->http_status);
+    snprintf(why, sizeof why, "%s (HTTP %ld)",
+             res->outcome == UP_OK ? "unexpected answer" : res->error, res->http_status);
     answer_unavailable(w, why);
 }
 
@@ -369,8 +371,9 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     client_address(req->conn, w->client);
     const char *tier = requested_tier(req);
     if (!xmr402_tier_ok(tier)) {
-        set_answer(req, MHD_HTTP_BAD_REQUEST,
-                   error_body("malformed_tier", "a tier id is lower-case letters, digits, - and _"));
+        set_answer(
+            req, MHD_HTTP_BAD_REQUEST,
+            error_body("malformed_tier", "a tier id is lower-case letters, digits, - and _"));
         return false;
     }
     snprintf(w->tier, sizeof w->tier, "%s", tier);
@@ -380,8 +383,8 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
         answer_unavailable(w, "the upstream engine is stopping");
         return false;
     }
-    if (!xmr402_parse_params(cred->scheme_params, (size_t)req->ctx->cfg->xmr402_max_proof,
-                             &w->auth, &detail)) {
+    if (!xmr402_parse_params(cred->scheme_params, (size_t)req->ctx->cfg->xmr402_max_proof, &w->auth,
+                             &detail)) {
         set_answer(req, MHD_HTTP_BAD_REQUEST, error_body("malformed_xmr402", detail));
         return false;
     }

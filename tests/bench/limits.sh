@@ -64,7 +64,7 @@ start_gateway() { # ENABLED [READY_TIMEOUT_S]
 	done
 	t0=$(date +%s.%N)
 	XMRGATE_DATABASE_URL=$db XMRGATE_AUTH_HA1_KEY=$key XMRGATE_SERVER_PORT=$port \
-		XMRGATE_ADMIN_PORT=$((port + 1)) XMRGATE_SERVER_THREADS=2 XMRGATE_LIMITS_ENABLED=$1 \
+		XMRGATE_ADMIN_PORT=$((port + 1)) XMRGATE_LIMITS_ENABLED=$1 \
 		"$REPO/bin/xmrgate-gateway" >"$log" 2>&1 &
 	gw_pid=$!
 	for _ in $(seq $((wait_s * 10))); do

@@ -111,9 +111,42 @@ check "two more blocks are mined" mine 2
 check "and it is provisioned" bt_wait_status b "$ID3" provisioned 30
 
 # --- a reorg drops the payment ----------------------------------------------------------
+# A popped block's transactions go back to the pool, nodes relay them to each other, and a
+# wallet rebroadcasts what it sent: flushing pools alone cannot keep a payment out of the
+# next chain. So the payment (tx A) is double-spent away: A and a transfer to the miner
+# (tx B) spend the same output of the payer, both built without relaying (the payer wallet
+# never rebroadcasts them). A is mined, the reorg pops its block and B takes A's place in
+# the longer chain: A's key image is spent there, and no node takes A back any more.
 inv=$(new_invoice b '{"tier":"bt-reorg","months":1}')
 ID4=$(jq -r .id <<<"$inv")
-tx4=$(bt_pay "$(jq -r .address <<<"$inv")" "$PRICE")
+ADDR4=$(jq -r .address <<<"$inv")
+# The smallest unlocked output that covers the price and the fee: A sweeps it whole to
+# the invoice (an overpayment, which still covers it).
+rpc "$PAYER_WALLET_URL" refresh '{}' >/dev/null
+KEY_IMAGE=$(rpc "$PAYER_WALLET_URL" incoming_transfers '{"transfer_type":"available","account_index":0}' |
+	jq -r --argjson p "$PRICE" '[.transfers[] | select(.unlocked and .amount >= 2 * $p)] |
+		sort_by(.amount) | .[0].key_image // empty')
+sweep_unrelayed() { # ADDRESS: prints "TXID TX_HEX" of the payer's output swept to ADDRESS
+	rpc "$PAYER_WALLET_URL" sweep_single "$(jq -cn --arg k "$KEY_IMAGE" --arg a "$1" \
+		'{key_image: $k, address: $a, do_not_relay: true, get_tx_hex: true}')" |
+		jq -er '"\(.tx_hash) \(.tx_blob)"'
+}
+read -r tx4 hex4 <<<"$(sweep_unrelayed "$ADDR4")"
+read -r txb hexb <<<"$(sweep_unrelayed "$MINER_ADDRESS")"
+check "two transactions spend one output of the payer: the payment and one to the miner" \
+	test -n "$KEY_IMAGE" -a -n "$hex4" -a -n "$hexb" -a "${tx4:-x}" != "${txb:-x}"
+broadcast() { # URL TX_HEX: the node takes the transaction into its pool (no double spend)
+	local reply
+	reply=$(curl -sf --max-time 30 -d "$(jq -cn --arg h "$2" '{tx_as_hex: $h}')" \
+		"$1/send_raw_transaction") || return 1
+	jq -e '.status == "OK" and (.double_spend | not)' <<<"$reply" >/dev/null && return 0
+	echo "# $1 refused it: $(jq -c 'with_entries(select(.value == true or .key == "status"))' <<<"$reply")" >&2
+	return 1
+}
+# The height both were built at: popping down to it makes B valid again; one block lower and
+# some of its ring members (picked among the youngest spendable outputs) would be locked.
+BASE_HEIGHT=$(rpc "$NODE_A_URL" get_info | jq -er '.height')
+check "the payment is broadcast" broadcast "$NODE_A_URL" "$hex4"
 check "the payment is seen" bt_wait_status b "$ID4" seen 30
 check "one block is mined" mine 1
 is_conf1() { bt_get b "$ID4" | jq -e '.status == "confirming" and .confirmations == 1' >/dev/null; }
@@ -126,46 +159,59 @@ missing_everywhere() { # TXID: neither in the chain nor in the pool of any node
 			jq -e --arg t "$1" '(.missed_tx // []) | index($t) != null' >/dev/null || return 1
 	done
 }
-# Pops on all nodes at once (one by one, a popped node could sync the blocks back from one
-# that has not popped yet), drops the transaction from every pool, and checks that no node
-# has it any more; retried a few times because a node may still resync.
-pop_and_flush() {
-	local u attempt pids
-	for attempt in 1 2 3 4 5; do
-		pids=()
-		for u in "${URLS[@]}"; do
-			curl -sf --max-time 30 -d '{"nblocks":2}' "$u/pop_blocks" >/dev/null &
-			pids+=($!)
-		done
-		wait "${pids[@]}"
-		for u in "${URLS[@]}"; do
-			rpc "$u" flush_txpool '{}' >/dev/null || return 1 # all, stem-phase ones too
-		done
-		missing_everywhere "$tx4" && return 0
-		echo "# attempt $attempt: a node still has the transaction" >&2
-	done
-	return 1
+mined_on() { # URL TXID: the node has the transaction in its chain
+	curl -sf --max-time 10 -d "{\"txs_hashes\":[\"$2\"]}" "$1/get_transactions" |
+		jq -e '(.txs // [])[0] | . != null and .in_pool == false' >/dev/null
 }
-# A node may still hand the transaction back (a relay in flight): redo the reorg until
-# the longer chain is built and the transaction is still nowhere a few seconds later.
+mined_everywhere() { local u; for u in "${URLS[@]}"; do mined_on "$u" "$1" || return 1; done; }
+# Pops every node down to BASE_HEIGHT, all at once (one by one, a popped node could sync
+# the blocks back from one that has not popped yet).
+pop_all() {
+	local u h pids=()
+	for u in "${URLS[@]}"; do
+		h=$(rpc "$u" get_info | jq -er '.height') || return 1
+		((h > BASE_HEIGHT)) || continue
+		curl -sf --max-time 30 -d "{\"nblocks\":$((h - BASE_HEIGHT))}" "$u/pop_blocks" >/dev/null &
+		pids+=($!)
+	done
+	((${#pids[@]} == 0)) || wait "${pids[@]}"
+}
+flush_all() { # every pool, stem-phase transactions too
+	local u
+	for u in "${URLS[@]}"; do rpc "$u" flush_txpool '{}' >/dev/null || return 1; done
+}
+# B needs a node without A, in its chain or its pool: pop A's block, flush, offer B, and
+# again while a relay in flight (or a resync) hands A back to node A. Then node A mines B
+# into a chain longer than any that still holds A, and the last copies of A are flushed.
 reorg_out() {
-	local attempt
-	for attempt in 1 2 3 4; do
-		pop_and_flush || continue
-		mine 4 "$PAYER_ADDRESS" >/dev/null || return 1
-		sleep 3
-		missing_everywhere "$tx4" && return 0
-		echo "# attempt $attempt: the transaction came back" >&2
+	local attempt=1
+	pop_all || return 1
+	until flush_all && broadcast "$NODE_A_URL" "$hexb"; do
+		echo "# attempt $attempt: node A has the payment back, or kept it" >&2
+		((attempt++ < 8)) || return 1
+		if mined_on "$NODE_A_URL" "$tx4"; then pop_all; fi
+		sleep 1
 	done
-	return 1
+	mine 4 || return 1
+	flush_all || return 1
+	mined_everywhere "$txb" && missing_everywhere "$tx4"
 }
-check "a reorg drops the transaction: a longer chain without it, in no pool" reorg_out
+check "a reorg double-spends the payment: a longer chain holds the other spend" reorg_out
+# The payer wallet committed neither spend: until it refreshes it would offer the output
+# to the next transfer (which the daemon rejects).
+output_spent() {
+	rpc "$PAYER_WALLET_URL" refresh '{}' >/dev/null &&
+		rpc "$PAYER_WALLET_URL" incoming_transfers '{"transfer_type":"available","account_index":0}' |
+		jq -e --arg k "$KEY_IMAGE" '[(.transfers // [])[] | select(.key_image == $k)] | length == 0' >/dev/null
+}
+check "the payer wallet sees its output spent" wait_until 30 output_spent
 is_reverted() { bt_get b "$ID4" | jq -e '.status == "reverted" and .payments[0].state == "gone"' >/dev/null; }
 check "the invoice is reverted: its payment is gone" wait_until 30 is_reverted
 check "more blocks than the tier's 20 confirmations are mined" mine 21
 sleep 2
-check "the dropped transaction stayed out of every chain and pool (the test's premise)" \
+check "the double-spent payment is in no chain and no pool (the test's premise)" \
 	missing_everywhere "$tx4"
+check "the other spend stays in every chain" mined_everywhere "$txb"
 assert_json "it never provisions" "$(bt_get b "$ID4")" \
 	'.status == "reverted" and .paid == "0" and .remaining == "'"$PRICE"'"'
 assert_eq "no tenant was created for it" 0 \

@@ -4,7 +4,9 @@
 # root paths; malformed headers; a proof for another message or address; replay of a used
 # proof on a new invoice; the same proof twice; underpayment; an expired invoice; two
 # agents at once.
+# shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/xmr402_lib.sh
 . "$(dirname "$0")/xmr402_lib.sh"
 
 check_here "the test tier confirms after $X4_CONFIRMATIONS blocks" x4_setup || exit 1
@@ -12,8 +14,9 @@ check_here "the test tier confirms after $X4_CONFIRMATIONS blocks" x4_setup || e
 # ---- the reference agent ---------------------------------------------------------------
 AGENT_OUT=$(mktemp)
 defer rm -f "$AGENT_OUT" "$AGENT_OUT.err"
-"$XG_REPO/bin/xmr402-agent" --max-wait 120 "$GATEWAY_URL" "$PAYER_WALLET_URL" \
-	>"$AGENT_OUT" 2>"$AGENT_OUT.err" &
+x4_from_fresh
+"$XG_REPO/bin/xmr402-agent" --max-wait 120 --curl-opt --interface --curl-opt "$X4_FROM" \
+	"$GATEWAY_URL" "$PAYER_WALLET_URL" >"$AGENT_OUT" 2>"$AGENT_OUT.err" &
 agent=$!
 x4_mine_while "$agent" 120
 wait "$agent"
@@ -21,6 +24,7 @@ assert_eq "the reference agent completes the whole loop" 0 "$?" ||
 	sed 's/^/# /' "$AGENT_OUT.err"
 # shellcheck disable=SC1090
 . "$AGENT_OUT"
+XMR402_ANSWER=${XMR402_ANSWER:-null}
 check "it waited through 202 while confirming" grep -q 'confirmations; retrying' "$AGENT_OUT.err"
 check "its request was served with a real RPC answer" \
 	xg_json_holds '.result.status == "OK" and .result.nettype == "fakechain"' "$XMR402_ANSWER"
@@ -49,6 +53,7 @@ assert_eq "root paths create no invoice" "$n_before" \
 	"$(psql_q "SELECT count(*) FROM invoices WHERE channel = 'xmr402'")"
 
 # ---- the raw flow ----------------------------------------------------------------------
+x4_from_fresh
 x4_call "" /v1/get_height
 assert_eq "an agent endpoint without credentials: 402" 402 "$X4_STATUS"
 A_ADDR=$(x4_param address) A_AMOUNT=$(x4_param amount) A_MSG=$(x4_param message)
@@ -60,7 +65,8 @@ assert_json "the body: invoice, tier, amount, address, URI, expiry, status URL, 
 	"$X4_BODY" "(.invoice | test(\"^[0-9a-f-]{36}\$\")) and .tier == \"$X4_TIER\" and
 	.amount == \"$A_AMOUNT\" and .address == \"$A_ADDR\" and .message == \"$A_MSG\" and
 	(.uri | startswith(\"monero:$A_ADDR?tx_amount=\")) and (.expires_at | test(\"Z\$\")) and
-	(.status_url | endswith(\"/api/invoices/\" + .invoice)) and (.how_to_prove | length > 0) and
+	(. as \$b | .status_url | endswith(\"/api/invoices/\" + \$b.invoice)) and
+	(.how_to_prove | length > 0) and
 	.confirmations_required == $X4_CONFIRMATIONS"
 status=$(curl -s "$(jq -r .status_url <<<"$X4_BODY")" | jq -r .status)
 assert_eq "the status URL answers" pending "$status"
@@ -82,16 +88,22 @@ assert_eq "an oversized Authorization header: 400" 400 "$X4_STATUS"
 
 A_TXID=$(x4_pay "$A_ADDR" "$A_AMOUNT")
 check "the payer paid the challenge" test -n "$A_TXID"
+x4_call "$(x4_auth "$A_TXID" "OutProofV2abcdefghijkmnopqrstuvwxyz123456789" "$A_INV")"
+assert_eq "a well-formed but forged proof: 402 again" 402 "$X4_STATUS"
+assert_json "with the reason" "$X4_BODY" '.error.code == "proof_invalid"'
 WRONG_MSG=$(x4_proof "$A_TXID" "$A_ADDR" "not-the-challenge")
 x4_call "$(x4_auth "$A_TXID" "$WRONG_MSG" "$A_INV")"
 assert_eq "a proof over another message: 402 again" 402 "$X4_STATUS"
 assert_json "with the reason" "$X4_BODY" '.error.code == "proof_invalid"'
-WRONG_ADDR=$(x4_proof "$A_TXID" "$MERCHANT_ADDRESS" "$A_MSG")
-x4_call "$(x4_auth "$A_TXID" "$WRONG_ADDR" "$A_INV")"
+# a real payment to another address, proven over A's message and sent for A
+B_TXID=$(x4_pay "$MINER_ADDRESS" 1000000)
+WRONG_ADDR=$(x4_proof "$B_TXID" "$MINER_ADDRESS" "$A_MSG")
+x4_call "$(x4_auth "$B_TXID" "$WRONG_ADDR" "$A_INV")"
 assert_eq "a proof for another address: 402 again" 402 "$X4_STATUS"
 assert_json "with the reason" "$X4_BODY" '.error.code == "proof_invalid"'
 assert_eq "refused proofs record nothing" 0 \
-	"$(psql_q "SELECT count(*) FROM payments WHERE txid = '$A_TXID' AND invoice_id IS DISTINCT FROM '$A_INV'")"
+	"$(psql_q "SELECT count(*) FROM payments WHERE invoice_id = '$A_INV'
+	           AND txid <> '$A_TXID' OR txid = '$A_TXID' AND invoice_id <> '$A_INV'")"
 
 A_PROOF=$(x4_proof "$A_TXID" "$A_ADDR" "$A_MSG")
 x4_call "$(x4_auth "$A_TXID" "$A_PROOF")"
@@ -100,7 +112,7 @@ assert_json "confirmations and the required count" "$X4_BODY" \
 	".invoice == \"$A_INV\" and .confirmations == 0 and .confirmations_required == $X4_CONFIRMATIONS and .state == \"seen\""
 check "with Retry-After" grep -Eq '^Retry-After: [0-9]+$' <<<"$X4_HEADERS"
 mine "$X4_CONFIRMATIONS" >/dev/null
-x4_call "$(x4_auth "$A_TXID" "$A_PROOF")" /v1/get_height
+x4_until_served "$(x4_auth "$A_TXID" "$A_PROOF")" /v1/get_height
 assert_eq "at the threshold the original request is served: 200" 200 "$X4_STATUS"
 assert_json "with the RPC answer" "$X4_BODY" '.status == "OK" and .height > 0'
 A_TOKEN=$(x4_header X-XMR402-Token) A_RECEIPT=$(x4_header X-XMR402-Receipt)
@@ -122,6 +134,7 @@ assert_eq "the new invoice got no payment" "pending 0" \
 	"$(psql_q "SELECT state || ' ' || paid FROM invoices WHERE id = '$C_INV'")"
 
 # ---- underpayment ----------------------------------------------------------------------
+x4_from_fresh
 x4_call ""
 D_ADDR=$(x4_param address) D_AMOUNT=$(x4_param amount) D_MSG=$(x4_param message)
 D_INV=$(jq -r '.invoice' <<<"$X4_BODY")
@@ -138,7 +151,7 @@ D_PROOF2=$(x4_proof "$D_TX2" "$D_ADDR" "$D_MSG")
 x4_call "$(x4_auth "$D_TX2" "$D_PROOF2" "$D_INV")"
 assert_eq "the rest paid: 202" 202 "$X4_STATUS"
 mine "$X4_CONFIRMATIONS" >/dev/null
-x4_call "$(x4_auth "$D_TX2" "$D_PROOF2" "$D_INV")"
+x4_until_served "$(x4_auth "$D_TX2" "$D_PROOF2" "$D_INV")"
 assert_eq "both payments together provision it: 200" 200 "$X4_STATUS"
 assert_eq "two payment rows, one per transaction" 2 \
 	"$(psql_q "SELECT count(*) FROM payments WHERE invoice_id = '$D_INV'")"
@@ -156,9 +169,13 @@ check "with a new WWW-Authenticate challenge" test -n "$(x4_param address)"
 # ---- two agents at once ------------------------------------------------------------------
 OUT1=$(mktemp) OUT2=$(mktemp)
 defer rm -f "$OUT1" "$OUT1.err" "$OUT2" "$OUT2.err"
-"$XG_REPO/bin/xmr402-agent" --max-wait 120 "$GATEWAY_URL" "$PAYER_WALLET_URL" >"$OUT1" 2>"$OUT1.err" &
+x4_from_fresh
+"$XG_REPO/bin/xmr402-agent" --max-wait 120 --curl-opt --interface --curl-opt "$X4_FROM" \
+	"$GATEWAY_URL" "$PAYER_WALLET_URL" >"$OUT1" 2>"$OUT1.err" &
 a1=$!
-"$XG_REPO/bin/xmr402-agent" --max-wait 120 "$GATEWAY_URL" "$PAYER_WALLET_URL" >"$OUT2" 2>"$OUT2.err" &
+x4_from_fresh
+"$XG_REPO/bin/xmr402-agent" --max-wait 120 --curl-opt --interface --curl-opt "$X4_FROM" \
+	"$GATEWAY_URL" "$PAYER_WALLET_URL" >"$OUT2" 2>"$OUT2.err" &
 a2=$!
 while kill -0 "$a1" 2>/dev/null || kill -0 "$a2" 2>/dev/null; do
 	mine 1 >/dev/null
@@ -175,3 +192,18 @@ assert_eq "with two different subaddresses" 2 \
 	"$(psql_q "SELECT count(DISTINCT subaddress) FROM invoices WHERE id IN ('$inv1', '$inv2')")"
 check "and two different tokens" test "$(sed -n 's/^XMR402_TOKEN=//p' "$OUT1")" != \
 	"$(sed -n 's/^XMR402_TOKEN=//p' "$OUT2")"
+
+# ---- challenges are rate-limited per client address -----------------------------------------
+x4_from_fresh
+statuses=()
+for ((i = 0; i < 12; i++)); do
+	x4_call ""
+	statuses+=("$X4_STATUS")
+	[[ $X4_STATUS == 429 ]] && break
+done
+assert_eq "one address gets its burst of challenges, then 429" 429 "${statuses[-1]}" ||
+	echo "# statuses: ${statuses[*]}"
+check "with Retry-After" grep -Eq '^Retry-After: [0-9]+$' <<<"$X4_HEADERS"
+x4_from_fresh
+x4_call ""
+assert_eq "another address still gets its challenge" 402 "$X4_STATUS"

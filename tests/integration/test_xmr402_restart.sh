@@ -3,7 +3,9 @@
 # The proven payment is already in the payments table, so whichever comes first after the
 # restart — the poller or the agent's next proof — settles the invoice, and it completes
 # once: one payment row, one tenant, the same token for every later proof.
+# shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/xmr402_lib.sh
 . "$(dirname "$0")/xmr402_lib.sh"
 
 check_here "the test tier confirms after $X4_CONFIRMATIONS blocks" x4_setup || exit 1
@@ -50,3 +52,34 @@ assert_eq "no other tenant has that token" 1 \
 	"$(psql_q "SELECT count(*) FROM tenants WHERE token_hash = decode('$hash', 'hex')")"
 reply=$(rpc "$GATEWAY_URL/v1/$TOKEN" get_block_count 2>&1)
 check "the token works at the gateway" xg_json_holds '.count > 0' "$reply"
+
+# ---- the operator's 0-conf option ----------------------------------------------------------
+# billing started again with [xmr402] zero_conf_max above the price: a payment still in the
+# pool provisions at once (confirmations_required 0 on the invoice); then the stack's own
+# configuration (off) comes back.
+billing_restart_with() {
+	local pid marker cmd=()
+	read -r pid <"$PIDFILE"
+	marker=$(sed -n 2p "$PIDFILE")
+	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
+	[[ ${cmd[0]} != env ]] || cmd=("${cmd[@]:2}") # drop a previous override
+	kill "$pid"
+	xg_wait_until 15 bash -c "! kill -0 $pid 2>/dev/null" || return 1
+	if (($#)); then
+		xg_spawn "$PIDFILE" "$marker" "$XG_VAR/log/billing.log" env "$@" "${cmd[@]}"
+	else
+		xg_spawn "$PIDFILE" "$marker" "$XG_VAR/log/billing.log" "${cmd[@]}"
+	fi
+	xg_wait_until 30 curl -sf -o /dev/null "$BILLING_ADMIN_URL/healthz"
+}
+check_here "billing restarted with zero_conf_max = 1 XMR" \
+	billing_restart_with XMRGATE_XMR402_ZERO_CONF_MAX=1000000000000
+defer billing_restart_with
+x4_call ""
+Z_ADDR=$(x4_param address) Z_AMOUNT=$(x4_param amount) Z_MSG=$(x4_param message)
+assert_json "the challenge says 0 confirmations" "$X4_BODY" '.confirmations_required == 0'
+Z_TXID=$(x4_pay "$Z_ADDR" "$Z_AMOUNT")
+x4_call "$(x4_auth "$Z_TXID" "$(x4_proof "$Z_TXID" "$Z_ADDR" "$Z_MSG")")"
+assert_eq "a payment still in the pool is served at once" 200 "$X4_STATUS"
+assert_eq "while its transaction is unconfirmed" pool \
+	"$(psql_q "SELECT state FROM payments WHERE txid = '$Z_TXID'")"

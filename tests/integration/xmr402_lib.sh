@@ -5,17 +5,24 @@
 #   x4_setup                     tier "wallet" at 2 confirmations for the test (restored
 #                                at exit); checks that the stack sells XMR402
 #   x4_call [AUTH] [PATH] [METHOD]  POST GATEWAY_URL/PATH (default /v1/json_rpc) with a
-#                                JSON-RPC METHOD (default get_info); sets X4_STATUS, and
-#                                X4_BODY / X4_HEADERS (the answer)
+#                                JSON-RPC METHOD (default get_info) from the loopback
+#                                address X4_FROM; sets X4_STATUS, and X4_BODY / X4_HEADERS
+#   x4_from_fresh                picks a loopback source address this test run has not
+#                                used yet (challenges are rate-limited per client address)
 #   x4_header NAME               a header of the last answer
 #   x4_param NAME                a parameter of its WWW-Authenticate: XMR402 challenge
 #   x4_pay ADDRESS PICONERO      pays from the payer wallet; prints the txid
 #   x4_proof TXID ADDRESS MESSAGE  the payer's get_tx_proof signature
 #   x4_auth TXID PROOF [INVOICE] the Authorization value
+#   x4_until_served AUTH [PATH]  x4_call until it is not 202, mining a block after each
+#                                202 (a transaction may reach the miner one block late)
 #   x4_mine_while PID [MAX_S]    mines a block every 1.5 s while PID runs (a waiting agent)
 
+# shellcheck disable=SC2034 # X4_BODY and X4_HEADERS are read by the test scripts
 X4_TIER=wallet
 X4_CONFIRMATIONS=2
+X4_FROM=127.0.0.1
+_X4_NEXT_FROM=$(($$ % 200 * 10))
 
 x4_setup() {
 	local before
@@ -27,7 +34,7 @@ x4_setup() {
 
 x4_call() {
 	local auth=${1:-} path=${2:-/v1/json_rpc} method=${3:-get_info} args
-	args=(-sS --max-time 60 -D - -H 'Content-Type: application/json'
+	args=(-sS --max-time 60 -D - --interface "$X4_FROM" -H 'Content-Type: application/json'
 		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":\"t\",\"method\":\"$method\"}")
 	[[ -z $auth ]] || args+=(-H "Authorization: $auth")
 	local out
@@ -65,4 +72,19 @@ x4_mine_while() {
 		mine 1 >/dev/null || return 1
 		sleep 1.5
 	done
+}
+
+x4_until_served() {
+	local i
+	for ((i = 0; i < 6; i++)); do
+		x4_call "$@" || return 1
+		[[ $X4_STATUS == 202 ]] || return 0
+		mine 1 >/dev/null
+		sleep 1
+	done
+}
+
+x4_from_fresh() {
+	X4_FROM=127.0.$((_X4_NEXT_FROM / 250)).$((_X4_NEXT_FROM % 250 + 2))
+	_X4_NEXT_FROM=$((_X4_NEXT_FROM + 1))
 }

@@ -31,7 +31,7 @@ static void test_agent_paths(void **state)
         {"/v1/get_height", "/get_height"},
         {"/v1/get_transactions", "/get_transactions"},
         {"/v1/get_blocks.bin", "/get_blocks.bin"},
-        {"/json_rpc", NULL},      /* root paths keep 401 + Digest/Basic */
+        {"/json_rpc", NULL}, /* root paths keep 401 + Digest/Basic */
         {"/get_height", NULL},
         {"/v1/" T "/json_rpc", NULL}, /* a path token */
         {"/v1/usage", NULL},
@@ -83,22 +83,22 @@ static void test_parse_malformed(void **state)
     (void)state;
     static const char *const bad[] = {
         "",
-        "txid=\"" TXID "\"",                                  /* no proof */
-        "proof=\"" PROOF "\"",                                /* no txid */
-        "txid=\"" TXID "\", proof=\"" PROOF,                  /* truncated: open quote */
-        "txid=\"" TXID "\", proof=",                          /* truncated: no value */
-        "txid=\"" TXID "\", proof",                           /* truncated: no '=' */
-        "txid=\"abc\", proof=\"" PROOF "\"",                  /* short txid */
-        "txid=\"" TXID "00\", proof=\"" PROOF "\"",           /* long txid */
+        "txid=\"" TXID "\"",                        /* no proof */
+        "proof=\"" PROOF "\"",                      /* no txid */
+        "txid=\"" TXID "\", proof=\"" PROOF,        /* truncated: open quote */
+        "txid=\"" TXID "\", proof=",                /* truncated: no value */
+        "txid=\"" TXID "\", proof",                 /* truncated: no '=' */
+        "txid=\"abc\", proof=\"" PROOF "\"",        /* short txid */
+        "txid=\"" TXID "00\", proof=\"" PROOF "\"", /* long txid */
         "txid=\"zz0e4f0c1b2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f\", "
-        "proof=\"" PROOF "\"",                                /* not hex */
-        "txid=\"" TXID "\", proof=\"InProofV2abc\"",          /* not an out proof */
-        "txid=\"" TXID "\", proof=\"OutProofV2 0OIl\"",       /* not base58 */
+        "proof=\"" PROOF "\"",                                       /* not hex */
+        "txid=\"" TXID "\", proof=\"InProofV2abc\"",                 /* not an out proof */
+        "txid=\"" TXID "\", proof=\"OutProofV2 0OIl\"",              /* not base58 */
         "txid=\"" TXID "\", txid=\"" TXID "\", proof=\"" PROOF "\"", /* repeated */
-        "txid=\"" TXID "\" proof=\"" PROOF "\"",              /* no comma */
+        "txid=\"" TXID "\" proof=\"" PROOF "\"",                     /* no comma */
         "txid=\"" TXID "\", proof=\"" PROOF "\", invoice=\"not-a-uuid\"",
-        "txid=\"" TXID "\", proof=\"Out\x01ProofV2\"",        /* control character */
-        TXID ":" PROOF, /* the older Bearer txid:proof form */
+        "txid=\"" TXID "\", proof=\"Out\x01ProofV2\"", /* control character */
+        TXID ":" PROOF,                                /* the older Bearer txid:proof form */
     };
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         struct xmr402_auth a;
@@ -179,9 +179,12 @@ static void test_challenge_header(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_agent_paths),          cmocka_unit_test(test_parse_well_formed),
-        cmocka_unit_test(test_parse_malformed),      cmocka_unit_test(test_parse_oversized),
-        cmocka_unit_test(test_auth_hands_over_xmr402), cmocka_unit_test(test_tier_ids),
+        cmocka_unit_test(test_agent_paths),
+        cmocka_unit_test(test_parse_well_formed),
+        cmocka_unit_test(test_parse_malformed),
+        cmocka_unit_test(test_parse_oversized),
+        cmocka_unit_test(test_auth_hands_over_xmr402),
+        cmocka_unit_test(test_tier_ids),
         cmocka_unit_test(test_challenge_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
