@@ -92,6 +92,10 @@ struct up_engine {
     uint64_t last_scan_ns;
 };
 
+/* The engine whose loop runs on this thread, if any: a submission from there (the host's
+ * handlers) needs no cross-thread wake-up. */
+static _Thread_local struct up_engine *up_engine_of_this_thread;
+
 static uint64_t up_now_ns(void)
 {
     struct timespec ts;
@@ -418,12 +422,16 @@ bool up_submit(struct up_engine *e, const struct up_job *job)
     x->submitted_ns = up_now_ns();
     x->deadline_ns = x->submitted_ns + (uint64_t)job->timeout_ms * UP_NS_PER_MS;
 
+    bool on_engine_thread = up_engine_of_this_thread == e;
     pthread_mutex_lock(&e->lock);
     bool accepted = !e->stopping;
     if (accepted) {
         up_list_push(&e->intake, x);
-        /* Under the lock, so the multi handle cannot be torn down in between. */
-        curl_multi_wakeup(e->multi);
+        /* Under the lock, so the multi handle cannot be torn down in between. The engine's
+         * own thread (the host's handlers) needs no wake-up: it looks at the intake before
+         * it waits. */
+        if (!on_engine_thread)
+            curl_multi_wakeup(e->multi);
     }
     pthread_mutex_unlock(&e->lock);
     if (!accepted)
@@ -596,6 +604,14 @@ static void up_cancel_all(struct up_engine *e, struct up_list *incoming)
         up_finish_with(e, x, false, UP_CANCELLED, why);
 }
 
+static bool up_intake_pending(struct up_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    bool pending = e->intake.head != NULL;
+    pthread_mutex_unlock(&e->lock);
+    return pending;
+}
+
 /* One iteration's wait: the node sockets, the engine's wake-up and the host's fd. */
 static void up_wait(struct up_engine *e, const struct up_host *host, int timeout_ms)
 {
@@ -612,6 +628,7 @@ static void up_wait(struct up_engine *e, const struct up_host *host, int timeout
 static void *up_loop(void *arg)
 {
     struct up_engine *e = arg;
+    up_engine_of_this_thread = e;
     for (;;) {
         pthread_mutex_lock(&e->lock);
         struct up_list incoming = e->intake;
@@ -634,7 +651,7 @@ static void *up_loop(void *arg)
          * sends now (a resumption does not wake the host's fd). After it: new client I/O. */
         if (host.fd >= 0)
             host.run(host.ctx);
-        up_wait(e, &host, up_poll_timeout_ms(e, now));
+        up_wait(e, &host, up_intake_pending(e) ? 0 : up_poll_timeout_ms(e, now));
         if (host.fd >= 0)
             host.run(host.ctx);
     }
