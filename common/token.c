@@ -1,6 +1,7 @@
 /* token — see token.h. */
 #include "token.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -126,10 +127,28 @@ bool token_looks_valid(const char *text, size_t len)
     return ok;
 }
 
+/* Fetched once: OpenSSL 3 looks the algorithm up again on every call given EVP_sha256(),
+ * which cost more than the hash itself on the request path. Never freed (process-wide,
+ * immutable after the first call). */
+static EVP_MD *token_sha256;
+static pthread_once_t token_sha256_once = PTHREAD_ONCE_INIT;
+
+static void token_fetch_sha256(void)
+{
+    token_sha256 = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+}
+
+bool token_sha256_of(const void *data, size_t len, uint8_t out[TOKEN_HASH_LEN])
+{
+    pthread_once(&token_sha256_once, token_fetch_sha256);
+    unsigned int n = 0;
+    const EVP_MD *md = token_sha256 ? token_sha256 : EVP_sha256();
+    return EVP_Digest(data, len, out, &n, md, NULL) == 1 && n == TOKEN_HASH_LEN;
+}
+
 bool token_hash(const char *text, size_t len, uint8_t out[TOKEN_HASH_LEN])
 {
-    unsigned int n = 0;
-    return EVP_Digest(text, len, out, &n, EVP_sha256(), NULL) == 1 && n == TOKEN_HASH_LEN;
+    return token_sha256_of(text, len, out);
 }
 
 bool token_hash_equal(const uint8_t a[TOKEN_HASH_LEN], const uint8_t b[TOKEN_HASH_LEN])

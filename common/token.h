@@ -81,6 +81,11 @@ bool token_looks_valid(const char *text, size_t len);
 __attribute__((warn_unused_result)) bool token_hash(const char *text, size_t len,
                                                     uint8_t out[TOKEN_HASH_LEN]);
 
+/* SHA-256 of any bytes, with the algorithm fetched once per process (the request path
+ * hashes on every request). False only if OpenSSL fails. */
+__attribute__((warn_unused_result)) bool token_sha256_of(const void *data, size_t len,
+                                                         uint8_t out[TOKEN_HASH_LEN]);
+
 /* Constant-time equality of two token hashes. */
 bool token_hash_equal(const uint8_t a[TOKEN_HASH_LEN], const uint8_t b[TOKEN_HASH_LEN]);
 

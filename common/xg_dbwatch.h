@@ -16,8 +16,7 @@ struct xg_dbwatch;
 /* Connects with backoff until connected or *stop; then checks the schema. Returns true
  * when the schema is current; false (message in err) when it is not or on stop. */
 __attribute__((warn_unused_result)) bool
-xg_dbwatch_wait_schema(const char *conninfo, volatile sig_atomic_t *stop, char *err,
-                       size_t errlen);
+xg_dbwatch_wait_schema(const char *conninfo, volatile sig_atomic_t *stop, char *err, size_t errlen);
 
 /* Starts the watcher thread (conninfo is copied). NULL on failure. */
 struct xg_dbwatch *xg_dbwatch_start(const char *conninfo);

@@ -1,7 +1,8 @@
 /* cache — tip and immutable answer cache with epochs and an LRU memory bound. */
 #include "cache.h"
 
-#include <openssl/evp.h>
+#include "token.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +142,7 @@ bool cache_key(const char *scope, const char *name, const char *body, size_t len
               append_field(&material, &used, &cap, part, part_len) &&
               append_field(&material, &used, &cap, tip, strlen(tip));
     if (ok)
-        ok = EVP_Digest(material, used, out, NULL, EVP_sha256(), NULL) == 1;
+        ok = token_sha256_of(material, used, out);
     free(material);
     free(canon);
     return ok;

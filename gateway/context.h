@@ -23,11 +23,11 @@ struct gw_context {
     struct node_registry *nodes;
     struct up_engine *up;
     struct digest_verifier *digest;
-    struct prober *prober; /* node health, quorum tip, ranking (prober.h) */
-    struct cache *cache;   /* tip and immutable answers (cache.h) */
-    int64_t tip_ttl_ms;    /* how long a tip answer is served: the probe interval */
-    int64_t cache_min_depth; /* blocks below the quorum tip before a height is cached */
-    struct gw_limits *limits; /* burst rate and daily quota (limits.h) */
+    struct prober *prober;      /* node health, quorum tip, ranking (prober.h) */
+    struct cache *cache;        /* tip and immutable answers (cache.h) */
+    int64_t tip_ttl_ms;         /* how long a tip answer is served: the probe interval */
+    int64_t cache_min_depth;    /* blocks below the quorum tip before a height is cached */
+    struct gw_limits *limits;   /* burst rate and daily quota (limits.h) */
     struct gw_metrics *metrics; /* counters and histograms (gw_metrics.h); may be NULL */
     size_t max_body;
     int64_t request_timeout_ms;

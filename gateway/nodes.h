@@ -31,8 +31,7 @@ void nodes_free(struct node_registry *reg);
 
 /* Writer: publishes a copy of the given nodes (already ordered). False on OOM. */
 __attribute__((warn_unused_result)) bool nodes_publish(struct node_registry *reg,
-                                                       const struct node_info *nodes,
-                                                       size_t count);
+                                                       const struct node_info *nodes, size_t count);
 
 /* Reader: the current snapshot (never NULL; may be empty) until nodes_read_unlock. */
 void nodes_read_lock(void);

@@ -555,6 +555,19 @@ bool prober_ready(struct prober *p, char *reason, size_t len)
     return q.known && !q.degraded && q.healthy > 0;
 }
 
+/* Why the last probe was not good, "" when it was. */
+static const char *probe_problem(const struct health_node *h, const struct health_params *hp)
+{
+    const struct health_probe *last = &h->last;
+    if (health_probe_good(last, hp))
+        return "";
+    return !last->responded      ? "no answer in time"
+           : !last->status_ok    ? "status not OK"
+           : !last->synchronized ? "not synchronized"
+           : last->busy_syncing  ? "busy syncing"
+                                 : "behind its target height";
+}
+
 json_t *prober_status(struct prober *p)
 {
     pthread_mutex_lock(&p->lock);
@@ -568,6 +581,9 @@ json_t *prober_status(struct prober *p)
                       "dropped", n->h.dropped, "height", (json_int_t)n->h.last.height,
                       "tip_distance", (json_int_t)n->tip_distance, "ema_ms", n->h.ema_ms, "breaker",
                       breakers[n->h.breaker], "top_hash", n->h.last.top_hash));
+        json_t *obj = json_array_get(nodes, json_array_size(nodes) - 1);
+        json_object_set_new(obj, "cooldown_ms", json_integer((json_int_t)n->h.cooldown_ms));
+        json_object_set_new(obj, "last_error", json_string(probe_problem(&n->h, &p->opt.health)));
     }
     json_t *status = json_pack("{s:o,s:{s:b,s:b,s:I,s:s,s:I}}", "nodes", nodes, "quorum", "known",
                                p->quorum.known, "degraded", p->quorum.degraded, "height",

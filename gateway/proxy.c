@@ -2,9 +2,11 @@
 #include "proxy.h"
 
 #include "context.h"
+#include "gw_metrics.h"
 #include "jsonrpc.h"
 #include "xg_log.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,8 +208,14 @@ static void answer_error(struct gw_request *req, unsigned status, const char *me
 
 static void answer_unavailable(struct gw_request *req, const char *why)
 {
-    char message[256];
+    char message[256], id[24];
     snprintf(message, sizeof message, "no node could answer: %s", why);
+    /* An error line for operators, with the id the client sees in X-Request-Id. */
+    snprintf(id, sizeof id, "%016" PRIx64, req->id);
+    xg_log_fields(
+        XG_LOG_WARN, "request_failed",
+        json_pack("{s:s,s:s}", "request_id", id, "method", req->info ? req->info->name : "?"), "%s",
+        message);
     answer_error(req, MHD_HTTP_BAD_GATEWAY, message);
 }
 
@@ -644,6 +652,9 @@ static void on_node_done(const struct up_result *res, void *arg)
     bool failed =
         proxy_retryable(res->outcome, res->http_status) || f.busy || res->outcome != UP_OK;
     prober_report(req->ctx->prober, px->current.id, !failed);
+    gw_metrics_node_call(req->ctx->metrics, px->current.name,
+                         gw_metrics_node_outcome(res->outcome, res->http_status, f.busy),
+                         res->seconds);
     if (failed) {
         px->failures++;
         xg_log(XG_LOG_DEBUG, "node_attempt_failed", "node %s: %s (HTTP %ld)", px->current.name,
@@ -772,6 +783,7 @@ static void broadcast_finish(struct gw_request *req)
             best = s;
     }
     add_header(req, "X-Xmrgate-Broadcast", header);
+    gw_metrics_broadcast(req->ctx->metrics, best && best->outcome == BC_ACCEPTED);
     if (best) {
         set_answer(req, best->http, best->body, best->len, best->type);
         best->body = NULL;
@@ -803,6 +815,13 @@ static void on_broadcast_done(const struct up_result *res, void *arg)
         snprintf(s->type, sizeof s->type, "%s", res->content_type ? res->content_type : "");
     }
     prober_report(req->ctx->prober, s->node.id, s->outcome != BC_FAILED);
+    gw_metrics_node_call(req->ctx->metrics, s->node.name,
+                         gw_metrics_node_outcome(res->outcome, res->http_status, false),
+                         res->seconds);
+    gw_metrics_broadcast_node(req->ctx->metrics, s->node.name,
+                              s->outcome == BC_ACCEPTED   ? GW_BCAST_ACCEPTED
+                              : s->outcome == BC_REJECTED ? GW_BCAST_REJECTED
+                                                          : GW_BCAST_FAILED);
     if (atomic_fetch_sub(&req->px->bc_pending, 1) == 1)
         broadcast_finish(req);
 }

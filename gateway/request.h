@@ -21,7 +21,7 @@ struct gw_context;
 
 enum gw_endpoint { GW_EP_JSONRPC, GW_EP_JSON, GW_EP_BIN };
 
-#define GW_MAX_ATTEMPTS 2
+#define GW_MAX_ATTEMPTS      2
 #define GW_MAX_EXTRA_HEADERS 3
 
 struct proxy_work;
@@ -55,6 +55,13 @@ struct gw_request {
 
     /* The daily quota as this request saw it: X-RateLimit-* on every answer (limits.h). */
     struct limits_view limit;
+
+    /* Operations (gw_metrics.h): when it arrived (monotonic), its id in logs and in the
+     * X-Request-Id answer header, and whether the answer came from the cache. */
+    int64_t started_us;
+    uint64_t id;
+    bool from_cache;
+    bool dispatched; /* handed to proxy: a node (or the broadcast) answers it */
 
     /* The answer, filled before the connection is resumed. */
     bool suspended;

@@ -5,6 +5,7 @@
 #include "auth.h"
 #include "context.h"
 #include "digest.h"
+#include "gw_metrics.h"
 #include "jsonrpc.h"
 #include "limits.h"
 #include "proxy.h"
@@ -16,6 +17,8 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <inttypes.h>
+#include <openssl/rand.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +31,8 @@ struct gw_server {
     struct gw_context *ctx;
     struct MHD_Daemon *daemon;
     atomic_long inflight;
-    char *tls_cert, *tls_key; /* PEM text, kept while the daemon runs */
+    atomic_uint_fast64_t next_id; /* request ids: a random prefix, then a counter */
+    char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
 };
 
 static int64_t wall_ms(void)
@@ -46,6 +50,14 @@ static int64_t monotonic_us(void)
 }
 
 /* ---- answers ------------------------------------------------------------------------ */
+
+/* X-Request-Id on every answer: the id that error lines in the log carry. */
+static void add_request_id(const struct gw_request *req, struct MHD_Response *resp)
+{
+    char id[24];
+    snprintf(id, sizeof id, "%016" PRIx64, req->id);
+    MHD_add_response_header(resp, "X-Request-Id", id);
+}
 
 /* The daily quota on every answer to an authenticated tenant (gateway/limits.h). */
 static void add_limit_headers(const struct gw_request *req, struct MHD_Response *resp)
@@ -71,6 +83,8 @@ static enum MHD_Result queue(struct gw_request *req, unsigned status, const char
         MHD_add_response_header(resp, h[0], h[1]);
     add_limit_headers(req, resp);
     xmr402_flow_add_headers(req, resp);
+    add_request_id(req, resp);
+    req->status = status;
     enum MHD_Result rc = MHD_queue_response(req->conn, status, resp);
     MHD_destroy_response(resp);
     return rc;
@@ -341,13 +355,17 @@ static enum MHD_Result handle_request(struct gw_request *req)
     req->endpoint = strcmp(req->rest, METHODS_JSONRPC_PATH) == 0 ? GW_EP_JSONRPC : GW_EP_JSON;
     if (req->endpoint == GW_EP_JSONRPC && verdict != VERDICT_OK)
         remember_rpc_id(req);
-    if (verdict == VERDICT_MALFORMED)
+    if (verdict == VERDICT_MALFORMED) {
+        gw_metrics_auth_failure(req->ctx->metrics, "malformed");
         return answer_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
                             cred.detail ? cred.detail : "malformed credentials", NULL);
+    }
     if (agent_path)
         return start_xmr402(req, &cred);
-    if (verdict != VERDICT_OK)
+    if (verdict != VERDICT_OK) {
+        gw_metrics_auth_failure(req->ctx->metrics, gw_metrics_auth_scheme(cred.kind));
         return answer_unauthorized(req, verdict == VERDICT_STALE, "authentication required");
+    }
     return serve_tenant(req, &tenant);
 }
 
@@ -369,8 +387,10 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
 
     struct limits_refusal over;
     int64_t now_unix = (int64_t)time(NULL);
-    if (!limits_burst(req->ctx->limits, &tenant, monotonic_us(), now_unix, &req->limit, &over))
+    if (!limits_burst(req->ctx->limits, &tenant, monotonic_us(), now_unix, &req->limit, &over)) {
+        gw_metrics_rate_limited(req->ctx->metrics, false);
         return answer_over_limit(req, &over);
+    }
     if (is_usage_path(req->rest))
         return answer_usage(req, &tenant);
 
@@ -379,15 +399,21 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
         req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc) : prepare_path(req, &rc);
     if (!dispatch)
         return rc;
-    if (!limits_charge(req->ctx->limits, &tenant, req->info->weight, now_unix, &req->limit, &over))
+    if (!limits_charge(req->ctx->limits, &tenant, req->info->weight, now_unix, &req->limit,
+                       &over)) {
+        gw_metrics_rate_limited(req->ctx->metrics, true);
         return answer_over_limit(req, &over);
+    }
     if (req->forward_len && !req->forward_body)
         return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
                             "out of memory", NULL);
-    if (proxy_answer_from_cache(req))
+    if (proxy_answer_from_cache(req)) {
+        req->from_cache = true;
         return queue_node_answer(req);
+    }
     MHD_suspend_connection(req->conn);
     req->suspended = true;
+    req->dispatched = true;
     if (!proxy_dispatch(req))
         MHD_resume_connection(req->conn); /* the answer is in req */
     return MHD_YES;
@@ -409,6 +435,7 @@ static enum MHD_Result queue_node_answer(struct gw_request *req)
         MHD_add_response_header(resp, req->extra_headers[i].name, req->extra_headers[i].value);
     add_limit_headers(req, resp);
     xmr402_flow_add_headers(req, resp);
+    add_request_id(req, resp);
     enum MHD_Result rc = MHD_queue_response(req->conn, req->status, resp);
     MHD_destroy_response(resp);
     return rc;
@@ -435,6 +462,8 @@ static struct gw_request *request_new(struct gw_server *srv, struct MHD_Connecti
     }
     req->body[0] = '\0';
     req->body_cap = 1;
+    req->started_us = monotonic_us();
+    req->id = atomic_fetch_add(&srv->next_id, 1);
     atomic_fetch_add(&srv->inflight, 1);
     return req;
 }
@@ -517,6 +546,21 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     return handle_request(req);
 }
 
+/* One client request in the metrics, once it is over (answered, or the client left). */
+static void record_request(const struct gw_request *req)
+{
+    if (req->status == 0)
+        return; /* nothing was answered: the client left first */
+    enum gw_outcome outcome = req->from_cache      ? GW_OUTCOME_CACHE
+                              : !req->dispatched   ? GW_OUTCOME_REFUSED
+                              : req->status >= 500 ? GW_OUTCOME_FAILED
+                                                   : GW_OUTCOME_NODE;
+    if (req->status == MHD_HTTP_PAYMENT_REQUIRED)
+        gw_metrics_payment_required(req->ctx->metrics);
+    gw_metrics_request(req->ctx->metrics, req->info, req->status, outcome,
+                       (double)(monotonic_us() - req->started_us) / 1e6);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -526,6 +570,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct gw_request *req = *con_cls;
     if (!req)
         return;
+    record_request(req);
     free(req->path);
     free(req->body);
     proxy_request_free(req);
@@ -593,13 +638,17 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
         return NULL;
     }
     srv->ctx = ctx;
+    uint32_t prefix = 0;
+    if (RAND_bytes((unsigned char *)&prefix, sizeof prefix) != 1)
+        prefix = (uint32_t)getpid();
+    atomic_init(&srv->next_id, (uint64_t)prefix << 32);
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
     if (inet_pton(AF_INET, cfg->bind, &addr.sin_addr) != 1) {
         snprintf(err, errlen, "[server] bind: not an IPv4 address: %s", cfg->bind);
         goto fail;
     }
     /* No thread of MHD's own: the upstream engine's thread runs it (see server.h). */
-    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
     bool tls = cfg->tls_cert[0] != '\0';
     if (tls) {
         srv->tls_cert = read_file(cfg->tls_cert);

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define TENANT_HANDLE_MAX 32
-#define TENANT_TIER_MAX 32
+#define TENANT_TIER_MAX   32
 
 /* The fields a request needs; what pgsync loads from PostgreSQL. */
 struct tenant_row {
@@ -40,9 +40,8 @@ void tenants_free(struct tenant_store *store);
 /* Publishes a copy of row, replacing the snapshot with the same id (and dropping its
  * old token and handle keys if they changed). `generation` marks it as seen by the
  * current full load (see tenants_sweep). Returns false only when out of memory. */
-__attribute__((warn_unused_result)) bool tenants_upsert(struct tenant_store *store,
-                                                        const struct tenant_row *row,
-                                                        uint64_t generation);
+__attribute__((warn_unused_result)) bool
+tenants_upsert(struct tenant_store *store, const struct tenant_row *row, uint64_t generation);
 void tenants_remove(struct tenant_store *store, int64_t id);
 /* After a full reload: removes every tenant whose generation is older. Returns how many. */
 size_t tenants_sweep(struct tenant_store *store, uint64_t generation);

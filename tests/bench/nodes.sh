@@ -45,15 +45,19 @@ set -a
 . "$XG_VAR/stack.env"
 set +a
 . "$REPO/scripts/lib-stack.sh"
+# A scratch database of its own: the stack's nodes table stays as it is.
+BENCH_DB=${DATABASE_URL%/*}/xmrgate_nodes_bench
+psql -X -q "${DATABASE_URL%/*}/postgres" -c "DROP DATABASE IF EXISTS xmrgate_nodes_bench WITH (FORCE)" \
+	-c "CREATE DATABASE xmrgate_nodes_bench"
 
 P=$((XG_PORT_BASE + 80))
 GW_PORT=$P GW_ADMIN=$((P + 1)) HA_PORT=$((P + 2)) HA_STATS=$((P + 3)) NGINX_PORT=$((P + 4))
 W1=$((P + 5)) W2=$((P + 6)) WD=$((P + 7)) HA_DIRECT=$((P + 8))
 HA1_KEY=$(printf '%064d' 0)
 
-XMRGATE_DATABASE_URL=$DATABASE_URL XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
+XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
 	"$REPO/bin/xmrgate-billing" migrate >/dev/null 2>&1 || true
-creds=$(XMRGATE_DATABASE_URL=$DATABASE_URL XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
+creds=$(XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
 	"$REPO/bin/xmrgate-billing" grant --tier sovereign --days 1 2>/dev/null)
 TOKEN=$(sed -n 's/^TOKEN=//p' <<<"$creds")
 HANDLE=$(sed -n 's/^HANDLE=//p' <<<"$creds")
@@ -95,9 +99,9 @@ node_requests() {
 }
 
 # The gateway's only node is the counting HAProxy.
-psql -X -q "$DATABASE_URL" -c "BEGIN; DELETE FROM nodes;
+psql -X -q "$BENCH_DB" -c "BEGIN; DELETE FROM nodes;
 	INSERT INTO nodes (name, url) VALUES ('a', 'http://127.0.0.1:$HA_PORT'); COMMIT;"
-XMRGATE_DATABASE_URL=$DATABASE_URL XMRGATE_AUTH_HA1_KEY=$HA1_KEY XMRGATE_SERVER_PORT=$GW_PORT \
+XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_AUTH_HA1_KEY=$HA1_KEY XMRGATE_SERVER_PORT=$GW_PORT \
 	XMRGATE_ADMIN_PORT=$GW_ADMIN XMRGATE_LIMITS_ENABLED=false XMRGATE_LOG_LEVEL=warn \
 	XMRGATE_ADMIN_TOKEN=bench-admin-token \
 	"$REPO/bin/xmrgate-gateway" 2>"$work/gateway.log" &

@@ -66,13 +66,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     fputc('\n', out_file);
     fflush(out_file);
     json_decref(line);
-#define TOP "4242424242424242424242424242424242424242424242424242424242424242"
+#define TOP  "4242424242424242424242424242424242424242424242424242424242424242"
 #define PREV "4141414141414141414141414141414141414141414141414141414141414141"
     static const char answer[] =
         "{\"id\":0,\"jsonrpc\":\"2.0\",\"result\":{\"count\":100,\"status\":\"OK\","
         "\"untrusted\":false,\"height\":100,\"target_height\":0,\"synchronized\":true,"
         "\"busy_syncing\":false,\"nettype\":\"fakechain\",\"top_block_hash\":\"" TOP "\","
-        "\"block_header\":{\"height\":99,\"hash\":\"" TOP "\",\"prev_hash\":\"" PREV "\",\"depth\":0}},"
+        "\"block_header\":{\"height\":99,\"hash\":\"" TOP "\",\"prev_hash\":\"" PREV
+        "\",\"depth\":0}},"
         "\"height\":100,\"hash\":\"" TOP "\",\"status\":\"OK\",\"untrusted\":false}";
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(sizeof answer - 1, (void *)answer, MHD_RESPMEM_PERSISTENT);
