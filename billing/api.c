@@ -189,3 +189,28 @@ unsigned api_port(const struct api *api)
 {
     return xg_httpd_port(api->httpd);
 }
+
+json_t *api_json_piconero(int64_t piconero)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%lld", (long long)piconero);
+    return json_string(text);
+}
+
+json_t *api_json_xmr(int64_t piconero)
+{
+    char text[PRICE_XMR_TEXT_SIZE];
+    price_format_xmr(piconero, text);
+    return json_string(text);
+}
+
+json_t *api_json_monero_uri(const char *address, int64_t piconero)
+{
+    char text[PRICE_XMR_TEXT_SIZE], *uri = NULL;
+    price_format_xmr(piconero, text);
+    if (asprintf(&uri, "monero:%s?tx_amount=%s", address, text) < 0)
+        return json_null();
+    json_t *j = json_string(uri);
+    free(uri);
+    return j;
+}

@@ -73,4 +73,10 @@ enum MHD_Result api_handle_x402_receipt_key(const struct xg_httpd_request *req);
 /* Queries the API prepares on each pooled connection. */
 extern const char *const api_queries[];
 
+/* JSON values shared by the invoice and XMR402 answers: piconero as a decimal string, the
+ * same amount as XMR text, and the monero: URI with tx_amount (new references). */
+json_t *api_json_piconero(int64_t piconero);
+json_t *api_json_xmr(int64_t piconero);
+json_t *api_json_monero_uri(const char *address, int64_t piconero);
+
 #endif

@@ -12,36 +12,6 @@
 
 #define MAX_SHOWN_PAYMENTS 256
 
-static int64_t num(const PGresult *res, int row, int col)
-{
-    return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
-}
-
-static json_t *money(int64_t piconero)
-{
-    char text[24];
-    snprintf(text, sizeof text, "%lld", (long long)piconero);
-    return json_string(text);
-}
-
-static json_t *xmr_text(int64_t piconero)
-{
-    char text[PRICE_XMR_TEXT_SIZE];
-    price_format_xmr(piconero, text);
-    return json_string(text);
-}
-
-static json_t *monero_uri(const char *address, int64_t piconero)
-{
-    char text[PRICE_XMR_TEXT_SIZE], *uri = NULL;
-    price_format_xmr(piconero, text);
-    if (asprintf(&uri, "monero:%s?tx_amount=%s", address, text) < 0)
-        return json_null();
-    json_t *j = json_string(uri);
-    free(uri);
-    return j;
-}
-
 /* Loads the payments as JSON and as state-machine input. */
 static bool load_payments(struct xg_pg *pg, const char *id, json_t *list, struct inv_payment *pays,
                           size_t *npays)
@@ -55,16 +25,16 @@ static bool load_payments(struct xg_pg *pg, const char *id, json_t *list, struct
         struct inv_payment *p = &pays[*npays];
         if (!inv_pay_state_parse(PQgetvalue(res, i, 3), &p->state))
             continue;
-        p->amount = num(res, i, 1);
-        p->confirmations = num(res, i, 2);
-        p->unlock_time = num(res, i, 4);
-        p->first_seen = num(res, i, 5);
+        p->amount = xg_pg_int64(res, i, 1);
+        p->confirmations = xg_pg_int64(res, i, 2);
+        p->unlock_time = xg_pg_int64(res, i, 4);
+        p->first_seen = xg_pg_int64(res, i, 5);
         (*npays)++;
-        json_array_append_new(list, json_pack("{s:s, s:o, s:I, s:s, s:s}", "txid",
-                                              PQgetvalue(res, i, 0), "amount", money(p->amount),
-                                              "confirmations", (json_int_t)p->confirmations,
-                                              "state", PQgetvalue(res, i, 3), "first_seen_at",
-                                              PQgetvalue(res, i, 6)));
+        json_array_append_new(
+            list,
+            json_pack("{s:s, s:o, s:I, s:s, s:s}", "txid", PQgetvalue(res, i, 0), "amount",
+                      api_json_piconero(p->amount), "confirmations", (json_int_t)p->confirmations,
+                      "state", PQgetvalue(res, i, 3), "first_seen_at", PQgetvalue(res, i, 6)));
     }
     PQclear(res);
     return true;
@@ -89,28 +59,29 @@ static const char *late_name(enum inv_late l)
 static json_t *invoice_json(struct api *api, const PGresult *res, json_t *payments,
                             const struct inv_outcome *o)
 {
-    int64_t amount = num(res, 0, 5);
+    int64_t amount = xg_pg_int64(res, 0, 5);
     const char *state = PQgetvalue(res, 0, 4);
     const char *address = PQgetisnull(res, 0, 9) ? NULL : PQgetvalue(res, 0, 9);
-    json_t *inv = json_pack(
-        "{s:s, s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s, s:s, s:o}", "id",
-        PQgetvalue(res, 0, 0), "kind", PQgetvalue(res, 0, 1), "tier", PQgetvalue(res, 0, 2),
-        "months", (json_int_t)num(res, 0, 3), "status", state, "amount", money(amount),
-        "amount_xmr", xmr_text(amount), "paid", money(num(res, 0, 6)), "received",
-        money(o->received), "remaining", money(o->remaining), "confirmations",
-        (json_int_t)num(res, 0, 7), "confirmations_required", (json_int_t)num(res, 0, 8),
-        "expires_at", PQgetvalue(res, 0, 10), "created_at", PQgetvalue(res, 0, 18), "payments",
-        payments);
+    json_t *inv =
+        json_pack("{s:s, s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s, s:s, s:o}",
+                  "id", PQgetvalue(res, 0, 0), "kind", PQgetvalue(res, 0, 1), "tier",
+                  PQgetvalue(res, 0, 2), "months", (json_int_t)xg_pg_int64(res, 0, 3), "status",
+                  state, "amount", api_json_piconero(amount), "amount_xmr", api_json_xmr(amount),
+                  "paid", api_json_piconero(xg_pg_int64(res, 0, 6)), "received",
+                  api_json_piconero(o->received), "remaining", api_json_piconero(o->remaining),
+                  "confirmations", (json_int_t)xg_pg_int64(res, 0, 7), "confirmations_required",
+                  (json_int_t)xg_pg_int64(res, 0, 8), "expires_at", PQgetvalue(res, 0, 10),
+                  "created_at", PQgetvalue(res, 0, 18), "payments", payments);
     json_object_set_new(inv, "address", address ? json_string(address) : json_null());
-    json_object_set_new(inv, "uri", address ? monero_uri(address, amount) : json_null());
+    json_object_set_new(inv, "uri", address ? api_json_monero_uri(address, amount) : json_null());
     if (address && o->remaining > 0 && o->remaining < amount)
-        json_object_set_new(inv, "remaining_uri", monero_uri(address, o->remaining));
+        json_object_set_new(inv, "remaining_uri", api_json_monero_uri(address, o->remaining));
     if (o->overpaid > 0)
-        json_object_set_new(inv, "overpaid", money(o->overpaid));
+        json_object_set_new(inv, "overpaid", api_json_piconero(o->overpaid));
     json_object_set_new(
         inv, "price",
         json_pack("{s:s, s:I, s:o}", "currency", PQgetvalue(res, 0, 13), "minor_units",
-                  (json_int_t)num(res, 0, 14), "rate",
+                  (json_int_t)xg_pg_int64(res, 0, 14), "rate",
                   PQgetisnull(res, 0, 15) ? json_null() : json_string(PQgetvalue(res, 0, 15))));
     if (strcmp(state, "late") == 0 && late_name(o->late))
         json_object_set_new(inv, "late_policy", json_string(late_name(o->late)));
@@ -137,11 +108,11 @@ enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id
         PQclear(res);
         return API_LOAD_DB_ERROR;
     }
-    struct inv_input in = {.amount = num(res, 0, 5),
-                           .confirmations_required = num(res, 0, 8),
-                           .expires_at = num(res, 0, 16),
+    struct inv_input in = {.amount = xg_pg_int64(res, 0, 5),
+                           .confirmations_required = xg_pg_int64(res, 0, 8),
+                           .expires_at = xg_pg_int64(res, 0, 16),
                            .late_grace = api->late_grace_s,
-                           .now = num(res, 0, 17),
+                           .now = xg_pg_int64(res, 0, 17),
                            .payments = pays,
                            .npayments = npays};
     if (!inv_state_parse(PQgetvalue(res, 0, 4), &in.current))

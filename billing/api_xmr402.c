@@ -51,36 +51,6 @@ static int64_t monotonic_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int64_t num(const PGresult *res, int row, int col)
-{
-    return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
-}
-
-static json_t *money(int64_t piconero)
-{
-    char text[24];
-    snprintf(text, sizeof text, "%lld", (long long)piconero);
-    return json_string(text);
-}
-
-static json_t *xmr_text(int64_t piconero)
-{
-    char text[PRICE_XMR_TEXT_SIZE];
-    price_format_xmr(piconero, text);
-    return json_string(text);
-}
-
-static json_t *monero_uri(const char *address, int64_t piconero)
-{
-    char text[PRICE_XMR_TEXT_SIZE], *uri = NULL;
-    price_format_xmr(piconero, text);
-    if (asprintf(&uri, "monero:%s?tx_amount=%s", address, text) < 0)
-        return json_null();
-    json_t *j = json_string(uri);
-    free(uri);
-    return j;
-}
-
 /* The address billing's limiter counts: the agent's, when the gateway vouches for it. */
 static void client_key(const struct xg_httpd_request *req, char *out, size_t len)
 {
@@ -117,22 +87,22 @@ static enum api_load load_inv(struct xg_pg *pg, const char *id, struct x402_inv 
     memset(inv, 0, sizeof *inv);
     if (PQntuples(res) == 1 && inv_state_parse(PQgetvalue(res, 0, 1), &inv->state)) {
         snprintf(inv->id, sizeof inv->id, "%s", PQgetvalue(res, 0, 0));
-        inv->amount = num(res, 0, 2);
-        inv->paid = num(res, 0, 3);
-        inv->sub_index = num(res, 0, 4);
+        inv->amount = xg_pg_int64(res, 0, 2);
+        inv->paid = xg_pg_int64(res, 0, 3);
+        inv->sub_index = xg_pg_int64(res, 0, 4);
         snprintf(inv->address, sizeof inv->address, "%s", PQgetvalue(res, 0, 5));
         inv->is_x402 = !PQgetisnull(res, 0, 6);
         snprintf(inv->nonce, sizeof inv->nonce, "%s", PQgetvalue(res, 0, 6));
-        inv->confirmations = num(res, 0, 7);
-        inv->required = num(res, 0, 8);
-        inv->created = num(res, 0, 9);
+        inv->confirmations = xg_pg_int64(res, 0, 7);
+        inv->required = xg_pg_int64(res, 0, 8);
+        inv->created = xg_pg_int64(res, 0, 9);
         snprintf(inv->expires_at, sizeof inv->expires_at, "%s", PQgetvalue(res, 0, 10));
-        inv->expires = num(res, 0, 11);
+        inv->expires = xg_pg_int64(res, 0, 11);
         snprintf(inv->tier, sizeof inv->tier, "%s", PQgetvalue(res, 0, 12));
-        inv->tenant_id = num(res, 0, 13);
+        inv->tenant_id = xg_pg_int64(res, 0, 13);
         snprintf(inv->token_hash, sizeof inv->token_hash, "%s", PQgetvalue(res, 0, 14));
-        inv->provisioned_at = num(res, 0, 15);
-        inv->now = num(res, 0, 16);
+        inv->provisioned_at = xg_pg_int64(res, 0, 15);
+        inv->now = xg_pg_int64(res, 0, 16);
         r = API_LOAD_OK;
     }
     PQclear(res);
@@ -156,13 +126,13 @@ static json_t *challenge_json(const struct api *api, const struct x402_inv *inv)
     return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:I, s:s, s:I, "
                      "s:I, s:s, s:s}",
                      "protocol", "XMR402", "invoice", inv->id, "tier", inv->tier, "state",
-                     inv_state_name(inv->state), "amount", money(ask), "amount_xmr", xmr_text(ask),
-                     "invoice_amount", money(inv->amount), "paid", money(inv->paid), "address",
-                     inv->address, "uri", monero_uri(inv->address, ask), "message", inv->nonce,
-                     "timestamp", (json_int_t)inv->created, "expires_at", inv->expires_at,
-                     "expires_at_unix", (json_int_t)inv->expires, "confirmations_required",
-                     (json_int_t)inv->required, "status_path", status_path, "receipt_key",
-                     api->receipt_public_hex);
+                     inv_state_name(inv->state), "amount", api_json_piconero(ask), "amount_xmr",
+                     api_json_xmr(ask), "invoice_amount", api_json_piconero(inv->amount), "paid",
+                     api_json_piconero(inv->paid), "address", inv->address, "uri",
+                     api_json_monero_uri(inv->address, ask), "message", inv->nonce, "timestamp",
+                     (json_int_t)inv->created, "expires_at", inv->expires_at, "expires_at_unix",
+                     (json_int_t)inv->expires, "confirmations_required", (json_int_t)inv->required,
+                     "status_path", status_path, "receipt_key", api->receipt_public_hex);
 }
 
 /* ---- POST /api/xmr402/challenge ----------------------------------------------------- */
@@ -210,8 +180,8 @@ static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
     bool found = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 5), "t") == 0;
     if (found) {
         snprintf(c->currency, sizeof c->currency, "%s", PQgetvalue(res, 0, 1));
-        c->price_minor = num(res, 0, 2);
-        c->confirmations = num(res, 0, 3);
+        c->price_minor = xg_pg_int64(res, 0, 2);
+        c->confirmations = xg_pg_int64(res, 0, 3);
     }
     PQclear(res);
     if (!found) {
@@ -570,7 +540,7 @@ static enum MHD_Result refuse(const struct xg_httpd_request *req, unsigned statu
     if (inv && inv->id[0]) {
         json_object_set_new(body, "invoice", json_string(inv->id));
         json_object_set_new(body, "state", json_string(inv_state_name(inv->state)));
-        json_object_set_new(body, "remaining", money(remaining_of(inv)));
+        json_object_set_new(body, "remaining", api_json_piconero(remaining_of(inv)));
         if (inv_state_open(inv->state) && inv->is_x402)
             json_object_set_new(body, "challenge", challenge_json(api, inv));
     }
@@ -616,12 +586,12 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:s, s:s, s:I, s:I, s:s, s:I, s:b}, s:o, s:s}",
         "state", "provisioned", "invoice", v->inv.id, "token", token, "login", login, "rpc_url",
-        url, "gateway_url", api->gateway_url, "tenant", "id", (json_int_t)num(res, 0, 0), "handle",
-        handle, "tier", tier, "burst_rps", (json_int_t)num(res, 0, 3), "daily_quota",
-        (json_int_t)num(res, 0, 4), "valid_until", PQgetvalue(res, 0, 5), "valid_until_unix",
-        (json_int_t)num(res, 0, 6), "suspended", strcmp(PQgetvalue(res, 0, 8), "active") != 0,
-        "receipt", receipt ? json_string(receipt) : json_null(), "receipt_key",
-        api->receipt_public_hex);
+        url, "gateway_url", api->gateway_url, "tenant", "id", (json_int_t)xg_pg_int64(res, 0, 0),
+        "handle", handle, "tier", tier, "burst_rps", (json_int_t)xg_pg_int64(res, 0, 3),
+        "daily_quota", (json_int_t)xg_pg_int64(res, 0, 4), "valid_until", PQgetvalue(res, 0, 5),
+        "valid_until_unix", (json_int_t)xg_pg_int64(res, 0, 6), "suspended",
+        strcmp(PQgetvalue(res, 0, 8), "active") != 0, "receipt",
+        receipt ? json_string(receipt) : json_null(), "receipt_key", api->receipt_public_hex);
     mr = xg_reply_json(req->conn, 200, body);
 out:
     PQclear(res);
@@ -638,11 +608,12 @@ static enum MHD_Result reply_waiting(const struct xg_httpd_request *req, const s
     struct api *api = api_of(req);
     char seconds[24];
     snprintf(seconds, sizeof seconds, "%lld", (long long)api->x402_retry_after_s);
-    json_t *body = json_pack(
-        "{s:s, s:s, s:I, s:I, s:o, s:o, s:I, s:s}", "state", inv_state_name(v->inv.state),
-        "invoice", v->inv.id, "confirmations", (json_int_t)v->inv.confirmations,
-        "confirmations_required", (json_int_t)v->inv.required, "paid", money(v->inv.paid), "amount",
-        money(v->inv.amount), "retry_after", (json_int_t)api->x402_retry_after_s, "txid", v->txid);
+    json_t *body =
+        json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:I, s:s}", "state", inv_state_name(v->inv.state),
+                  "invoice", v->inv.id, "confirmations", (json_int_t)v->inv.confirmations,
+                  "confirmations_required", (json_int_t)v->inv.required, "paid",
+                  api_json_piconero(v->inv.paid), "amount", api_json_piconero(v->inv.amount),
+                  "retry_after", (json_int_t)api->x402_retry_after_s, "txid", v->txid);
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     const char *headers[] = {"Retry-After", seconds, NULL};

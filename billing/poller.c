@@ -69,11 +69,6 @@ static int64_t monotonic_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int64_t num(const PGresult *res, int row, int col)
-{
-    return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
-}
-
 /* ---- reading the stored side ------------------------------------------------------ */
 
 static bool read_cursor(struct poller *p, struct cycle *c)
@@ -83,14 +78,14 @@ static bool read_cursor(struct poller *p, struct cycle *c)
         return false;
     bool ok = PQntuples(res) == 1;
     if (ok) {
-        c->cursor = num(res, 0, 0);
-        c->last_wallet_height = num(res, 0, 1);
+        c->cursor = xg_pg_int64(res, 0, 0);
+        c->last_wallet_height = xg_pg_int64(res, 0, 1);
     }
     PQclear(res);
     res = ok ? xg_pg_exec(p->pg, "bl_tiers_max_confirmations", 0, NULL) : NULL;
     ok = res && PQntuples(res) == 1;
     if (ok)
-        c->max_confirmations = num(res, 0, 0);
+        c->max_confirmations = xg_pg_int64(res, 0, 0);
     PQclear(res);
     return ok;
 }
@@ -112,11 +107,11 @@ static bool read_live_payments(struct poller *p, struct cycle *c)
     for (int i = 0; i < n; i++) {
         struct tdiff_row *r = &c->stored[c->nstored];
         snprintf(r->txid, sizeof r->txid, "%s", PQgetvalue(res, i, 0));
-        r->subaddr = num(res, i, 1);
-        r->amount = num(res, i, 2);
-        r->height = num(res, i, 3);
-        r->confirmations = num(res, i, 4);
-        r->unlock_time = num(res, i, 6);
+        r->subaddr = xg_pg_int64(res, i, 1);
+        r->amount = xg_pg_int64(res, i, 2);
+        r->height = xg_pg_int64(res, i, 3);
+        r->confirmations = xg_pg_int64(res, i, 4);
+        r->unlock_time = xg_pg_int64(res, i, 6);
         if (inv_pay_state_parse(PQgetvalue(res, i, 5), &r->state))
             c->nstored++;
     }

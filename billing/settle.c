@@ -24,11 +24,6 @@ struct locked_invoice {
     char tier[40];
 };
 
-static int64_t num(const PGresult *res, int row, int col)
-{
-    return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
-}
-
 static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct locked_invoice *li)
 {
     const char *params[] = {id};
@@ -38,13 +33,13 @@ static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct l
     enum xg_tx_result r = XG_TX_ROLLBACK;
     if (PQntuples(res) == 1 && inv_state_parse(PQgetvalue(res, 0, 1), &li->state)) {
         li->renewal = strcmp(PQgetvalue(res, 0, 0), "renewal") == 0;
-        li->amount = num(res, 0, 2);
-        li->required = num(res, 0, 3);
-        li->expires_at = num(res, 0, 4);
+        li->amount = xg_pg_int64(res, 0, 2);
+        li->required = xg_pg_int64(res, 0, 3);
+        li->expires_at = xg_pg_int64(res, 0, 4);
         snprintf(li->tier, sizeof li->tier, "%s", PQgetvalue(res, 0, 5));
-        li->months = num(res, 0, 6);
-        li->tenant_id = num(res, 0, 7);
-        li->now = num(res, 0, 8);
+        li->months = xg_pg_int64(res, 0, 6);
+        li->tenant_id = xg_pg_int64(res, 0, 7);
+        li->now = xg_pg_int64(res, 0, 8);
         r = XG_TX_COMMIT;
     }
     PQclear(res);
@@ -63,10 +58,10 @@ static long load_payments(struct xg_pg *pg, const char *id, struct inv_payment *
         struct inv_payment *p = &pays[n];
         if (!inv_pay_state_parse(PQgetvalue(res, i, 2), &p->state))
             continue;
-        p->amount = num(res, i, 0);
-        p->confirmations = num(res, i, 1);
-        p->unlock_time = num(res, i, 3);
-        p->first_seen = num(res, i, 4);
+        p->amount = xg_pg_int64(res, i, 0);
+        p->confirmations = xg_pg_int64(res, i, 1);
+        p->unlock_time = xg_pg_int64(res, i, 3);
+        p->first_seen = xg_pg_int64(res, i, 4);
         n++;
     }
     PQclear(res);
@@ -81,7 +76,7 @@ static bool exec_ok(struct xg_pg *pg, const char *name, int n, const char *const
         return false;
     bool ok = !first_value || PQntuples(res) == 1;
     if (ok && first_value)
-        *first_value = num(res, 0, 0);
+        *first_value = xg_pg_int64(res, 0, 0);
     PQclear(res);
     return ok;
 }

@@ -315,3 +315,8 @@ enum xg_tx_result xg_pg_transaction(struct xg_pg *pg, const char *isolation, xg_
         pause_ms *= 2;
     }
 }
+
+int64_t xg_pg_int64(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}

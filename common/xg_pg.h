@@ -44,6 +44,9 @@ PGresult *xg_pg_exec(struct xg_pg *pg, const char *name, int nparams, const char
 /* Executes a plain SQL string (no parameters); same contract as xg_pg_exec. */
 PGresult *xg_pg_exec_sql(struct xg_pg *pg, const char *sql);
 
+/* A result cell as int64 (base 10); SQL NULL and text that is no number read as 0. */
+int64_t xg_pg_int64(const PGresult *res, int row, int col);
+
 /* The five-character SQLSTATE of the last failure, "" if none. */
 const char *xg_pg_last_sqlstate(struct xg_pg *pg);
 

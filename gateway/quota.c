@@ -5,6 +5,7 @@
 #include <urcu/rculfhash.h>
 
 #include "quota.h"
+#include "spinlock.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -170,22 +171,14 @@ static struct quota_entry *entry_get(struct quota_table *t, int64_t tenant_id, b
     return caa_container_of(node, struct quota_entry, node);
 }
 
-/* Held for a few instructions; a holder preempted on an oversubscribed machine must not
- * make the waiter burn its time slice, hence the yield after a short spin. */
 static void entry_lock(struct quota_entry *e)
 {
-    for (unsigned spins = 0; atomic_flag_test_and_set_explicit(&e->busy, memory_order_acquire);
-         spins++) {
-        if (spins < 64)
-            caa_cpu_relax();
-        else
-            sched_yield();
-    }
+    spinlock_acquire(&e->busy);
 }
 
 static void entry_unlock(struct quota_entry *e)
 {
-    atomic_flag_clear_explicit(&e->busy, memory_order_release);
+    spinlock_release(&e->busy);
 }
 
 /* Puts e on the dirty list unless it is there already. */

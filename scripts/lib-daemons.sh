@@ -187,5 +187,7 @@ Point a wallet at the gateway:
   monero-wallet-cli --daemon-address 127.0.0.1:$GATEWAY_PORT --daemon-login $DEMO_HANDLE:$DEMO_TOKEN
 Or any monerod client, with the token in the path:
   curl -s http://127.0.0.1:$GATEWAY_PORT/v1/$DEMO_TOKEN/get_height
+Give an agent (XMR402: pays, proves, gets a token) the URL and a wallet:
+  bin/xmr402-agent http://127.0.0.1:$GATEWAY_PORT $(wallet_url payer)
 EOF
 }
