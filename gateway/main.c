@@ -155,10 +155,7 @@ static bool context_init(struct gateway *gw, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return false;
     }
-    struct up_engine_options uopt = {
-        .max_connections_per_node = (unsigned)gw->cfg.max_connections_per_node,
-        .connect_timeout_ms = (long)gw->cfg.node_connect_timeout_ms,
-    };
+    struct up_engine_options uopt = gw_server_engine_options(&gw->cfg);
     ctx->up = up_engine_start(&uopt, err, errlen);
     if (!ctx->up)
         return false;

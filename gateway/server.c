@@ -27,9 +27,18 @@
 #include <time.h>
 #include <unistd.h>
 
-struct gw_server {
-    struct gw_context *ctx;
+/* One event loop: a libmicrohttpd daemon on the shared port (SO_REUSEPORT spreads the
+ * connections) run by one upstream engine's thread. A request stays on its loop. */
+struct gw_loop {
+    struct gw_server *srv;
+    struct gw_context ctx; /* the shared context, with this loop's engine as ctx.up */
     struct MHD_Daemon *daemon;
+    struct up_engine *own_engine; /* loops after the first start their own; NULL for loop 0 */
+};
+
+struct gw_server {
+    struct gw_loop loops[GW_SERVER_MAX_LOOPS];
+    size_t nloops;
     atomic_long inflight;
     atomic_uint_fast64_t next_id; /* request ids: a random prefix, then a counter */
     char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
@@ -441,18 +450,19 @@ static enum MHD_Result queue_node_answer(struct gw_request *req)
     return rc;
 }
 
-static struct gw_request *request_new(struct gw_server *srv, struct MHD_Connection *conn,
+static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connection *conn,
                                       const char *url, const char *method)
 {
+    struct gw_server *srv = loop->srv;
     struct gw_request *req = calloc(1, sizeof *req);
     if (!req)
         return NULL;
-    req->ctx = srv->ctx;
+    req->ctx = &loop->ctx;
     req->conn = conn;
     req->is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     req->path = strdup(url);
     req->rest = req->path;
-    req->deadline_us = monotonic_us() + srv->ctx->request_timeout_ms * 1000;
+    req->deadline_us = monotonic_us() + loop->ctx.request_timeout_ms * 1000;
     req->body = malloc(1);
     if (!req->path || !req->body) {
         free(req->path);
@@ -505,10 +515,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
                                  size_t *upload_data_size, void **con_cls)
 {
     (void)version;
-    struct gw_server *srv = cls;
+    struct gw_loop *loop = cls;
     struct gw_request *req = *con_cls;
     if (!req) {
-        req = request_new(srv, conn, url, method);
+        req = request_new(loop, conn, url, method);
         if (!req)
             return MHD_NO;
         *con_cls = req;
@@ -519,7 +529,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
             const char *headers[] = {MHD_HTTP_HEADER_ALLOW, "GET, POST", NULL};
             return queue(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, headers);
         }
-        if (declared_too_large(conn, srv->ctx->max_body)) {
+        if (declared_too_large(conn, loop->ctx.max_body)) {
             req->endpoint = GW_EP_JSON;
             return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
                                 "request body too large", NULL);
@@ -566,7 +576,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     (void)conn;
     (void)toe;
-    struct gw_server *srv = cls;
+    struct gw_loop *loop = cls;
     struct gw_request *req = *con_cls;
     if (!req)
         return;
@@ -580,21 +590,21 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     json_decref(req->rpc_id);
     free(req);
     *con_cls = NULL;
-    atomic_fetch_sub(&srv->inflight, 1);
+    atomic_fetch_sub(&loop->srv->inflight, 1);
 }
 
 /* The upstream engine's thread runs the listener: accept, read, answer, resume. */
 static void on_host_run(void *cls)
 {
-    struct gw_server *srv = cls;
-    MHD_run(srv->daemon);
+    struct gw_loop *loop = cls;
+    MHD_run(loop->daemon);
 }
 
 static long on_host_timeout(void *cls)
 {
-    struct gw_server *srv = cls;
+    struct gw_loop *loop = cls;
     MHD_UNSIGNED_LONG_LONG ms;
-    if (MHD_get_timeout(srv->daemon, &ms) != MHD_YES)
+    if (MHD_get_timeout(loop->daemon, &ms) != MHD_YES)
         return -1;
     return ms > 1000 ? 1000 : (long)ms;
 }
@@ -629,6 +639,68 @@ static char *read_file(const char *path)
     return text;
 }
 
+struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
+{
+    /* The node cap is shared by the loops: together they stay within it. */
+    unsigned loops = (unsigned)cfg->loops;
+    unsigned per_loop = (unsigned)cfg->max_connections_per_node / loops;
+    return (struct up_engine_options){
+        .max_connections_per_node = per_loop ? per_loop : 1,
+        .connect_timeout_ms = (long)cfg->node_connect_timeout_ms,
+    };
+}
+
+/* Starts loop i's daemon on the shared port and hands it to the loop's engine. */
+static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
+                       const struct sockaddr_in *addr, char *err, size_t errlen)
+{
+    const struct gw_config *cfg = ctx->cfg;
+    struct gw_loop *loop = &srv->loops[i];
+    loop->srv = srv;
+    loop->ctx = *ctx;
+    if (i > 0) {
+        struct up_engine_options uopt = gw_server_engine_options(cfg);
+        loop->own_engine = up_engine_start(&uopt, err, errlen);
+        if (!loop->own_engine)
+            return false;
+        loop->ctx.up = loop->own_engine;
+    }
+    /* No thread of MHD's own: the loop's engine thread runs it (see server.h). */
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+    bool tls = srv->tls_cert != NULL;
+    if (tls)
+        flags |= MHD_USE_TLS;
+    struct MHD_OptionItem options[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, (void *)addr},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(cfg->connection_timeout_ms / 1000), NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, 16384, NULL},
+        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
+        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL}, /* SO_REUSEPORT: one port, all loops */
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, loop},
+        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL},
+        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
+        {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    loop->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, loop, MHD_OPTION_ARRAY,
+                                    options, MHD_OPTION_END);
+    if (!loop->daemon) {
+        snprintf(err, errlen, "cannot listen on %s:%ld%s", cfg->bind, (long)cfg->port,
+                 tls ? " (TLS)" : "");
+        return false;
+    }
+    const union MHD_DaemonInfo *epoll_fd =
+        MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    if (!epoll_fd) {
+        snprintf(err, errlen, "libmicrohttpd has no epoll descriptor");
+        return false;
+    }
+    struct up_host host = {
+        .fd = epoll_fd->epoll_fd, .run = on_host_run, .timeout_ms = on_host_timeout, .ctx = loop};
+    up_engine_attach_host(loop->ctx.up, &host);
+    return true;
+}
+
 struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errlen)
 {
     const struct gw_config *cfg = ctx->cfg;
@@ -637,7 +709,6 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    srv->ctx = ctx;
     uint32_t prefix = 0;
     if (RAND_bytes((unsigned char *)&prefix, sizeof prefix) != 1)
         prefix = (uint32_t)getpid();
@@ -647,66 +718,44 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
         snprintf(err, errlen, "[server] bind: not an IPv4 address: %s", cfg->bind);
         goto fail;
     }
-    /* No thread of MHD's own: the upstream engine's thread runs it (see server.h). */
-    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
-    bool tls = cfg->tls_cert[0] != '\0';
-    if (tls) {
+    if (cfg->tls_cert[0] != '\0') {
         srv->tls_cert = read_file(cfg->tls_cert);
         srv->tls_key = read_file(cfg->tls_key);
         if (!srv->tls_cert || !srv->tls_key) {
             snprintf(err, errlen, "cannot read [server] tls_cert or tls_key");
             goto fail;
         }
-        flags |= MHD_USE_TLS;
     }
-    struct MHD_OptionItem options[] = {
-        {MHD_OPTION_SOCK_ADDR, 0, &addr},
-        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(cfg->connection_timeout_ms / 1000), NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, 16384, NULL},
-        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
-        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
-        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
-        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL},
-        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
-        {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
-        {MHD_OPTION_END, 0, NULL},
-    };
-    srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_ARRAY, options,
-                                   MHD_OPTION_END);
-    if (!srv->daemon) {
-        snprintf(err, errlen, "cannot listen on %s:%ld%s", cfg->bind, (long)cfg->port,
-                 tls ? " (TLS)" : "");
-        goto fail;
+    size_t loops = (size_t)cfg->loops;
+    for (size_t i = 0; i < loops && i < GW_SERVER_MAX_LOOPS; i++) {
+        srv->nloops = i + 1;
+        if (!loop_start(srv, i, ctx, &addr, err, errlen))
+            goto fail;
     }
-    const union MHD_DaemonInfo *epoll_fd =
-        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_EPOLL_FD);
-    if (!epoll_fd) {
-        snprintf(err, errlen, "libmicrohttpd has no epoll descriptor");
-        MHD_stop_daemon(srv->daemon);
-        goto fail;
-    }
-    struct up_host host = {
-        .fd = epoll_fd->epoll_fd, .run = on_host_run, .timeout_ms = on_host_timeout, .ctx = srv};
-    up_engine_attach_host(ctx->up, &host);
     return srv;
 fail:
-    free(srv->tls_cert);
-    free(srv->tls_key);
-    free(srv);
+    /* Loop 0's engine may already run a daemon freed below: stop it first (the caller's
+     * later up_engine_stop is idempotent). */
+    if (srv->nloops > 0)
+        up_engine_stop(ctx->up);
+    gw_server_stop(srv);
     return NULL;
 }
 
 uint16_t gw_server_port(const struct gw_server *srv)
 {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->loops[0].daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
 }
 
 void gw_server_quiesce(struct gw_server *srv)
 {
-    MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
+    for (size_t i = 0; i < srv->nloops; i++) {
+        MHD_socket fd = MHD_quiesce_daemon(srv->loops[i].daemon);
+        if (fd != MHD_INVALID_SOCKET)
+            close(fd);
+    }
 }
 
 long gw_server_inflight(const struct gw_server *srv)
@@ -718,7 +767,16 @@ void gw_server_stop(struct gw_server *srv)
 {
     if (!srv)
         return;
-    MHD_stop_daemon(srv->daemon);
+    /* The loops' own engines first: they run the daemons (loop 0's engine is the
+     * caller's, stopped before this call). */
+    for (size_t i = 0; i < srv->nloops; i++)
+        if (srv->loops[i].own_engine)
+            up_engine_stop(srv->loops[i].own_engine);
+    for (size_t i = 0; i < srv->nloops; i++) {
+        if (srv->loops[i].daemon)
+            MHD_stop_daemon(srv->loops[i].daemon);
+        up_engine_free(srv->loops[i].own_engine);
+    }
     free(srv->tls_cert);
     free(srv->tls_key);
     free(srv);

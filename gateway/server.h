@@ -20,15 +20,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gw_config.h"
+#include "upstream.h"
+
+#define GW_SERVER_MAX_LOOPS 16
+
 struct gw_context;
 struct gw_server;
+
+/* The engine options for one loop: the per-node connection cap is divided among the
+ * [server] loops so that together they stay within it. Main uses it for loop 0's engine
+ * (ctx->up, which the prober shares); the server starts the others. */
+struct up_engine_options gw_server_engine_options(const struct gw_config *cfg);
 
 struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errlen);
 uint16_t gw_server_port(const struct gw_server *srv);
 /* Stops accepting new connections; in-flight requests go on. */
 void gw_server_quiesce(struct gw_server *srv);
-/* Number of requests not yet completed. */
+/* Number of requests not yet completed, over all loops. */
 long gw_server_inflight(const struct gw_server *srv);
+/* Stops the loops' own engines, then every daemon. Stop ctx->up (loop 0's engine)
+ * before calling this. */
 void gw_server_stop(struct gw_server *srv);
 
 #endif

@@ -41,6 +41,13 @@ check "… and its outcome is counted as cache" \
 check "the client latency histogram has the requests" \
 	metric_at_least "$GA" 'xmrgate_gateway_request_duration_seconds_count{class="tip",outcome="cache"}' 1
 
+request_id() { curl -s -D - -o /dev/null "$GW/v1/$TOKEN/get_height" | tr -d '\r' |
+	sed -n 's/^X-Request-Id: //Ip'; }
+id1=$(request_id)
+id2=$(request_id)
+check "every answer carries an X-Request-Id (the id error lines in the log carry)" \
+	bash -c "[[ '$id1' =~ ^[0-9a-f]{16}\$ && '$id2' =~ ^[0-9a-f]{16}\$ && '$id1' != '$id2' ]]"
+
 # --- a 429 --------------------------------------------------------------------------------
 check_here "a free-tier tenant is granted (burst 2 rps)" grant_tenant free 1
 limited_before=$(metric "$GA" 'xmrgate_gateway_rate_limited_total{limit="burst"}')

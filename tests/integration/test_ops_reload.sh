@@ -115,6 +115,10 @@ check "the gateway exits" wait_until 15 exited
 echo "# exited $((($(date +%s%N) - t0) / 1000000)) ms after SIGTERM (the node answers after ${SLOW_MS} ms)"
 check "it logged that every request in flight was answered" logged drained
 check "… and stopped cleanly" logged stopped
+check "the slow requests are summed up per method in one line, none logged one by one" \
+	bash -c "grep '\"event\":\"slow_requests\"' '$LOG' |
+		jq -e --argjson n $N '.methods[\"/get_transaction_pool_hashes\"].count >= \$n' >/dev/null &&
+		! grep -q 'get_transaction_pool_hashes' <(grep -v '\"slow_requests\"' '$LOG')"
 used_after=$(psql_q_db "SELECT coalesce(sum(used), 0) FROM usage_daily")
 assert_eq "the usage of the drained requests is in PostgreSQL after exit" $((N * weight)) \
 	$((used_after - used_before))
