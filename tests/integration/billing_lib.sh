@@ -50,6 +50,7 @@ bt_setup() {
 		read -r pid <"$BT_STACK_PIDFILE"
 		cp "$BT_STACK_PIDFILE" "$BT_DIR/stack-billing.pidfile"
 		cp "/proc/$pid/cmdline" "$BT_DIR/stack-billing.cmdline"
+		cp "/proc/$pid/environ" "$BT_DIR/stack-billing.environ"
 		xg_kill_pidfiles 10 "$BT_STACK_PIDFILE"
 	fi
 }
@@ -60,11 +61,16 @@ bt_teardown() {
 		[[ -e $f ]] && xg_kill_pidfiles 10 "$f"
 	done
 	if [[ -e $BT_DIR/stack-billing.cmdline ]]; then
-		local marker cmd=()
+		local marker cmd=() envs=()
 		marker=$(sed -n 2p "$BT_DIR/stack-billing.pidfile")
 		mapfile -d '' -t cmd <"$BT_DIR/stack-billing.cmdline"
-		xg_spawn "$BT_STACK_PIDFILE" "$marker" "$XG_VAR/log/billing.log" "${cmd[@]}"
-		rm -f "$BT_DIR/stack-billing.cmdline" "$BT_DIR/stack-billing.pidfile"
+		mapfile -d '' -t envs <"$BT_DIR/stack-billing.environ"
+		# Its own environment, not the test's: a test's XMRGATE_* overrides (a scratch
+		# database, say) must not follow the stack's billing into the next test.
+		xg_spawn "$BT_STACK_PIDFILE" "$marker" "$XG_VAR/log/billing.log" \
+			env -i "${envs[@]}" "${cmd[@]}"
+		rm -f "$BT_DIR/stack-billing.cmdline" "$BT_DIR/stack-billing.pidfile" \
+			"$BT_DIR/stack-billing.environ"
 	fi
 }
 

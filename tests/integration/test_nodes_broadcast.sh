@@ -65,5 +65,9 @@ for url in $NODE_A_URL $NODE_C_URL; do
 done
 thaw b
 
-# Leave clean pools: a block on A confirms what A holds, and the nodes share blocks.
-mine 1 >/dev/null
+# Leave clean pools and one chain for the next test: a thawed node may take a while to
+# reconnect to its peers, so wait for it before and after the last block.
+check "B answers again after the thaw" wait_until 60 curl -sf -o /dev/null "$NODE_B_URL/get_height"
+wait_until 120 nodes_agree || true
+mine 1 >/dev/null || true
+check "the nodes agree on one chain again" wait_until 120 nodes_agree

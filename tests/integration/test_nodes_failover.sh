@@ -15,6 +15,7 @@
 INTERVAL_MS=2000
 TIMEOUT_MS=1500
 
+check "the nodes agree on one chain before the load" wait_until 120 nodes_agree
 check "the nodes table holds A (primary), B and C (standby)" nodes_table "a:primary b:standby c:standby"
 nodes_tenant
 check "a tenant is granted" test -n "$TOKEN"
