@@ -6,6 +6,8 @@
  * the second waits, then finds nothing pending. */
 #include "xg_migrate.h"
 
+#include "xg_file.h"
+
 #include "xg_log.h"
 #include "xg_pg.h"
 #include "xg_sql.h"
@@ -166,31 +168,6 @@ void xg_migrations_free(struct xg_migration *m, size_t count)
     free(m);
 }
 
-static bool read_whole(const char *path, char **out, size_t *out_len)
-{
-    bool ok = false;
-    char *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f || fseek(f, 0, SEEK_END) != 0)
-        goto out;
-    long size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0)
-        goto out;
-    text = malloc((size_t)size + 1);
-    if (!text || fread(text, 1, (size_t)size, f) != (size_t)size)
-        goto out;
-    text[size] = '\0';
-    *out = text;
-    *out_len = (size_t)size;
-    text = NULL;
-    ok = true;
-out:
-    if (f)
-        fclose(f);
-    free(text);
-    return ok;
-}
-
 static int by_version(const void *a, const void *b)
 {
     const struct xg_migration *x = a, *y = b;
@@ -212,7 +189,7 @@ static bool load_one(const char *dir, const char *file, struct xg_migration *m, 
         return false;
     }
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    if (!read_whole(path, &m->sql, &len)) {
+    if (!xg_file_read(path, &m->sql, &len)) {
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return false;
     }

@@ -21,7 +21,7 @@ struct gw_context;
 
 enum gw_endpoint { GW_EP_JSONRPC, GW_EP_JSON, GW_EP_BIN };
 
-#define GW_MAX_ATTEMPTS      2
+#define GW_MAX_ATTEMPTS      2 /* a read is tried on at most two nodes */
 #define GW_MAX_EXTRA_HEADERS 3
 
 struct proxy_work;

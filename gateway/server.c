@@ -12,6 +12,7 @@
 #include "request.h"
 #include "token.h"
 #include "xmr402_flow.h"
+#include "xg_file.h"
 #include "xg_log.h"
 
 #include <arpa/inet.h>
@@ -618,27 +619,6 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
     return strlen(s);
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *text = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long size = ftell(f);
-        if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1))) {
-            if (fread(text, 1, (size_t)size, f) != (size_t)size) {
-                free(text);
-                text = NULL;
-            } else {
-                text[size] = '\0';
-            }
-        }
-    }
-    fclose(f);
-    return text;
-}
-
 struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
 {
     /* The node cap is shared by the loops: together they stay within it. */
@@ -719,9 +699,8 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
         goto fail;
     }
     if (cfg->tls_cert[0] != '\0') {
-        srv->tls_cert = read_file(cfg->tls_cert);
-        srv->tls_key = read_file(cfg->tls_key);
-        if (!srv->tls_cert || !srv->tls_key) {
+        if (!xg_file_read(cfg->tls_cert, &srv->tls_cert, NULL) ||
+            !xg_file_read(cfg->tls_key, &srv->tls_key, NULL)) {
             snprintf(err, errlen, "cannot read [server] tls_cert or tls_key");
             goto fail;
         }
