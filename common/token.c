@@ -2,6 +2,7 @@
 #include "token.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -131,11 +132,31 @@ bool token_looks_valid(const char *text, size_t len)
  * which cost more than the hash itself on the request path. Never freed (process-wide,
  * immutable after the first call). */
 static EVP_MD *token_sha256;
+/* Each thread keeps one digest context and reuses it: allocating one per hash cost more
+ * than the hash of a short token. The key's destructor frees it when the thread ends. */
+static pthread_key_t token_ctx_key;
 static pthread_once_t token_sha256_once = PTHREAD_ONCE_INIT;
+
+static void token_ctx_free(void *ctx)
+{
+    EVP_MD_CTX_free(ctx);
+}
 
 static void token_fetch_sha256(void)
 {
     token_sha256 = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+    if (pthread_key_create(&token_ctx_key, token_ctx_free) != 0)
+        abort();
+}
+
+static EVP_MD_CTX *token_thread_ctx(void)
+{
+    EVP_MD_CTX *ctx = pthread_getspecific(token_ctx_key);
+    if (!ctx && (ctx = EVP_MD_CTX_new()) && pthread_setspecific(token_ctx_key, ctx) != 0) {
+        EVP_MD_CTX_free(ctx);
+        ctx = NULL;
+    }
+    return ctx;
 }
 
 bool token_sha256_of(const void *data, size_t len, uint8_t out[TOKEN_HASH_LEN])
@@ -143,7 +164,11 @@ bool token_sha256_of(const void *data, size_t len, uint8_t out[TOKEN_HASH_LEN])
     pthread_once(&token_sha256_once, token_fetch_sha256);
     unsigned int n = 0;
     const EVP_MD *md = token_sha256 ? token_sha256 : EVP_sha256();
-    return EVP_Digest(data, len, out, &n, md, NULL) == 1 && n == TOKEN_HASH_LEN;
+    EVP_MD_CTX *ctx = token_thread_ctx();
+    if (!ctx)
+        return EVP_Digest(data, len, out, &n, md, NULL) == 1 && n == TOKEN_HASH_LEN;
+    return EVP_DigestInit_ex(ctx, md, NULL) == 1 && EVP_DigestUpdate(ctx, data, len) == 1 &&
+           EVP_DigestFinal_ex(ctx, out, &n) == 1 && n == TOKEN_HASH_LEN;
 }
 
 bool token_hash(const char *text, size_t len, uint8_t out[TOKEN_HASH_LEN])

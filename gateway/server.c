@@ -64,8 +64,11 @@ static int64_t monotonic_us(void)
 /* X-Request-Id on every answer: the id that error lines in the log carry. */
 static void add_request_id(const struct gw_request *req, struct MHD_Response *resp)
 {
-    char id[24];
-    snprintf(id, sizeof id, "%016" PRIx64, req->id);
+    static const char hex[] = "0123456789abcdef";
+    char id[17];
+    for (int i = 0; i < 16; i++)
+        id[i] = hex[(req->id >> (60 - 4 * i)) & 15];
+    id[16] = '\0';
     MHD_add_response_header(resp, "X-Request-Id", id);
 }
 
@@ -619,10 +622,21 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
     return strlen(s);
 }
 
+unsigned gw_server_loop_count(const struct gw_config *cfg)
+{
+    if (cfg->loops > 0)
+        return (unsigned)cfg->loops;
+    /* Half the CPUs: the kernel's TCP work for every proxied byte (and, often, a node on
+     * the same machine) needs the other half. Measured in docs/BENCHMARKS.md. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned half = cpus > 1 ? (unsigned)(cpus / 2) : 1;
+    return half < GW_SERVER_MAX_LOOPS ? half : GW_SERVER_MAX_LOOPS;
+}
+
 struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
 {
     /* The node cap is shared by the loops: together they stay within it. */
-    unsigned loops = (unsigned)cfg->loops;
+    unsigned loops = gw_server_loop_count(cfg);
     unsigned per_loop = (unsigned)cfg->max_connections_per_node / loops;
     return (struct up_engine_options){
         .max_connections_per_node = per_loop ? per_loop : 1,
@@ -654,6 +668,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         {MHD_OPTION_SOCK_ADDR, 0, (void *)addr},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(cfg->connection_timeout_ms / 1000), NULL},
         {MHD_OPTION_CONNECTION_LIMIT, 16384, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16384, NULL},
         {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
         {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL}, /* SO_REUSEPORT: one port, all loops */
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, loop},
@@ -705,8 +720,8 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
             goto fail;
         }
     }
-    size_t loops = (size_t)cfg->loops;
-    for (size_t i = 0; i < loops && i < GW_SERVER_MAX_LOOPS; i++) {
+    size_t loops = gw_server_loop_count(cfg);
+    for (size_t i = 0; i < loops; i++) {
         srv->nloops = i + 1;
         if (!loop_start(srv, i, ctx, &addr, err, errlen))
             goto fail;

@@ -31,6 +31,9 @@ struct gw_server;
 /* The engine options for one loop: the per-node connection cap is divided among the
  * [server] loops so that together they stay within it. Main uses it for loop 0's engine
  * (ctx->up, which the prober shares); the server starts the others. */
+/* The event loops to run: [server] loops, or for 0 half the online CPUs (at least one). */
+unsigned gw_server_loop_count(const struct gw_config *cfg);
+
 struct up_engine_options gw_server_engine_options(const struct gw_config *cfg);
 
 struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errlen);

@@ -1,18 +1,28 @@
-/* upstream — one thread and one curl multi handle for every transfer to every node.
+/* upstream — one thread, one epoll set and one curl multi handle for every transfer to
+ * every node of one event loop.
  *
- * A job travels: caller thread (up_submit: copy the job into a pooled transfer, set up
- * its easy handle) → intake list (mutex) → engine thread (curl_multi_add_handle, driven
- * by curl_multi_perform/curl_multi_poll) → on_done on the engine thread → back to the
- * spare list with its easy handle and buffers, for the next job.
+ * A job travels: caller thread (up_submit: copy the job into a pooled transfer) → intake
+ * list (mutex; an eventfd wakes the engine when the caller is another thread) → engine
+ * thread: plain-http nodes at a numeric address go to nodeconn (our own keep-alive HTTP/1.1
+ * client), everything else to curl's multi handle driven by curl_multi_socket_action →
+ * on_done on the engine thread → back to the spare list with its buffers, for the next
+ * job.
+ *
+ * The epoll set holds the wake-up eventfd, the host's descriptor (libmicrohttpd's own
+ * epoll fd), curl's sockets and nodeconn's sockets, so one epoll_wait serves clients and
+ * nodes together. Its data field says whose descriptor an event is for: nodeconn's
+ * connection pointers (8-aligned), or a small tag (UP_TAG_*) with a curl socket's number
+ * above it.
  *
  * curl 7.88 does not time out a transfer while it waits for a connection slot under
  * CURLMOPT_MAX_HOST_CONNECTIONS (its timer only runs once it holds a connection), so the
- * engine keeps each job's deadline itself and expires overdue jobs on its own; curl's
- * CURLOPT_TIMEOUT_MS covers the running ones. */
+ * engine keeps each job's deadline itself and expires overdue jobs on its own, for both
+ * clients; curl's CURLOPT_TIMEOUT_MS covers its running ones. */
 #include "upstream.h"
 
 #include <assert.h>
 #include <curl/curl.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -20,7 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "http1.h"
+#include "nodeconn.h"
 
 #define UP_NS_PER_MS                  1000000ULL
 #define UP_DEFAULT_PER_NODE           24U
@@ -34,6 +50,7 @@
 /* Deadline scans walk every active transfer; run them at most this often. */
 #define UP_SCAN_INTERVAL_NS (5 * UP_NS_PER_MS)
 #define UP_MAX_POLL_MS      1000
+#define UP_MAX_EVENTS       64
 #define UP_TCP_KEEPIDLE_S   30L
 #define UP_TCP_KEEPINTVL_S  10L
 
@@ -42,14 +59,28 @@ static const char *const up_curl_default_headers[] = {"Accept", "Expect", "User-
                                                       "Content-Type"};
 #define UP_N_DEFAULT_HEADERS (sizeof up_curl_default_headers / sizeof up_curl_default_headers[0])
 
+/* epoll data of the engine's own descriptors; nodeconn's are 8-aligned pointers. */
+#define UP_TAG_WAKE    1U
+#define UP_TAG_HOST    2U
+#define UP_TAG_CURL    3U /* a curl socket: its number << 2 | UP_TAG_CURL */
+#define UP_TAG_MASK    3U
+#define UP_MAX_HEADERS 32
+
 struct up_xfer {
-    struct up_xfer *next, *prev; /* on exactly one list, or none while being finished */
+    struct up_xfer *next, *prev; /* on list */
+    struct up_list *list;        /* the one list it is on, or NULL */
     struct up_engine *engine;
-    CURL *easy;
+    CURL *easy; /* created the first time the transfer goes through curl */
     bool in_multi;
 
-    /* The copied job: URL, body and header lines live in req; hdrs is curl's header
-     * list built in place over req (no allocation per header). */
+    /* A job for nodeconn: the request is built in req (head, then body) and nx carries it;
+     * target is where the URL points. */
+    bool native;
+    struct nc_target target;
+    struct nc_exchange nx;
+
+    /* A job for curl: URL, body and header lines live in req; hdrs is curl's header list
+     * built in place over req (no allocation per header). */
     char *req;
     size_t req_cap;
     struct curl_slist *hdrs;
@@ -77,19 +108,29 @@ struct up_engine {
     struct up_engine_options opt;
     size_t max_spare;
     CURLM *multi;
+    int epoll_fd, wake_fd;
+    struct nc_client *nc;
     pthread_t thread;
     bool thread_running; /* owner thread only: between start and stop */
 
     pthread_mutex_t lock;
-    struct up_list intake; /* lock */
-    struct up_list spare;  /* lock */
+    struct up_list intake; /* lock: jobs from other threads */
+    struct up_list spare;  /* lock: transfers for other threads' jobs */
     bool stopping;         /* lock */
     struct up_host host;   /* lock; fd -1 when none */
 
-    /* Engine thread only. */
+    /* Engine thread only. Jobs and transfers of the engine's own thread (the host's
+     * handlers, retries from callbacks) skip the lock. */
+    struct up_list local_intake;
+    struct up_list local_spare;
+    bool remote_waiting; /* woken: take the locked intake, the host and the stop flag */
+    bool stopped;        /* the loop saw the stop: own-thread submissions are refused */
     struct up_list active;
     uint64_t earliest_deadline_ns; /* of the active transfers, UINT64_MAX if none */
     uint64_t last_scan_ns;
+    uint64_t curl_due_ns;    /* curl's timer, UINT64_MAX when unset */
+    uint64_t connect_due_ns; /* nodeconn's earliest connect deadline */
+    bool host_dirty;         /* a job finished since the host last ran: it may resume */
 };
 
 /* The engine whose loop runs on this thread, if any: a submission from there (the host's
@@ -105,6 +146,7 @@ static uint64_t up_now_ns(void)
 
 static void up_list_push(struct up_list *l, struct up_xfer *x)
 {
+    x->list = l;
     x->next = NULL;
     x->prev = l->tail;
     if (l->tail)
@@ -126,6 +168,7 @@ static void up_list_unlink(struct up_list *l, struct up_xfer *x)
     else
         l->tail = x->prev;
     x->next = x->prev = NULL;
+    x->list = NULL;
     l->n--;
 }
 
@@ -141,7 +184,8 @@ static void up_xfer_free(struct up_xfer *x)
 {
     if (!x)
         return;
-    curl_easy_cleanup(x->easy);
+    if (x->easy)
+        curl_easy_cleanup(x->easy);
     free(x->req);
     free(x->hdrs);
     free(x->resp);
@@ -154,20 +198,20 @@ static struct up_xfer *up_xfer_new(struct up_engine *e)
     if (!x)
         return NULL;
     x->engine = e;
-    x->easy = curl_easy_init();
-    if (!x->easy) {
-        free(x);
-        return NULL;
-    }
     return x;
 }
 
 /* A pooled transfer (easy handle and buffers already allocated) or a new one. */
 static struct up_xfer *up_xfer_get(struct up_engine *e)
 {
-    pthread_mutex_lock(&e->lock);
-    struct up_xfer *x = up_list_pop(&e->spare);
-    pthread_mutex_unlock(&e->lock);
+    struct up_xfer *x;
+    if (up_engine_of_this_thread == e) {
+        x = up_list_pop(&e->local_spare);
+    } else {
+        pthread_mutex_lock(&e->lock);
+        x = up_list_pop(&e->spare);
+        pthread_mutex_unlock(&e->lock);
+    }
     return x ? x : up_xfer_new(e);
 }
 
@@ -185,6 +229,11 @@ static void up_xfer_put(struct up_engine *e, struct up_xfer *x)
     }
     x->on_done = NULL;
     x->arg = NULL;
+    /* The engine thread keeps half the spares for its own thread's jobs, unlocked. */
+    if (up_engine_of_this_thread == e && e->local_spare.n < e->max_spare / 2) {
+        up_list_push(&e->local_spare, x);
+        return;
+    }
     pthread_mutex_lock(&e->lock);
     bool keep = e->spare.n < e->max_spare;
     if (keep)
@@ -327,15 +376,13 @@ static bool up_xfer_copy_job(struct up_xfer *x, const struct up_job *job)
     return true;
 }
 
-static size_t up_on_write(char *data, size_t size, size_t nmemb, void *userp)
+/* Appends answer bytes to x->resp, within the engine's answer cap. */
+static bool up_append_answer(struct up_xfer *x, const char *data, size_t n)
 {
-    struct up_xfer *x = userp;
-    size_t n = size * nmemb;
     size_t max = x->engine->opt.max_response_bytes;
-
     if (n > max - x->resp_len) {
         x->too_large = true;
-        return 0;
+        return false;
     }
     if (x->resp_len + n + 1 > x->resp_cap) {
         size_t cap = x->resp_cap ? x->resp_cap : UP_FIRST_RESPONSE_CAP;
@@ -346,7 +393,7 @@ static size_t up_on_write(char *data, size_t size, size_t nmemb, void *userp)
         char *p = realloc(x->resp, cap);
         if (!p) {
             x->out_of_memory = true;
-            return 0;
+            return false;
         }
         x->resp = p;
         x->resp_cap = cap;
@@ -354,7 +401,64 @@ static size_t up_on_write(char *data, size_t size, size_t nmemb, void *userp)
     memcpy(x->resp + x->resp_len, data, n);
     x->resp_len += n;
     x->resp[x->resp_len] = '\0';
-    return n;
+    return true;
+}
+
+static size_t up_on_write(char *data, size_t size, size_t nmemb, void *userp)
+{
+    size_t n = size * nmemb;
+    return up_append_answer(userp, data, n) ? n : 0;
+}
+
+static bool up_on_native_body(void *ctx, const char *data, size_t n)
+{
+    struct up_xfer *x = ctx;
+    const struct h1_parser *p = &x->nx.parser;
+    /* A declared length sizes the buffer once, exactly: the body is usually handed on to
+     * the client without a copy, so the buffer is new for most transfers. */
+    if (x->resp_len == 0 && p->has_length && !p->chunked && !p->until_close &&
+        p->content_length < x->engine->opt.max_response_bytes &&
+        p->content_length + 1 > x->resp_cap) {
+        char *buf = realloc(x->resp, (size_t)p->content_length + 1);
+        if (!buf) {
+            x->out_of_memory = true;
+            return false;
+        }
+        x->resp = buf;
+        x->resp_cap = (size_t)p->content_length + 1;
+    }
+    return up_append_answer(x, data, n);
+}
+
+static void up_on_native_end(struct nc_exchange *nx, enum nc_end end, const char *error);
+
+/* Builds the request nodeconn sends (head, then body) in x->req. The head carries exactly
+ * the job's headers plus Host and, for POST, Content-Length, as curl's request would. */
+static bool up_xfer_build_native(struct up_xfer *x, const struct up_job *job)
+{
+    struct h1_header headers[UP_MAX_HEADERS];
+    if (job->nheaders > UP_MAX_HEADERS)
+        return false;
+    for (size_t i = 0; i < job->nheaders; i++)
+        headers[i] = (struct h1_header){job->headers[i].name, job->headers[i].value};
+    bool post = strcmp(job->method, "POST") == 0;
+    size_t head = h1_request_head_size(job->method, x->target.path, x->target.authority, headers,
+                                       job->nheaders, post, job->body_len);
+    if (!up_reserve_fresh(&x->req, &x->req_cap, head + job->body_len + 1))
+        return false;
+    h1_format_request_head(x->req, job->method, x->target.path, x->target.authority, headers,
+                           job->nheaders, post, job->body_len);
+    if (post && job->body_len > 0)
+        memcpy(x->req + head, job->body, job->body_len);
+    /* Field by field: the exchange embeds the parser's line buffer, not worth zeroing. */
+    x->nx.request = x->req;
+    x->nx.request_len = head + (post ? job->body_len : 0);
+    x->nx.on_body = up_on_native_body;
+    x->nx.on_end = up_on_native_end;
+    x->nx.ctx = x;
+    x->nx.node = NULL;
+    x->nx.conn = NULL;
+    return true;
 }
 
 #define UP_SET(opt, val) ok &= curl_easy_setopt(easy, opt, val) == CURLE_OK
@@ -364,6 +468,8 @@ static size_t up_on_write(char *data, size_t size, size_t nmemb, void *userp)
 static bool up_xfer_setup_easy(struct up_xfer *x, const struct up_job *job,
                                const struct up_engine_options *opt)
 {
+    if (!x->easy && !(x->easy = curl_easy_init()))
+        return false;
     CURL *easy = x->easy;
     const char *body = x->req + strlen(x->req) + 1;
     bool ok = true;
@@ -399,6 +505,13 @@ static bool up_xfer_setup_easy(struct up_xfer *x, const struct up_job *job,
 
 #undef UP_SET
 
+static void up_wake(struct up_engine *e)
+{
+    uint64_t one = 1;
+    ssize_t w = write(e->wake_fd, &one, sizeof one);
+    (void)w; /* EAGAIN: the counter is already non-zero, a wake-up is pending */
+}
+
 bool up_submit(struct up_engine *e, const struct up_job *job)
 {
     if (!up_job_valid(job))
@@ -412,7 +525,10 @@ bool up_submit(struct up_engine *e, const struct up_job *job)
         x->resp[0] = '\0';
     x->too_large = x->out_of_memory = false;
     x->errbuf[0] = '\0';
-    if (!up_xfer_copy_job(x, job) || !up_xfer_setup_easy(x, job, &e->opt)) {
+    x->native = nc_target_of(job->url, &x->target);
+    bool ready = x->native ? up_xfer_build_native(x, job)
+                           : up_xfer_copy_job(x, job) && up_xfer_setup_easy(x, job, &e->opt);
+    if (!ready) {
         up_xfer_put(e, x);
         return false;
     }
@@ -422,18 +538,21 @@ bool up_submit(struct up_engine *e, const struct up_job *job)
     x->submitted_ns = up_now_ns();
     x->deadline_ns = x->submitted_ns + (uint64_t)job->timeout_ms * UP_NS_PER_MS;
 
-    bool on_engine_thread = up_engine_of_this_thread == e;
-    pthread_mutex_lock(&e->lock);
-    bool accepted = !e->stopping;
-    if (accepted) {
-        up_list_push(&e->intake, x);
-        /* Under the lock, so the multi handle cannot be torn down in between. The engine's
-         * own thread (the host's handlers) needs no wake-up: it looks at the intake before
-         * it waits. */
-        if (!on_engine_thread)
-            curl_multi_wakeup(e->multi);
+    bool accepted;
+    if (up_engine_of_this_thread == e) {
+        /* The loop looks at its own intake before it waits: no lock, no wake-up. */
+        accepted = !e->stopped;
+        if (accepted)
+            up_list_push(&e->local_intake, x);
+    } else {
+        pthread_mutex_lock(&e->lock);
+        accepted = !e->stopping;
+        if (accepted) {
+            up_list_push(&e->intake, x);
+            up_wake(e); /* under the lock: the engine cannot be torn down in between */
+        }
+        pthread_mutex_unlock(&e->lock);
     }
-    pthread_mutex_unlock(&e->lock);
     if (!accepted)
         up_xfer_put(e, x);
     return accepted;
@@ -470,27 +589,31 @@ static enum up_outcome up_outcome_of(CURLcode code, const struct up_xfer *x)
     }
 }
 
-/* Detaches x from the engine, reports res to its owner, and recycles it. */
-static void up_finish(struct up_engine *e, struct up_xfer *x, bool on_active_list)
+/* Detaches x from the engine (and whatever list it is on), reports its result to its
+ * owner, and recycles it. */
+static void up_finish(struct up_engine *e, struct up_xfer *x)
 {
-    if (on_active_list)
-        up_list_unlink(&e->active, x);
+    if (x->list) /* active, or a list being worked through (overdue, cancelled) */
+        up_list_unlink(x->list, x);
     if (x->in_multi) {
         curl_multi_remove_handle(e->multi, x->easy);
         x->in_multi = false;
     }
+    if (x->native)
+        nc_abandon(e->nc, &x->nx); /* nothing when nodeconn already ended it */
     x->result.seconds = (double)(up_now_ns() - x->submitted_ns) / 1e9;
     x->on_done(&x->result, x->arg);
+    e->host_dirty = true;
     up_xfer_put(e, x);
 }
 
-static void up_finish_with(struct up_engine *e, struct up_xfer *x, bool on_active_list,
-                           enum up_outcome outcome, const char *error)
+static void up_finish_with(struct up_engine *e, struct up_xfer *x, enum up_outcome outcome,
+                           const char *error)
 {
     memset(&x->result, 0, sizeof x->result);
     x->result.outcome = outcome;
     x->result.error = error;
-    up_finish(e, x, on_active_list);
+    up_finish(e, x);
 }
 
 static void up_finish_curl(struct up_engine *e, struct up_xfer *x, CURLcode code)
@@ -512,7 +635,35 @@ static void up_finish_curl(struct up_engine *e, struct up_xfer *x, CURLcode code
     } else {
         r->error = x->errbuf[0] ? x->errbuf : curl_easy_strerror(code);
     }
-    up_finish(e, x, true);
+    up_finish(e, x);
+}
+
+static void up_on_native_end(struct nc_exchange *nx, enum nc_end end, const char *error)
+{
+    struct up_xfer *x = (struct up_xfer *)((char *)nx - offsetof(struct up_xfer, nx));
+    struct up_engine *e = x->engine;
+    struct up_result *r = &x->result;
+    memset(r, 0, sizeof *r);
+    if (end == NC_ANSWERED) {
+        r->outcome = UP_OK;
+        r->http_status = nx->parser.status;
+        r->body = x->resp ? x->resp : "";
+        r->body_len = x->resp_len;
+        r->content_type = nx->parser.content_type[0] ? nx->parser.content_type : NULL;
+    } else if (x->too_large) {
+        r->outcome = UP_TOO_LARGE;
+        snprintf(x->msg, sizeof x->msg, "the node's answer exceeds %zu bytes",
+                 e->opt.max_response_bytes);
+        r->error = x->msg;
+    } else if (x->out_of_memory) {
+        r->outcome = UP_INTERNAL_ERROR;
+        r->error = "out of memory";
+    } else {
+        r->outcome = end == NC_CONNECT_FAILED ? UP_CONNECT_ERROR : UP_PROTOCOL_ERROR;
+        r->http_status = nx->parser.status;
+        r->error = error;
+    }
+    up_finish(e, x);
 }
 
 char *up_result_take_body(const struct up_result *res)
@@ -532,17 +683,19 @@ static void up_start_incoming(struct up_engine *e, struct up_list *incoming, uin
     struct up_xfer *x;
     while ((x = up_list_pop(incoming))) {
         if (now >= x->deadline_ns) {
-            up_finish_with(e, x, false, UP_TIMEOUT, "the deadline passed before the job started");
+            up_finish_with(e, x, UP_TIMEOUT, "the deadline passed before the job started");
             continue;
         }
-        if (curl_multi_add_handle(e->multi, x->easy) != CURLM_OK) {
-            up_finish_with(e, x, false, UP_INTERNAL_ERROR, "curl_multi_add_handle failed");
+        if (!x->native && curl_multi_add_handle(e->multi, x->easy) != CURLM_OK) {
+            up_finish_with(e, x, UP_INTERNAL_ERROR, "curl_multi_add_handle failed");
             continue;
         }
-        x->in_multi = true;
+        x->in_multi = !x->native;
         up_list_push(&e->active, x);
         if (x->deadline_ns < e->earliest_deadline_ns)
             e->earliest_deadline_ns = x->deadline_ns;
+        if (x->native)
+            nc_start(e->nc, &x->nx, &x->target); /* may finish x before it returns */
     }
 }
 
@@ -560,37 +713,58 @@ static void up_collect_finished(struct up_engine *e)
     }
 }
 
-/* Fails the jobs whose deadline passed, including those curl still holds back while
- * they wait for a connection slot. */
+/* Fails the jobs whose deadline passed, including those curl or nodeconn still hold back
+ * while they wait for a connection slot. They are moved off the active list first: ending
+ * one may end others (a freed connection slot goes to a waiting job that fails at once). */
 static void up_expire_overdue(struct up_engine *e, uint64_t now)
 {
+    e->connect_due_ns = nc_expire_connects(e->nc, now);
     if (now < e->earliest_deadline_ns || now < e->last_scan_ns + UP_SCAN_INTERVAL_NS)
         return;
     e->last_scan_ns = now;
     uint64_t earliest = UINT64_MAX;
-    struct up_xfer *next;
-    for (struct up_xfer *x = e->active.head; x; x = next) {
+    struct up_list overdue = {0};
+    struct up_xfer *x, *next;
+    for (x = e->active.head; x; x = next) {
         next = x->next;
         if (x->deadline_ns <= now) {
-            snprintf(x->msg, sizeof x->msg, "no answer within the %ld ms deadline", x->timeout_ms);
-            up_finish_with(e, x, true, UP_TIMEOUT, x->msg);
+            up_list_unlink(&e->active, x);
+            up_list_push(&overdue, x);
         } else if (x->deadline_ns < earliest) {
             earliest = x->deadline_ns;
         }
     }
     e->earliest_deadline_ns = earliest;
+    while ((x = up_list_pop(&overdue))) {
+        snprintf(x->msg, sizeof x->msg, "no answer within the %ld ms deadline", x->timeout_ms);
+        up_finish_with(e, x, UP_TIMEOUT, x->msg);
+    }
 }
 
-static int up_poll_timeout_ms(const struct up_engine *e, uint64_t now)
+static uint64_t up_min(uint64_t a, uint64_t b)
 {
-    if (e->earliest_deadline_ns == UINT64_MAX)
-        return UP_MAX_POLL_MS;
-    uint64_t due = e->earliest_deadline_ns;
-    if (due < e->last_scan_ns + UP_SCAN_INTERVAL_NS)
-        due = e->last_scan_ns + UP_SCAN_INTERVAL_NS;
-    if (due <= now)
-        return 0;
-    uint64_t ms = (due - now + UP_NS_PER_MS - 1) / UP_NS_PER_MS;
+    return a < b ? a : b;
+}
+
+/* How long the next wait may last: until curl's timer, the next deadline scan, a
+ * connect deadline or the host's own timeout, whichever comes first. */
+static int up_wait_timeout_ms(const struct up_engine *e, const struct up_host *host, uint64_t now)
+{
+    uint64_t due = e->curl_due_ns;
+    if (e->earliest_deadline_ns != UINT64_MAX) {
+        uint64_t next_scan = e->last_scan_ns + UP_SCAN_INTERVAL_NS;
+        due =
+            up_min(due, e->earliest_deadline_ns > next_scan ? e->earliest_deadline_ns : next_scan);
+    }
+    due = up_min(due, e->connect_due_ns);
+    long ms = UP_MAX_POLL_MS;
+    if (due != UINT64_MAX)
+        ms = due <= now ? 0 : (long)((due - now + UP_NS_PER_MS - 1) / UP_NS_PER_MS);
+    if (host->fd >= 0) {
+        long host_ms = host->timeout_ms(host->ctx);
+        if (host_ms >= 0 && host_ms < ms)
+            ms = host_ms;
+    }
     return ms < UP_MAX_POLL_MS ? (int)ms : UP_MAX_POLL_MS;
 }
 
@@ -599,61 +773,123 @@ static void up_cancel_all(struct up_engine *e, struct up_list *incoming)
     static const char why[] = "the upstream engine stopped";
     struct up_xfer *x;
     while ((x = e->active.head))
-        up_finish_with(e, x, true, UP_CANCELLED, why);
+        up_finish_with(e, x, UP_CANCELLED, why);
     while ((x = up_list_pop(incoming)))
-        up_finish_with(e, x, false, UP_CANCELLED, why);
+        up_finish_with(e, x, UP_CANCELLED, why);
 }
 
-static bool up_intake_pending(struct up_engine *e)
+/* curl asks to watch (or forget) one of its sockets. */
+static int up_on_curl_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
 {
-    pthread_mutex_lock(&e->lock);
-    bool pending = e->intake.head != NULL;
-    pthread_mutex_unlock(&e->lock);
-    return pending;
-}
-
-/* One iteration's wait: the node sockets, the engine's wake-up and the host's fd. */
-static void up_wait(struct up_engine *e, const struct up_host *host, int timeout_ms)
-{
-    struct curl_waitfd extra = {.fd = host->fd, .events = CURL_WAIT_POLLIN};
-    if (host->fd >= 0) {
-        long host_ms = host->timeout_ms(host->ctx);
-        if (host_ms >= 0 && host_ms < timeout_ms)
-            timeout_ms = (int)host_ms;
+    (void)easy;
+    (void)socketp;
+    struct up_engine *e = userp;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(e->epoll_fd, EPOLL_CTL_DEL, s, NULL);
+        return 0;
     }
-    curl_multi_poll(e->multi, host->fd >= 0 ? &extra : NULL, host->fd >= 0 ? 1 : 0, timeout_ms,
-                    NULL);
+    struct epoll_event ev = {
+        .events = ((what & CURL_POLL_IN) ? EPOLLIN : 0U) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0U),
+        .data.u64 = (uint64_t)s << 2 | UP_TAG_CURL,
+    };
+    if (epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, s, &ev) != 0 && errno == EEXIST)
+        epoll_ctl(e->epoll_fd, EPOLL_CTL_MOD, s, &ev);
+    return 0;
+}
+
+static int up_on_curl_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    (void)multi;
+    struct up_engine *e = userp;
+    e->curl_due_ns =
+        timeout_ms < 0 ? UINT64_MAX : up_now_ns() + (uint64_t)timeout_ms * UP_NS_PER_MS;
+    return 0;
+}
+
+static void up_curl_action(struct up_engine *e, curl_socket_t s, int flags)
+{
+    int running;
+    curl_multi_socket_action(e->multi, s, flags, &running);
+    up_collect_finished(e);
+}
+
+static void up_run_curl_timer(struct up_engine *e, uint64_t now)
+{
+    if (now < e->curl_due_ns)
+        return;
+    e->curl_due_ns = UINT64_MAX;
+    up_curl_action(e, CURL_SOCKET_TIMEOUT, 0);
+}
+
+static void up_on_event(struct up_engine *e, const struct epoll_event *ev, bool *host_ready)
+{
+    uint64_t tag = ev->data.u64 & UP_TAG_MASK;
+    if (ev->data.u64 == UP_TAG_WAKE) {
+        uint64_t count;
+        ssize_t r = read(e->wake_fd, &count, sizeof count);
+        (void)r;
+        e->remote_waiting = true;
+    } else if (ev->data.u64 == UP_TAG_HOST) {
+        *host_ready = true;
+    } else if (tag == UP_TAG_CURL) {
+        int flags = ((ev->events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                    ((ev->events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                    ((ev->events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+        up_curl_action(e, (curl_socket_t)(ev->data.u64 >> 2), flags);
+    } else {
+        nc_on_event(e->nc, ev->data.ptr, ev->events);
+    }
+}
+
+static void up_run_host(struct up_engine *e, const struct up_host *host)
+{
+    e->host_dirty = false;
+    if (host->fd >= 0)
+        host->run(host->ctx);
 }
 
 static void *up_loop(void *arg)
 {
     struct up_engine *e = arg;
+    struct epoll_event events[UP_MAX_EVENTS];
+    struct up_host host = {.fd = -1};
     up_engine_of_this_thread = e;
+    e->remote_waiting = true;
     for (;;) {
-        pthread_mutex_lock(&e->lock);
-        struct up_list incoming = e->intake;
-        e->intake = (struct up_list){0};
-        bool stopping = e->stopping;
-        struct up_host host = e->host;
-        pthread_mutex_unlock(&e->lock);
-
-        if (stopping) {
-            up_cancel_all(e, &incoming);
-            return NULL;
+        if (e->remote_waiting) {
+            e->remote_waiting = false;
+            pthread_mutex_lock(&e->lock);
+            struct up_list remote = e->intake;
+            e->intake = (struct up_list){0};
+            e->stopped = e->stopping;
+            host = e->host;
+            pthread_mutex_unlock(&e->lock);
+            if (e->stopped) {
+                up_cancel_all(e, &remote);
+                up_cancel_all(e, &e->local_intake);
+                return NULL;
+            }
+            up_start_incoming(e, &remote, up_now_ns());
         }
-        up_start_incoming(e, &incoming, up_now_ns());
-        int running;
-        curl_multi_perform(e->multi, &running);
-        up_collect_finished(e);
         uint64_t now = up_now_ns();
+        struct up_list local = e->local_intake;
+        e->local_intake = (struct up_list){0};
+        up_start_incoming(e, &local, now);
+        up_run_curl_timer(e, now);
         up_expire_overdue(e, now);
-        /* Before the wait: the callbacks above resumed connections whose answers the host
-         * sends now (a resumption does not wake the host's fd). After it: new client I/O. */
-        if (host.fd >= 0)
-            host.run(host.ctx);
-        up_wait(e, &host, up_intake_pending(e) ? 0 : up_poll_timeout_ms(e, now));
-        if (host.fd >= 0)
-            host.run(host.ctx);
+        /* Jobs that ended above resumed client connections: the host answers them now (a
+         * resumption alone would wake the host's descriptor one round later). */
+        if (e->host_dirty)
+            up_run_host(e, &host);
+
+        int timeout = e->local_intake.head ? 0 : up_wait_timeout_ms(e, &host, up_now_ns());
+        int n = epoll_wait(e->epoll_fd, events, UP_MAX_EVENTS, timeout);
+        bool host_ready = n == 0; /* a timeout: the host may have its own to run */
+        for (int i = 0; i < n; i++)
+            up_on_event(e, &events[i], &host_ready);
+        nc_release_closed(e->nc);
+        if (host_ready || e->host_dirty)
+            up_run_host(e, &host);
     }
 }
 
@@ -661,7 +897,11 @@ void up_engine_attach_host(struct up_engine *e, const struct up_host *host)
 {
     pthread_mutex_lock(&e->lock);
     e->host = *host;
-    curl_multi_wakeup(e->multi);
+    if (host->fd >= 0) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = UP_TAG_HOST};
+        epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, host->fd, &ev);
+    }
+    up_wake(e);
     pthread_mutex_unlock(&e->lock);
 }
 
@@ -690,7 +930,26 @@ static bool up_multi_configure(struct up_engine *e)
     ok &=
         curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)e->opt.max_total_connections) == CURLM_OK;
     ok &= curl_multi_setopt(m, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING) == CURLM_OK;
+    ok &= curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, up_on_curl_socket) == CURLM_OK;
+    ok &= curl_multi_setopt(m, CURLMOPT_SOCKETDATA, e) == CURLM_OK;
+    ok &= curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, up_on_curl_timer) == CURLM_OK;
+    ok &= curl_multi_setopt(m, CURLMOPT_TIMERDATA, e) == CURLM_OK;
     return ok;
+}
+
+/* The epoll set with the wake-up eventfd in it, and nodeconn over it. */
+static bool up_events_open(struct up_engine *e)
+{
+    e->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    e->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (e->epoll_fd < 0 || e->wake_fd < 0)
+        return false;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = UP_TAG_WAKE};
+    if (epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, e->wake_fd, &ev) != 0)
+        return false;
+    e->nc = nc_client_new(e->epoll_fd, e->opt.max_connections_per_node,
+                          e->opt.max_total_connections, e->opt.connect_timeout_ms);
+    return e->nc != NULL;
 }
 
 /* The engine thread takes no signals: the daemon's main thread handles them. */
@@ -715,6 +974,9 @@ struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err
     up_apply_defaults(&e->opt);
     e->max_spare = e->opt.max_total_connections * 2;
     e->earliest_deadline_ns = UINT64_MAX;
+    e->curl_due_ns = UINT64_MAX;
+    e->connect_due_ns = UINT64_MAX;
+    e->epoll_fd = e->wake_fd = -1;
     e->host.fd = -1;
     pthread_mutex_init(&e->lock, NULL);
 
@@ -724,6 +986,10 @@ struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err
         pthread_mutex_destroy(&e->lock);
         free(e);
         return NULL;
+    }
+    if (!up_events_open(e)) {
+        snprintf(err, errlen, "cannot set up the engine's epoll set: %s", strerror(errno));
+        goto fail;
     }
     e->multi = curl_multi_init();
     if (!e->multi || !up_multi_configure(e)) {
@@ -748,7 +1014,7 @@ void up_engine_stop(struct up_engine *e)
     assert(!pthread_equal(pthread_self(), e->thread) && "up_engine_stop from a callback");
     pthread_mutex_lock(&e->lock);
     e->stopping = true;
-    curl_multi_wakeup(e->multi);
+    up_wake(e);
     pthread_mutex_unlock(&e->lock);
     pthread_join(e->thread, NULL);
     e->thread_running = false;
@@ -762,8 +1028,15 @@ void up_engine_free(struct up_engine *e)
     struct up_xfer *x;
     while ((x = up_list_pop(&e->spare)))
         up_xfer_free(x);
+    while ((x = up_list_pop(&e->local_spare)))
+        up_xfer_free(x);
     if (e->multi)
         curl_multi_cleanup(e->multi);
+    nc_client_free(e->nc);
+    if (e->wake_fd >= 0)
+        close(e->wake_fd);
+    if (e->epoll_fd >= 0)
+        close(e->epoll_fd);
     pthread_mutex_destroy(&e->lock);
     free(e);
     curl_global_cleanup();

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Gateway throughput and latency against direct monerod and HAProxy, side by side.
 #
-#   tests/bench/gateway.sh [DURATION_S]     (default 5 s per cell)
+#   tests/bench/gateway.sh [DURATION_S [ROUNDS]]   (default 3 s per run, 3 rounds)
+#
+# Each cell is measured ROUNDS times, the three targets taking turns within a round (so a
+# background blip on this shared machine hits one run, not one target), and the table
+# shows each target's median run (by requests/s; failures summed over the rounds).
+#
+# XG_BENCH_CALLS (default "get_info get_block_count blocks_by_height") and XG_BENCH_CONNS
+# (default "1 16 64") pick a subset of the table's rows.
 #
 # Starts a bench stack (XG_VAR=var/bench, XG_PORT_BASE=29100) unless one is running,
 # then, for get_info and get_block_count (/json_rpc) and get_blocks_by_height.bin, at
@@ -11,7 +18,8 @@
 # failed requests, and the gateway's ratios) for docs/BENCHMARKS.md.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-DURATION=${1:-5}
+DURATION=${1:-3}
+ROUNDS=${2:-3}
 export XG_VAR=${XG_BENCH_VAR:-$REPO/var/bench} XG_PORT_BASE=${XG_BENCH_PORT_BASE:-29100}
 STACK=$REPO/scripts/stack.sh
 work=$(mktemp -d)
@@ -95,17 +103,29 @@ run_wrk() {
 	END { printf "%d %d %d %d\n", rps, p50, p99, failed }' <<<"$out"
 }
 
+# median_run FILE (lines "rps p50 p99 failed") → the median line by rps, failures summed
+median_run() {
+	sort -n "$1" | awk '{ line[NR] = $1 " " $2 " " $3; failed += $4 }
+	END { print line[int((NR + 1) / 2)], failed }'
+}
+
 echo "| call | conns | direct req/s | HAProxy req/s | gateway req/s | gw/direct | gw/HAProxy | p50 direct / HAProxy / gw (µs) | p99 direct / HAProxy / gw (µs) | failed direct / HAProxy / gw |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for call in get_info get_block_count blocks_by_height; do
+for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height}; do
 	case $call in
 	blocks_by_height) path=/get_blocks_by_height.bin ctype="" ;;
 	*) path=/json_rpc ctype=application/json ;;
 	esac
-	for conns in 1 16 64; do
-		read -r d_rps d_p50 d_p99 d_fail < <(run_wrk "$NODE_A_URL$path" "$work/$call" "$ctype" "$conns")
-		read -r h_rps h_p50 h_p99 h_fail < <(run_wrk "http://127.0.0.1:$HA_PORT$path" "$work/$call" "$ctype" "$conns")
-		read -r g_rps g_p50 g_p99 g_fail < <(run_wrk "http://127.0.0.1:$GW_PORT/v1/$TOKEN$path" "$work/$call" "$ctype" "$conns")
+	for conns in ${XG_BENCH_CONNS:-1 16 64}; do
+		: >"$work/d" && : >"$work/h" && : >"$work/g"
+		for _ in $(seq "$ROUNDS"); do
+			run_wrk "$NODE_A_URL$path" "$work/$call" "$ctype" "$conns" >>"$work/d"
+			run_wrk "http://127.0.0.1:$HA_PORT$path" "$work/$call" "$ctype" "$conns" >>"$work/h"
+			run_wrk "http://127.0.0.1:$GW_PORT/v1/$TOKEN$path" "$work/$call" "$ctype" "$conns" >>"$work/g"
+		done
+		read -r d_rps d_p50 d_p99 d_fail < <(median_run "$work/d")
+		read -r h_rps h_p50 h_p99 h_fail < <(median_run "$work/h")
+		read -r g_rps g_p50 g_p99 g_fail < <(median_run "$work/g")
 		ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "–" }'; }
 		echo "| $call | $conns | $d_rps | $h_rps | $g_rps | $(ratio "$g_rps" "$d_rps") | $(ratio "$g_rps" "$h_rps") | $d_p50 / $h_p50 / $g_p50 | $d_p99 / $h_p99 / $g_p99 | $d_fail / $h_fail / $g_fail |"
 	done

@@ -78,6 +78,15 @@ static void test_view_headers(void **state)
     assert_string_equal(v.limit, "100000");
     assert_string_equal(v.remaining, "99421");
     assert_string_equal(v.reset, "1795996800");
+
+    struct limits_view edge = {.quota = {.limit = INT64_MAX, .remaining = 0, .reset = INT64_MIN}};
+    limits_view_format(&edge);
+    assert_string_equal(edge.limit, "9223372036854775807");
+    assert_string_equal(edge.remaining, "0");
+    assert_string_equal(edge.reset, "-9223372036854775808");
+    edge.quota.remaining = -7;
+    limits_view_format(&edge);
+    assert_string_equal(edge.remaining, "-7");
 }
 
 static const struct tenant_row TENANT = {
