@@ -19,9 +19,8 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("server", "tls_cert", XG_CFG_STRING, tls_cert, "", 0, 0, false,
         "PEM certificate; with tls_key serves HTTPS instead of HTTP"),
     KEY("server", "tls_key", XG_CFG_STRING, tls_key, "", 0, 0, false, "PEM private key"),
-    KEY("server", "loops", XG_CFG_INT, loops, "0", 0, 16, false,
-        "event loops, one thread each, serving clients and nodes on the shared port; 0: half "
-        "the CPUs"),
+    KEY("server", "loops", XG_CFG_INT, loops, "2", 1, 16, false,
+        "event loops, one thread each, serving clients and nodes on the shared port"),
     KEY("server", "max_body", XG_CFG_SIZE, max_body, "1m", 1024, 64 << 20, false,
         "largest request body accepted (413 beyond)"),
     KEY("server", "connection_timeout", XG_CFG_DURATION, connection_timeout_ms, "30s", 1000,

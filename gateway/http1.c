@@ -306,7 +306,7 @@ bool h1_parse_eof(struct h1_parser *p)
         return true;
     if (p->phase != H1_FAILED)
         h1_fail(p, h1_nothing_received(p) ? "closed without an answer"
-                                           : "closed before the answer ended");
+                                          : "closed before the answer ended");
     return false;
 }
 

@@ -39,7 +39,7 @@ struct nc_node {
     struct sockaddr_storage addr;
     socklen_t addr_len;
     unsigned open;
-    struct nc_conn *idle;                   /* most recently used first */
+    struct nc_conn *idle;                      /* most recently used first */
     struct nc_exchange *wait_head, *wait_tail; /* FIFO */
 };
 

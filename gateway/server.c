@@ -622,21 +622,10 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
     return strlen(s);
 }
 
-unsigned gw_server_loop_count(const struct gw_config *cfg)
-{
-    if (cfg->loops > 0)
-        return (unsigned)cfg->loops;
-    /* Half the CPUs: the kernel's TCP work for every proxied byte (and, often, a node on
-     * the same machine) needs the other half. Measured in docs/BENCHMARKS.md. */
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned half = cpus > 1 ? (unsigned)(cpus / 2) : 1;
-    return half < GW_SERVER_MAX_LOOPS ? half : GW_SERVER_MAX_LOOPS;
-}
-
 struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
 {
     /* The node cap is shared by the loops: together they stay within it. */
-    unsigned loops = gw_server_loop_count(cfg);
+    unsigned loops = (unsigned)cfg->loops;
     unsigned per_loop = (unsigned)cfg->max_connections_per_node / loops;
     return (struct up_engine_options){
         .max_connections_per_node = per_loop ? per_loop : 1,
@@ -720,8 +709,8 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
             goto fail;
         }
     }
-    size_t loops = gw_server_loop_count(cfg);
-    for (size_t i = 0; i < loops; i++) {
+    size_t loops = (size_t)cfg->loops;
+    for (size_t i = 0; i < loops && i < GW_SERVER_MAX_LOOPS; i++) {
         srv->nloops = i + 1;
         if (!loop_start(srv, i, ctx, &addr, err, errlen))
             goto fail;

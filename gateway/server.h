@@ -2,17 +2,18 @@
  * classifies it with the method table, and either answers it at once (errors, denials)
  * or suspends the connection and hands it to proxy.
  *
- * Threading (why this model): one event loop carries every client connection and every
- * node connection. libmicrohttpd runs in external-loop mode (epoll) on the upstream
- * engine's thread, polled together with curl's node sockets (up_engine_attach_host). A
- * request that needs a node suspends its connection (MHD_suspend_connection) and becomes
- * a curl transfer; its answer resumes the connection on the same thread. No thread waits
- * on a node and no request crosses threads, so thousands of concurrent clients cost
- * sockets and a little state each, a proxied request costs no thread hand-off (measured:
- * three hand-offs added ~100 µs per request on two busy cores), and the node side stays
- * within a fixed connection pool per node (monerod resets connections above its per-IP
- * cap). One core serves one replica; more cores are used by more replicas behind the load
- * balancer, which also keeps a fault in one process from taking the others down. */
+ * Threading (why this model): an event loop carries client connections and node
+ * connections together. libmicrohttpd runs in external-loop mode (epoll) on an upstream
+ * engine's thread; its epoll descriptor sits in the engine's epoll set beside the node
+ * sockets (up_engine_attach_host). A request that needs a node suspends its connection
+ * (MHD_suspend_connection) and becomes an upstream job; its answer resumes the connection
+ * on the same thread. No thread waits on a node and no request crosses threads, so
+ * thousands of concurrent clients cost sockets and a little state each, a proxied request
+ * costs no thread hand-off (measured: three hand-offs added ~100 µs per request on two busy
+ * cores), and the node side stays within a fixed connection pool per node (monerod resets
+ * connections above its per-IP cap). [server] loops such loops share the port through
+ * SO_REUSEPORT; more replicas behind a load balancer also keep a fault in one process from
+ * taking the others down. */
 #ifndef SERVER_H
 #define SERVER_H
 
@@ -31,9 +32,6 @@ struct gw_server;
 /* The engine options for one loop: the per-node connection cap is divided among the
  * [server] loops so that together they stay within it. Main uses it for loop 0's engine
  * (ctx->up, which the prober shares); the server starts the others. */
-/* The event loops to run: [server] loops, or for 0 half the online CPUs (at least one). */
-unsigned gw_server_loop_count(const struct gw_config *cfg);
-
 struct up_engine_options gw_server_engine_options(const struct gw_config *cfg);
 
 struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errlen);

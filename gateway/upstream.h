@@ -1,17 +1,20 @@
-/* upstream — the gateway's engine for talking to monerod nodes: one thread, one curl
- * multi handle, every transfer to every node.
+/* upstream — the gateway's engine for talking to monerod nodes: one thread, one epoll
+ * set, every transfer to every node of one event loop.
  *
  * Why this shape. A client request that needs a node suspends its MHD connection and
  * submits a job here; nothing blocks while the node works. A suspended connection costs
  * one socket and a little request state, not a thread and its stack, so thousands of
- * waiting clients cost what thousands of sockets cost. The node side is bounded by
- * curl's per-host connection cap (monerod accepts and then resets connections above its
- * per-IP cap, 25 in Debian's build), and transfers above the cap wait inside curl for a
- * free connection instead of failing. A thread per client connection would instead hold
- * a blocked thread for every in-flight request, open a node connection per thread, and
- * either exceed the node's cap or need a pool with its own queue and locks: the multi
- * handle already is that pool and queue. Keep-alive connections stay in the multi
- * handle's cache (CURLMOPT_MAXCONNECTS = max_total_connections) and are reused.
+ * waiting clients cost what thousands of sockets cost. The node side is bounded by a
+ * per-node connection cap (monerod accepts and then resets connections above its per-IP
+ * cap, 25 in Debian's build), and jobs above the cap wait in the engine for a free
+ * connection instead of failing. A thread per client connection would instead hold a
+ * blocked thread for every in-flight request and open a node connection per thread.
+ * Kept-alive connections are reused.
+ *
+ * Two clients under one interface: nodes over plain HTTP at a numeric address go through
+ * nodeconn (our own HTTP/1.1 client, nodeconn.h); https:// nodes and host names through a
+ * curl multi handle (TLS, asynchronous resolution). Both share the caps' meaning, the
+ * deadlines and the result shape below.
  *
  * Threads. up_submit may be called from any thread. Every completion callback runs on
  * the engine thread, one at a time; it must be quick (copy or take the body, resume the
@@ -24,9 +27,9 @@
  * which the caller then owns and frees with free().
  *
  * Requests carry exactly the job's headers plus what HTTP/1.1 framing requires (Host,
- * and Content-Length for POST): curl's own defaults (User-Agent, Accept, Expect:
- * 100-continue, a form Content-Type) are suppressed, and no Accept-Encoding is sent.
- * Environment proxies are ignored. Redirects are not followed. */
+ * and Content-Length for POST): no User-Agent, Accept, Expect: 100-continue or form
+ * Content-Type of a client library's own, and no Accept-Encoding. Environment proxies
+ * are ignored. Redirects are not followed. */
 #ifndef UPSTREAM_H
 #define UPSTREAM_H
 
@@ -37,8 +40,8 @@ struct up_engine;
 
 /* A zero field takes the default in brackets. */
 struct up_engine_options {
-    /* Connections per node (host:port as spelled in the URL); transfers above it queue
-     * inside the engine until one is free [24]. */
+    /* Connections per node (host:port as spelled in the URL); jobs above it queue inside
+     * the engine until one is free [24]. */
     unsigned max_connections_per_node;
     /* Connections to all nodes together, open or idle in the keep-alive cache [256]. */
     unsigned max_total_connections;
@@ -89,10 +92,11 @@ struct up_result {
 };
 
 /* A host event source run on the engine thread: the tenant-facing listener
- * (libmicrohttpd in external-loop mode). Its fd is polled with the node sockets, run() is
- * called after every wait (it must not block), and timeout_ms() bounds the wait (-1: no
- * bound). Client I/O and node I/O then share one thread and one poll, so a proxied request
- * costs no thread hand-off at all. */
+ * (libmicrohttpd in external-loop mode). Its fd is in the engine's epoll set with the node
+ * sockets; run() is called when it is readable, when the wait timed out, and after jobs
+ * finished (their callbacks resume client connections); it must not block. timeout_ms()
+ * bounds the wait (-1: no bound). Client I/O and node I/O then share one thread and one
+ * epoll_wait, so a proxied request costs no thread hand-off at all. */
 struct up_host {
     int fd;
     void (*run)(void *ctx);
