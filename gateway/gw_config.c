@@ -6,6 +6,7 @@
 #include "xg_log.h"
 
 #include <stdio.h>
+#include <unistd.h>
 
 #define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                       \
     {                                                                                              \
@@ -51,6 +52,9 @@ const struct xg_cfg_key gw_config_keys[] = {
         "deadline for one node answer"),
     KEY("nodes", "connect_timeout", XG_CFG_DURATION, node_connect_timeout_ms, "1s", 50, 60000,
         false, "deadline for connecting to a node"),
+    KEY("nodes", "ca_file", XG_CFG_STRING, node_ca_file, "", 0, 0, false,
+        "PEM certificates that https:// nodes are verified against (\"\" = the system's "
+        "store); e.g. a node's own self-signed certificate"),
     KEY("nodes", "probe_interval", XG_CFG_DURATION, probe_interval_ms, "2s", 100, 60000, false,
         "how often every node is probed (get_info, get_last_block_header); also how long a "
         "tip answer is served from the cache"),
@@ -108,6 +112,10 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
     }
     if (cfg->nonce_secret[0] && !xg_hex_ok(cfg->nonce_secret, 0)) {
         snprintf(err, errlen, "[auth] nonce_secret: expected hex digits (at least 32)");
+        goto bad;
+    }
+    if (cfg->node_ca_file[0] && access(cfg->node_ca_file, R_OK) != 0) {
+        snprintf(err, errlen, "[nodes] ca_file: cannot read %s", cfg->node_ca_file);
         goto bad;
     }
     if ((cfg->tls_cert[0] == '\0') != (cfg->tls_key[0] == '\0')) {

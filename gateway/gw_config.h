@@ -35,6 +35,7 @@ struct gw_config {
     int64_t max_connections_per_node;
     int64_t node_timeout_ms;
     int64_t node_connect_timeout_ms;
+    char *node_ca_file; /* "" = the system's CA store, for https:// nodes */
     int64_t probe_interval_ms;
     int64_t probe_timeout_ms;
     int64_t historical_lag;

@@ -105,7 +105,7 @@ struct up_list {
 };
 
 struct up_engine {
-    struct up_engine_options opt;
+    struct up_engine_options opt; /* opt.ca_file is the engine's own copy */
     size_t max_spare;
     CURLM *multi;
     int epoll_fd, wake_fd;
@@ -491,6 +491,8 @@ static bool up_xfer_setup_easy(struct up_xfer *x, const struct up_job *job,
     UP_SET(CURLOPT_WRITEDATA, x);
     UP_SET(CURLOPT_ERRORBUFFER, x->errbuf);
     UP_SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)opt->max_response_bytes);
+    if (opt->ca_file && opt->ca_file[0])
+        UP_SET(CURLOPT_CAINFO, opt->ca_file);
     UP_SET(CURLOPT_SSL_VERIFYPEER, job->verify_tls ? 1L : 0L);
     UP_SET(CURLOPT_SSL_VERIFYHOST, job->verify_tls ? 2L : 0L);
     if (strcmp(job->method, "POST") == 0) {
@@ -971,6 +973,12 @@ struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err
         return NULL;
     }
     e->opt = *opt;
+    e->opt.ca_file = NULL;
+    if (opt->ca_file && opt->ca_file[0] && !(e->opt.ca_file = strdup(opt->ca_file))) {
+        snprintf(err, errlen, "out of memory");
+        free(e);
+        return NULL;
+    }
     up_apply_defaults(&e->opt);
     e->max_spare = e->opt.max_total_connections * 2;
     e->earliest_deadline_ns = UINT64_MAX;
@@ -984,6 +992,7 @@ struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(err, errlen, "curl_global_init failed");
         pthread_mutex_destroy(&e->lock);
+        free((char *)e->opt.ca_file);
         free(e);
         return NULL;
     }
@@ -1038,6 +1047,7 @@ void up_engine_free(struct up_engine *e)
     if (e->epoll_fd >= 0)
         close(e->epoll_fd);
     pthread_mutex_destroy(&e->lock);
+    free((char *)e->opt.ca_file);
     free(e);
     curl_global_cleanup();
 }

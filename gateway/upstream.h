@@ -46,6 +46,7 @@ struct up_engine_options {
     /* Connections to all nodes together, open or idle in the keep-alive cache [256]. */
     unsigned max_total_connections;
     long connect_timeout_ms;   /* TCP (and TLS) connect [3000] */
+    const char *ca_file;       /* PEM CAs for https:// nodes; NULL or "": the system's */
     size_t max_response_bytes; /* larger answers fail with UP_TOO_LARGE [64 MiB] */
 };
 
