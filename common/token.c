@@ -22,10 +22,21 @@ static const char base32_lower[] = "abcdefghijklmnopqrstuvwxyz234567";
 #define HA1_WRAP_AAD_LABEL  "xmrgate-ha1-v1"
 
 /* Index of c in alphabet, or -1. Linear on purpose: 64 entries, no table to keep in sync. */
+/* Both alphabets are A–Z, a–z, 0–9 and two symbols of their own: classified by range,
+ * not searched (this runs for every character of every token on the request path). */
 static int b64_value(const char *alphabet, char c)
 {
-    const char *hit = c != '\0' ? strchr(alphabet, c) : NULL;
-    return hit != NULL ? (int)(hit - alphabet) : -1;
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c != '\0' && c == alphabet[62])
+        return 62;
+    if (c != '\0' && c == alphabet[63])
+        return 63;
+    return -1;
 }
 
 size_t token_b64url_encode(const uint8_t *in, size_t n, char *out)

@@ -5,6 +5,7 @@
 #include "gw_metrics.h"
 #include "jsonrpc.h"
 #include "xg_log.h"
+#include "xg_str.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -174,7 +175,7 @@ static void add_header(struct gw_request *req, const char *name, const char *val
 {
     for (size_t i = 0; i < req->nextra_headers; i++) {
         if (strcmp(req->extra_headers[i].name, name) == 0) {
-            snprintf(req->extra_headers[i].value, sizeof req->extra_headers[i].value, "%s", value);
+            xg_str_copy(req->extra_headers[i].value, sizeof req->extra_headers[i].value, value);
             return;
         }
     }
@@ -182,7 +183,7 @@ static void add_header(struct gw_request *req, const char *name, const char *val
         return;
     struct gw_header *h = &req->extra_headers[req->nextra_headers++];
     h->name = name;
-    snprintf(h->value, sizeof h->value, "%s", value);
+    xg_str_copy(h->value, sizeof h->value, value);
 }
 
 /* Our own error answer in the client's shape. */
@@ -196,12 +197,12 @@ static void answer_error(struct gw_request *req, unsigned status, const char *me
     if (req->endpoint == GW_EP_JSONRPC) {
         req->answer_body =
             jsonrpc_error_body(req->rpc_id, JSONRPC_INTERNAL_ERROR, message, &req->answer_len);
-        snprintf(req->answer_type, sizeof req->answer_type, "application/json");
+        xg_str_copy(req->answer_type, sizeof req->answer_type, "application/json");
     } else if (req->endpoint == GW_EP_JSON) {
         json_t *body = json_pack("{s:s}", "status", message);
         req->answer_body = jsonrpc_dump(body, &req->answer_len);
         json_decref(body);
-        snprintf(req->answer_type, sizeof req->answer_type, "application/json");
+        xg_str_copy(req->answer_type, sizeof req->answer_type, "application/json");
     }
     req->answered = true;
 }
@@ -226,7 +227,7 @@ static void set_answer(struct gw_request *req, long status, char *body, size_t l
     req->status = (unsigned)status;
     req->answer_body = body;
     req->answer_len = len;
-    snprintf(req->answer_type, sizeof req->answer_type, "%s", type ? type : "");
+    xg_str_copy(req->answer_type, sizeof req->answer_type, type);
     req->answered = true;
 }
 
@@ -451,7 +452,7 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         .ctx = req->ctx, .jsonrpc = req->endpoint == GW_EP_JSONRPC, .node_id = node.id};
     memcpy(job->key, key, CACHE_KEY_LEN);
     char url[512];
-    snprintf(url, sizeof url, "%s%s", node.url, req->rest);
+    xg_str_join(url, sizeof url, node.url, req->rest);
     static const struct up_header headers[] = {{"Content-Type", "application/json"}};
     struct up_job uj = {
         .url = url,
@@ -582,7 +583,7 @@ static void hold_answer(struct proxy_work *px, const struct up_result *res,
     px->held_len = res->body_len;
     px->held_body = up_result_take_body(res);
     px->held_facts = *f;
-    snprintf(px->held_type, sizeof px->held_type, "%s", res->content_type ? res->content_type : "");
+    xg_str_copy(px->held_type, sizeof px->held_type, res->content_type);
 }
 
 /* Asks the next node for the phase just entered; false when there is none. */
@@ -700,7 +701,7 @@ static bool submit_attempt(struct gw_request *req)
         return false;
     px->current = px->candidates[px->next++];
     char url[512];
-    snprintf(url, sizeof url, "%s%s", px->current.url, req->rest);
+    xg_str_join(url, sizeof url, px->current.url, req->rest);
     /* The allow-list: nothing of the client's reaches a node but its body. */
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     int64_t left_ms = (req->deadline_us - now_us()) / 1000;
@@ -812,7 +813,7 @@ static void on_broadcast_done(const struct up_result *res, void *arg)
         s->outcome = f.ok ? BC_ACCEPTED : f.json ? BC_REJECTED : BC_FAILED;
         s->len = res->body_len;
         s->body = up_result_take_body(res);
-        snprintf(s->type, sizeof s->type, "%s", res->content_type ? res->content_type : "");
+        xg_str_copy(s->type, sizeof s->type, res->content_type);
     }
     prober_report(req->ctx->prober, s->node.id, s->outcome != BC_FAILED);
     gw_metrics_node_call(req->ctx->metrics, s->node.name,
@@ -857,7 +858,7 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
     for (size_t i = 0; i < n; i++) {
         struct broadcast_call *call = malloc(sizeof *call);
         char url[512];
-        snprintf(url, sizeof url, "%s%s", nodes[i].url, req->rest);
+        xg_str_join(url, sizeof url, nodes[i].url, req->rest);
         int64_t left_ms = (req->deadline_us - now_us()) / 1000;
         struct up_job job = {
             .url = url,

@@ -1,0 +1,34 @@
+/* xg_str — see xg_str.h. */
+#include "xg_str.h"
+
+#include <string.h>
+
+/* Appends src at dst[*used], within cap (one byte kept for the NUL); false when cut. */
+static bool xg_str_append(char *dst, size_t cap, size_t *used, const char *src)
+{
+    size_t n = src ? strlen(src) : 0;
+    size_t room = cap - 1 - *used;
+    bool whole = n <= room;
+    if (!whole)
+        n = room;
+    if (n > 0)
+        memcpy(dst + *used, src, n);
+    *used += n;
+    dst[*used] = '\0';
+    return whole;
+}
+
+bool xg_str_copy(char *dst, size_t cap, const char *src)
+{
+    size_t used = 0;
+    dst[0] = '\0';
+    return xg_str_append(dst, cap, &used, src);
+}
+
+bool xg_str_join(char *dst, size_t cap, const char *a, const char *b)
+{
+    size_t used = 0;
+    dst[0] = '\0';
+    bool whole = xg_str_append(dst, cap, &used, a);
+    return xg_str_append(dst, cap, &used, b) && whole;
+}

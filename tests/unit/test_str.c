@@ -1,0 +1,65 @@
+/* Table tests for common/xg_str: bounded copies and joins, cut to fit, always terminated. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "xg_str.h"
+
+struct join_case {
+    const char *a, *b;
+    size_t cap;
+    const char *want;
+    bool whole;
+};
+
+static void test_join(void **state)
+{
+    (void)state;
+    static const struct join_case cases[] = {
+        {"http://127.0.0.1:18081", "/json_rpc", 64, "http://127.0.0.1:18081/json_rpc", true},
+        {"abc", "def", 7, "abcdef", true},  /* exactly fits */
+        {"abc", "def", 6, "abcde", false},  /* one short: cut, terminated */
+        {"abcdef", "gh", 4, "abc", false},  /* cut inside the first part */
+        {"", "", 1, "", true},
+        {NULL, "x", 4, "x", true},
+        {"x", NULL, 4, "x", true},
+        {"abc", "", 1, "", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct join_case *c = &cases[i];
+        char buf[64];
+        memset(buf, 'Z', sizeof buf);
+        bool whole = xg_str_join(buf, c->cap, c->a, c->b);
+        assert_string_equal(buf, c->want);
+        assert_int_equal(whole, c->whole);
+        assert_true(strlen(buf) < c->cap);
+        if (c->cap < sizeof buf)
+            assert_int_equal(buf[c->cap], 'Z'); /* nothing written past cap */
+    }
+}
+
+static void test_copy(void **state)
+{
+    (void)state;
+    char buf[8];
+    assert_true(xg_str_copy(buf, sizeof buf, "1234567"));
+    assert_string_equal(buf, "1234567");
+    assert_false(xg_str_copy(buf, sizeof buf, "12345678"));
+    assert_string_equal(buf, "1234567");
+    assert_true(xg_str_copy(buf, sizeof buf, NULL));
+    assert_string_equal(buf, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_join),
+        cmocka_unit_test(test_copy),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
