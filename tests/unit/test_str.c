@@ -22,9 +22,9 @@ static void test_join(void **state)
     (void)state;
     static const struct join_case cases[] = {
         {"http://127.0.0.1:18081", "/json_rpc", 64, "http://127.0.0.1:18081/json_rpc", true},
-        {"abc", "def", 7, "abcdef", true},  /* exactly fits */
-        {"abc", "def", 6, "abcde", false},  /* one short: cut, terminated */
-        {"abcdef", "gh", 4, "abc", false},  /* cut inside the first part */
+        {"abc", "def", 7, "abcdef", true}, /* exactly fits */
+        {"abc", "def", 6, "abcde", false}, /* one short: cut, terminated */
+        {"abcdef", "gh", 4, "abc", false}, /* cut inside the first part */
         {"", "", 1, "", true},
         {NULL, "x", 4, "x", true},
         {"x", NULL, 4, "x", true},
