@@ -21,9 +21,9 @@ static const char base32_lower[] = "abcdefghijklmnopqrstuvwxyz234567";
 #define HA1_WRAP_TAG_LEN    16
 #define HA1_WRAP_AAD_LABEL  "xmrgate-ha1-v1"
 
-/* Index of c in alphabet, or -1. Linear on purpose: 64 entries, no table to keep in sync. */
-/* Both alphabets are A–Z, a–z, 0–9 and two symbols of their own: classified by range,
- * not searched (this runs for every character of every token on the request path). */
+/* Index of c in alphabet, or -1. Both alphabets are A–Z, a–z, 0–9 and two symbols of their own:
+ * classified by range, not searched (this runs for every character of every token on the request
+ * path). */
 static int b64_value(const char *alphabet, char c)
 {
     if (c >= 'A' && c <= 'Z')

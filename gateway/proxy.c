@@ -452,7 +452,11 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         .ctx = req->ctx, .jsonrpc = req->endpoint == GW_EP_JSONRPC, .node_id = node.id};
     memcpy(job->key, key, CACHE_KEY_LEN);
     char url[512];
-    xg_str_join(url, sizeof url, node.url, req->rest);
+    if (!xg_str_join(url, sizeof url, node.url, req->rest)) { /* never sent cut short */
+        cache_refresh_failed(req->ctx->cache, key);
+        free(job);
+        return;
+    }
     static const struct up_header headers[] = {{"Content-Type", "application/json"}};
     struct up_job uj = {
         .url = url,
@@ -701,7 +705,8 @@ static bool submit_attempt(struct gw_request *req)
         return false;
     px->current = px->candidates[px->next++];
     char url[512];
-    xg_str_join(url, sizeof url, px->current.url, req->rest);
+    if (!xg_str_join(url, sizeof url, px->current.url, req->rest))
+        return false; /* a URL cut short is never sent */
     /* The allow-list: nothing of the client's reaches a node but its body. */
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     int64_t left_ms = (req->deadline_us - now_us()) / 1000;
@@ -858,7 +863,10 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
     for (size_t i = 0; i < n; i++) {
         struct broadcast_call *call = malloc(sizeof *call);
         char url[512];
-        xg_str_join(url, sizeof url, nodes[i].url, req->rest);
+        if (call && !xg_str_join(url, sizeof url, nodes[i].url, req->rest)) {
+            free(call); /* a URL cut short is never sent: counted as not submitted */
+            call = NULL;
+        }
         int64_t left_ms = (req->deadline_us - now_us()) / 1000;
         struct up_job job = {
             .url = url,
