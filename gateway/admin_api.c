@@ -10,6 +10,7 @@
 #include "xg_log.h"
 #include "xg_pg.h"
 #include "xg_reply.h"
+#include "xg_clock.h"
 
 #include <errno.h>
 #include <libpq-fe.h>
@@ -546,13 +547,6 @@ static enum MHD_Result on_route(const struct xg_httpd_request *req)
 
 /* ---- tenants --------------------------------------------------------------------------- */
 
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* This replica's in-memory view: -1 not loaded, 0 active, 1 suspended. */
 static int memory_state(struct admin_api *api, int64_t id)
 {
@@ -628,8 +622,8 @@ static enum MHD_Result set_tenant_state(struct admin_api *api, const struct xg_h
     if (!found)
         return rc;
     /* Wait for our own copy to follow the NOTIFY, as every replica's does. */
-    int64_t started = monotonic_ms(), waited;
-    while ((waited = monotonic_ms() - started) < APPLY_WAIT_MS &&
+    int64_t started = xg_monotonic_ms(), waited;
+    while ((waited = xg_monotonic_ms() - started) < APPLY_WAIT_MS &&
            memory_state(api, id) != (suspend ? 1 : 0)) {
         struct timespec tick = {0, 2 * 1000000L};
         nanosleep(&tick, NULL);

@@ -1,5 +1,6 @@
 /* nodeconn — see nodeconn.h. */
 #include "nodeconn.h"
+#include "xg_clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -54,13 +55,6 @@ struct nc_client {
     struct nc_conn *closed;
     char buf[NC_READ_BUFFER];
 };
-
-static uint64_t nc_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* --- URLs ------------------------------------------------------------------------------ */
 
@@ -395,7 +389,8 @@ static void nc_connect(struct nc_client *c, struct nc_node *n, struct nc_exchang
     }
     k->want_out = true;
     k->state = NC_CONNECTING;
-    k->connect_deadline_ns = nc_now_ns() + (uint64_t)c->connect_timeout_ms * NC_NS_PER_MS;
+    k->connect_deadline_ns =
+        (uint64_t)xg_monotonic_ns() + (uint64_t)c->connect_timeout_ms * NC_NS_PER_MS;
     nc_conn_link(&c->connecting, k);
     nc_assign(c, k, x);
 }

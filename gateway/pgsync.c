@@ -7,6 +7,7 @@
 #include "xg_hex.h"
 #include "xg_log.h"
 #include "xg_pg.h"
+#include "xg_clock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -34,13 +35,6 @@ struct pgsync {
     uint64_t generation;
     struct gw_metrics *metrics; /* NOTIFY apply times, full reloads; may be NULL */
 };
-
-static double monotonic_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 bool pgsync_parse_tenant(const char *const cols[9], const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
                          struct tenant_row *out)
@@ -214,10 +208,10 @@ static bool drain_notifies(struct pgsync *sync, PGconn *conn)
 {
     PGnotify *n;
     while ((n = PQnotifies(conn)) != NULL) {
-        double arrived = monotonic_s();
+        double arrived = xg_monotonic_s();
         bool ok = handle_notify(sync, n);
         if (ok)
-            gw_metrics_notify_applied(sync->metrics, n->relname, monotonic_s() - arrived);
+            gw_metrics_notify_applied(sync->metrics, n->relname, xg_monotonic_s() - arrived);
         PQfreemem(n);
         if (!ok)
             return false;

@@ -4,6 +4,7 @@
 
 #include "rank.h"
 #include "xg_log.h"
+#include "xg_clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -58,13 +59,6 @@ struct prober {
     long range_http;
     char *range_body;
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static struct prober_node *find_node(struct prober *p, int32_t id)
 {
@@ -369,12 +363,12 @@ static void publish_quorum(struct prober *p, const struct health_quorum *q)
 
 static void run_round(struct prober *p)
 {
-    int64_t now = now_ms();
+    int64_t now = xg_monotonic_ms();
     pthread_mutex_lock(&p->lock);
     sync_nodes(p);
     send_probes(p, now);
     wait_pending(p);
-    observe_round(p, now_ms());
+    observe_round(p, xg_monotonic_ms());
     struct health_quorum q = compute_quorum(p);
     bool moved = q.height != p->quorum.height || strcmp(q.hash, p->quorum.hash) != 0;
     if (!q.degraded && (moved || p->chain_n == 0))
@@ -390,12 +384,12 @@ static void *prober_loop(void *arg)
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
         pthread_mutex_unlock(&p->lock);
-        int64_t started = now_ms();
+        int64_t started = xg_monotonic_ms();
         run_round(p);
         pthread_mutex_lock(&p->lock);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
-        int64_t wait_ms = p->opt.interval_ms - (now_ms() - started);
+        int64_t wait_ms = p->opt.interval_ms - (xg_monotonic_ms() - started);
         if (wait_ms < 0)
             wait_ms = 0;
         until.tv_sec += wait_ms / 1000;
@@ -482,7 +476,7 @@ static size_t rank_matching(struct prober *p, const struct prober_pick *pick, bo
 {
     struct rank_input in[64];
     size_t count = 0, order[64];
-    int64_t now = now_ms();
+    int64_t now = xg_monotonic_ms();
     for (size_t i = 0; i < p->count && count < 64; i++) {
         struct prober_node *n = &p->nodes[i];
         if ((full_only && n->info.pruned) || !may_serve(p, n, pick, now))
@@ -524,7 +518,7 @@ bool prober_attempt_begin(struct prober *p, int32_t id)
 {
     pthread_mutex_lock(&p->lock);
     struct prober_node *n = find_node(p, id);
-    bool ok = n && health_breaker_allows(&n->h, now_ms(), true);
+    bool ok = n && health_breaker_allows(&n->h, xg_monotonic_ms(), true);
     pthread_mutex_unlock(&p->lock);
     return ok;
 }
@@ -535,7 +529,7 @@ void prober_report(struct prober *p, int32_t id, bool success)
     struct prober_node *n = find_node(p, id);
     if (n) {
         enum health_breaker before = n->h.breaker;
-        health_breaker_record(&n->h, success, now_ms(), &p->opt.health);
+        health_breaker_record(&n->h, success, xg_monotonic_ms(), &p->opt.health);
         if (before != n->h.breaker && n->h.breaker == HEALTH_BREAKER_OPEN)
             xg_log(XG_LOG_WARN, "breaker_open", "node %s: client requests failing, paused",
                    n->info.name);

@@ -6,6 +6,7 @@
 #include "jsonrpc.h"
 #include "xg_log.h"
 #include "xg_str.h"
+#include "xg_clock.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -62,16 +63,9 @@ struct proxy_work {
     atomic_size_t bc_pending;
 };
 
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static int64_t now_ms(void)
 {
-    return now_us() / 1000;
+    return xg_monotonic_us() / 1000;
 }
 
 bool proxy_retryable(int outcome, long http_status)
@@ -606,7 +600,7 @@ static bool may_retry(const struct gw_request *req)
     const struct proxy_work *px = req->px;
     /* A write is never sent twice (broadcasts have their own path). */
     return !req->info->writes && px->failures < GW_MAX_ATTEMPTS && px->next < px->ncandidates &&
-           now_us() < req->deadline_us;
+           xg_monotonic_us() < req->deadline_us;
 }
 
 /* A usable answer in the read phase: checks it for pruned data and negatives first. */
@@ -709,7 +703,7 @@ static bool submit_attempt(struct gw_request *req)
         return false; /* a URL cut short is never sent */
     /* The allow-list: nothing of the client's reaches a node but its body. */
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
-    int64_t left_ms = (req->deadline_us - now_us()) / 1000;
+    int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
     long timeout =
         (long)(left_ms < req->ctx->node_timeout_ms ? left_ms : req->ctx->node_timeout_ms);
     if (timeout < 1)
@@ -867,7 +861,7 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
             free(call); /* a URL cut short is never sent: counted as not submitted */
             call = NULL;
         }
-        int64_t left_ms = (req->deadline_us - now_us()) / 1000;
+        int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
         struct up_job job = {
             .url = url,
             .method = "POST",

@@ -14,6 +14,7 @@
 #include "xmr402_flow.h"
 #include "xg_file.h"
 #include "xg_log.h"
+#include "xg_clock.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -50,13 +51,6 @@ static int64_t wall_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t monotonic_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* ---- answers ------------------------------------------------------------------------ */
@@ -400,7 +394,7 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
 
     struct limits_refusal over;
     int64_t now_unix = (int64_t)time(NULL);
-    if (!limits_burst(req->ctx->limits, &tenant, monotonic_us(), now_unix, &req->limit, &over)) {
+    if (!limits_burst(req->ctx->limits, &tenant, xg_monotonic_us(), now_unix, &req->limit, &over)) {
         gw_metrics_rate_limited(req->ctx->metrics, false);
         return answer_over_limit(req, &over);
     }
@@ -466,7 +460,7 @@ static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connectio
     req->is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     req->path = strdup(url);
     req->rest = req->path;
-    req->deadline_us = monotonic_us() + loop->ctx.request_timeout_ms * 1000;
+    req->deadline_us = xg_monotonic_us() + loop->ctx.request_timeout_ms * 1000;
     req->body = malloc(1);
     if (!req->path || !req->body) {
         free(req->path);
@@ -476,7 +470,7 @@ static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connectio
     }
     req->body[0] = '\0';
     req->body_cap = 1;
-    req->started_us = monotonic_us();
+    req->started_us = xg_monotonic_us();
     req->id = atomic_fetch_add(&srv->next_id, 1);
     atomic_fetch_add(&srv->inflight, 1);
     return req;
@@ -572,7 +566,7 @@ static void record_request(const struct gw_request *req)
     if (req->status == MHD_HTTP_PAYMENT_REQUIRED)
         gw_metrics_payment_required(req->ctx->metrics);
     gw_metrics_request(req->ctx->metrics, req->info, req->status, outcome,
-                       (double)(monotonic_us() - req->started_us) / 1e6);
+                       (double)(xg_monotonic_us() - req->started_us) / 1e6);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

@@ -37,6 +37,7 @@
 
 #include "http1.h"
 #include "nodeconn.h"
+#include "xg_clock.h"
 
 #define UP_NS_PER_MS                  1000000ULL
 #define UP_DEFAULT_PER_NODE           24U
@@ -136,13 +137,6 @@ struct up_engine {
 /* The engine whose loop runs on this thread, if any: a submission from there (the host's
  * handlers) needs no cross-thread wake-up. */
 static _Thread_local struct up_engine *up_engine_of_this_thread;
-
-static uint64_t up_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void up_list_push(struct up_list *l, struct up_xfer *x)
 {
@@ -537,7 +531,7 @@ bool up_submit(struct up_engine *e, const struct up_job *job)
     x->on_done = job->on_done;
     x->arg = job->arg;
     x->timeout_ms = job->timeout_ms;
-    x->submitted_ns = up_now_ns();
+    x->submitted_ns = (uint64_t)xg_monotonic_ns();
     x->deadline_ns = x->submitted_ns + (uint64_t)job->timeout_ms * UP_NS_PER_MS;
 
     bool accepted;
@@ -603,7 +597,7 @@ static void up_finish(struct up_engine *e, struct up_xfer *x)
     }
     if (x->native)
         nc_abandon(e->nc, &x->nx); /* nothing when nodeconn already ended it */
-    x->result.seconds = (double)(up_now_ns() - x->submitted_ns) / 1e9;
+    x->result.seconds = (double)((uint64_t)xg_monotonic_ns() - x->submitted_ns) / 1e9;
     x->on_done(&x->result, x->arg);
     e->host_dirty = true;
     up_xfer_put(e, x);
@@ -803,8 +797,9 @@ static int up_on_curl_timer(CURLM *multi, long timeout_ms, void *userp)
 {
     (void)multi;
     struct up_engine *e = userp;
-    e->curl_due_ns =
-        timeout_ms < 0 ? UINT64_MAX : up_now_ns() + (uint64_t)timeout_ms * UP_NS_PER_MS;
+    e->curl_due_ns = timeout_ms < 0
+                         ? UINT64_MAX
+                         : (uint64_t)xg_monotonic_ns() + (uint64_t)timeout_ms * UP_NS_PER_MS;
     return 0;
 }
 
@@ -871,9 +866,9 @@ static void *up_loop(void *arg)
                 up_cancel_all(e, &e->local_intake);
                 return NULL;
             }
-            up_start_incoming(e, &remote, up_now_ns());
+            up_start_incoming(e, &remote, (uint64_t)xg_monotonic_ns());
         }
-        uint64_t now = up_now_ns();
+        uint64_t now = (uint64_t)xg_monotonic_ns();
         struct up_list local = e->local_intake;
         e->local_intake = (struct up_list){0};
         up_start_incoming(e, &local, now);
@@ -884,7 +879,8 @@ static void *up_loop(void *arg)
         if (e->host_dirty)
             up_run_host(e, &host);
 
-        int timeout = e->local_intake.head ? 0 : up_wait_timeout_ms(e, &host, up_now_ns());
+        int timeout =
+            e->local_intake.head ? 0 : up_wait_timeout_ms(e, &host, (uint64_t)xg_monotonic_ns());
         int n = epoll_wait(e->epoll_fd, events, UP_MAX_EVENTS, timeout);
         bool host_ready = n == 0; /* a timeout: the host may have its own to run */
         for (int i = 0; i < n; i++)

@@ -3,6 +3,7 @@
 
 #include "xg_log.h"
 #include "xg_pg.h"
+#include "xg_clock.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -38,13 +39,6 @@ struct usage_flush {
     bool pg_down_logged;
     atomic_ullong flushes, failures, rows_written, held_rows, max_during_flush;
 };
-
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int compare_rows(const void *a, const void *b)
 {
@@ -169,7 +163,7 @@ static bool wait_for_work(struct usage_flush *f, int64_t until_ms)
 {
     pthread_mutex_lock(&f->mu);
     while (!f->kicked && !f->stop) {
-        int64_t now = monotonic_ms();
+        int64_t now = xg_monotonic_ms();
         if (now >= until_ms)
             break;
         struct timespec ts;
@@ -188,8 +182,8 @@ static bool wait_for_work(struct usage_flush *f, int64_t until_ms)
 
 static void final_flush(struct usage_flush *f)
 {
-    int64_t deadline = monotonic_ms() + FINAL_FLUSH_MS;
-    while (!flush_once(f) && monotonic_ms() < deadline) {
+    int64_t deadline = xg_monotonic_ms() + FINAL_FLUSH_MS;
+    while (!flush_once(f) && xg_monotonic_ms() < deadline) {
         struct timespec pause = {0, 200 * 1000000L};
         nanosleep(&pause, NULL);
     }
@@ -212,16 +206,16 @@ static void *flush_loop(void *arg)
     if (!xg_pg_connect(f->pg))
         xg_log(XG_LOG_WARN, "usage_flush_unconnected", "PostgreSQL: %s (retrying at each flush)",
                xg_pg_last_error(f->pg));
-    int64_t last_flush = monotonic_ms(), last_sweep = last_flush;
+    int64_t last_flush = xg_monotonic_ms(), last_sweep = last_flush;
     for (;;) {
         if (!wait_for_work(f, last_flush + QUOTA_FLUSH_INTERVAL_MS))
             break;
-        int64_t now = monotonic_ms();
+        int64_t now = xg_monotonic_ms();
         bool anything = f->nrows > 0 || quota_unflushed_requests(f->quota) > 0;
         if (anything &&
             quota_flush_due(quota_unflushed_requests(f->quota), now - last_flush, anything)) {
             (void)flush_once(f);
-            last_flush = monotonic_ms();
+            last_flush = xg_monotonic_ms();
         } else if (now - last_flush >= QUOTA_FLUSH_INTERVAL_MS) {
             last_flush = now;
         }

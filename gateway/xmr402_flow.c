@@ -8,6 +8,7 @@
 #include "xg_log.h"
 #include "xg_xmr402.h"
 #include "xmr402.h"
+#include "xg_clock.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -45,13 +46,6 @@ struct xmr402_work {
 };
 
 /* ---- small helpers ----------------------------------------------------------------- */
-
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void add_header(struct xmr402_work *w, const char *name, const char *value)
 {
@@ -155,7 +149,7 @@ static bool submit(struct xmr402_work *w, const char *path, json_t *payload,
     struct up_header headers[] = {{"Content-Type", "application/json"},
                                   {XG_X402_CLIENT_HDR, w->client},
                                   {XG_X402_SIG_HDR, sig}};
-    int64_t left_ms = (req->deadline_us - now_us()) / 1000;
+    int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
     struct up_job job = {
         .url = url,
         .method = "POST",

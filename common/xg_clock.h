@@ -1,0 +1,31 @@
+/* xg_clock — the monotonic clock in the units callers keep (pure wrappers of
+ * clock_gettime(CLOCK_MONOTONIC)). Inline: some run on every request. */
+#ifndef XG_CLOCK_H
+#define XG_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline int64_t xg_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t xg_monotonic_us(void)
+{
+    return xg_monotonic_ns() / 1000;
+}
+
+static inline int64_t xg_monotonic_ms(void)
+{
+    return xg_monotonic_ns() / 1000000;
+}
+
+static inline double xg_monotonic_s(void)
+{
+    return (double)xg_monotonic_ns() / 1e9;
+}
+
+#endif
