@@ -63,11 +63,6 @@ struct proxy_work {
     atomic_size_t bc_pending;
 };
 
-static int64_t now_ms(void)
-{
-    return xg_monotonic_us() / 1000;
-}
-
 bool proxy_retryable(int outcome, long http_status)
 {
     switch ((enum up_outcome)outcome) {
@@ -363,7 +358,7 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
         return;
     int64_t ttl = px->store == STORE_TIP ? req->ctx->tip_ttl_ms : 0;
     (void)cache_put(req->ctx->cache, px->key, stored, stored_len, ttl, height, px->generation,
-                    now_ms());
+                    xg_monotonic_ms());
     free(stored);
 }
 
@@ -422,7 +417,7 @@ static void on_refresh_done(const struct up_result *res, void *arg)
                 len = res->body_len;
             }
             stored = body && cache_put(job->ctx->cache, job->key, body, len, job->ctx->tip_ttl_ms,
-                                       0, 0, now_ms());
+                                       0, 0, xg_monotonic_ms());
             free(body);
         }
     }
@@ -495,7 +490,7 @@ bool proxy_answer_from_cache(struct gw_request *req)
         return false;
     char *stored;
     size_t len;
-    enum cache_lookup hit = cache_get(req->ctx->cache, plan.key, now_ms(), &stored, &len);
+    enum cache_lookup hit = cache_get(req->ctx->cache, plan.key, xg_monotonic_ms(), &stored, &len);
     if (hit == CACHE_MISS)
         return false;
     if (hit == CACHE_HIT_REFRESH)
