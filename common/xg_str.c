@@ -32,3 +32,25 @@ bool xg_str_join(char *dst, size_t cap, const char *a, const char *b)
     bool whole = xg_str_append(dst, cap, &used, a);
     return xg_str_append(dst, cap, &used, b) && whole;
 }
+
+size_t xg_str_u64(char *out, uint64_t v)
+{
+    char digits[XG_STR_INT_SIZE];
+    size_t n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = digits[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+size_t xg_str_i64(char *out, int64_t v)
+{
+    if (v >= 0)
+        return xg_str_u64(out, (uint64_t)v);
+    out[0] = '-';
+    return 1 + xg_str_u64(out + 1, 0 - (uint64_t)v);
+}

@@ -5,6 +5,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#define XG_STR_INT_SIZE 21 /* any int64_t or uint64_t in decimal, and the NUL */
 
 /* Copies src (NULL: "") into dst of cap > 0 bytes, cut to fit, always NUL-terminated.
  * Returns false when it was cut. */
@@ -12,5 +15,10 @@ bool xg_str_copy(char *dst, size_t cap, const char *src);
 
 /* dst = a followed by b, as xg_str_copy would; false when cut. */
 bool xg_str_join(char *dst, size_t cap, const char *a, const char *b);
+
+/* v in decimal and a NUL into out (XG_STR_INT_SIZE bytes hold any value); returns the number of
+ * characters before the NUL. */
+size_t xg_str_u64(char *out, uint64_t v);
+size_t xg_str_i64(char *out, int64_t v);
 
 #endif

@@ -1,6 +1,8 @@
 /* http1 — see http1.h. */
 #include "http1.h"
 
+#include "xg_str.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -310,16 +312,6 @@ bool h1_parse_eof(struct h1_parser *p)
     return false;
 }
 
-static size_t h1_decimal_digits(size_t v)
-{
-    size_t n = 1;
-    while (v >= 10) {
-        v /= 10;
-        n++;
-    }
-    return n;
-}
-
 size_t h1_request_head_size(const char *method, const char *target, const char *host,
                             const struct h1_header *headers, size_t nheaders, bool has_body,
                             size_t body_len)
@@ -328,8 +320,10 @@ size_t h1_request_head_size(const char *method, const char *target, const char *
     size_t n = strlen(method) + 1 + strlen(target) + 11 + 6 + strlen(host) + 2 + 2;
     for (size_t i = 0; i < nheaders; i++)
         n += strlen(headers[i].name) + 2 + strlen(headers[i].value) + 2;
-    if (has_body)
-        n += 16 + h1_decimal_digits(body_len) + 2; /* "Content-Length: " */
+    if (has_body) {
+        char digits[XG_STR_INT_SIZE];
+        n += 16 + xg_str_u64(digits, body_len) + 2; /* "Content-Length: " */
+    }
     return n;
 }
 
@@ -337,16 +331,6 @@ static char *h1_put(char *out, const char *s)
 {
     size_t n = strlen(s);
     memcpy(out, s, n);
-    return out + n;
-}
-
-static char *h1_put_decimal(char *out, size_t v)
-{
-    size_t n = h1_decimal_digits(v);
-    for (size_t i = n; i > 0; i--) {
-        out[i - 1] = (char)('0' + v % 10);
-        v /= 10;
-    }
     return out + n;
 }
 
@@ -369,7 +353,7 @@ size_t h1_format_request_head(char *out, const char *method, const char *target,
     }
     if (has_body) {
         p = h1_put(p, "Content-Length: ");
-        p = h1_put_decimal(p, body_len);
+        p += xg_str_u64(p, body_len); /* its NUL is overwritten next */
         p = h1_put(p, "\r\n");
     }
     p = h1_put(p, "\r\n");

@@ -2,6 +2,7 @@
 #include "limits.h"
 
 #include "usage_flush.h"
+#include "xg_str.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -69,31 +70,12 @@ void limits_rfc3339(int64_t unix_s, char out[21])
         snprintf(out, 21, "1970-01-01T00:00:00Z");
 }
 
-/* Decimal digits of v into out[24] (what snprintf's %PRId64 writes, without its cost on
- * every answer). */
-static void limits_put_int64(char out[24], int64_t v)
-{
-    char digits[20];
-    size_t n = 0;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do {
-        digits[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u > 0);
-    size_t o = 0;
-    if (v < 0)
-        out[o++] = '-';
-    while (n > 0)
-        out[o++] = digits[--n];
-    out[o] = '\0';
-}
-
 void limits_view_format(struct limits_view *view)
 {
     view->set = true;
-    limits_put_int64(view->limit, view->quota.limit);
-    limits_put_int64(view->remaining, view->quota.remaining);
-    limits_put_int64(view->reset, view->quota.reset);
+    xg_str_i64(view->limit, view->quota.limit);
+    xg_str_i64(view->remaining, view->quota.remaining);
+    xg_str_i64(view->reset, view->quota.reset);
 }
 
 void limits_burst_refusal(int32_t burst_rps, int64_t retry_after_ms, struct limits_refusal *out)

@@ -198,10 +198,10 @@ static void answer_error(struct gw_request *req, unsigned status, const char *me
 
 static void answer_unavailable(struct gw_request *req, const char *why)
 {
-    char message[256], id[24];
+    char message[256], id[GW_REQUEST_ID_SIZE];
     snprintf(message, sizeof message, "no node could answer: %s", why);
     /* An error line for operators, with the id the client sees in X-Request-Id. */
-    snprintf(id, sizeof id, "%016" PRIx64, req->id);
+    gw_request_id_text(req->id, id);
     xg_log_fields(
         XG_LOG_WARN, "request_failed",
         json_pack("{s:s,s:s}", "request_id", id, "method", req->info ? req->info->name : "?"), "%s",

@@ -16,6 +16,7 @@
 #include "limits.h"
 #include "methods.h"
 #include "nodes.h"
+#include "xg_hex.h"
 
 struct gw_context;
 
@@ -77,5 +78,15 @@ struct gw_request {
     } extra_headers[GW_MAX_EXTRA_HEADERS];
     size_t nextra_headers;
 };
+
+/* The request's id as X-Request-Id and the log show it: 16 lower-case hex digits. */
+#define GW_REQUEST_ID_SIZE 17
+static inline void gw_request_id_text(uint64_t id, char out[GW_REQUEST_ID_SIZE])
+{
+    uint8_t be[8];
+    for (int i = 0; i < 8; i++)
+        be[i] = (uint8_t)(id >> (56 - 8 * i));
+    xg_hex_encode(be, sizeof be, out);
+}
 
 #endif

@@ -58,11 +58,8 @@ static int64_t wall_ms(void)
 /* X-Request-Id on every answer: the id that error lines in the log carry. */
 static void add_request_id(const struct gw_request *req, struct MHD_Response *resp)
 {
-    static const char hex[] = "0123456789abcdef";
-    char id[17];
-    for (int i = 0; i < 16; i++)
-        id[i] = hex[(req->id >> (60 - 4 * i)) & 15];
-    id[16] = '\0';
+    char id[GW_REQUEST_ID_SIZE];
+    gw_request_id_text(req->id, id);
     MHD_add_response_header(resp, "X-Request-Id", id);
 }
 

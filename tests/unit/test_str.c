@@ -55,11 +55,37 @@ static void test_copy(void **state)
     assert_string_equal(buf, "");
 }
 
+static void test_decimal(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t v;
+        const char *want;
+    } cases[] = {
+        {0, "0"},
+        {7, "7"},
+        {10, "10"},
+        {1234567, "1234567"},
+        {-1, "-1"},
+        {INT64_MAX, "9223372036854775807"},
+        {INT64_MIN, "-9223372036854775808"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[XG_STR_INT_SIZE];
+        assert_int_equal(xg_str_i64(out, cases[i].v), strlen(cases[i].want));
+        assert_string_equal(out, cases[i].want);
+    }
+    char out[XG_STR_INT_SIZE];
+    assert_int_equal(xg_str_u64(out, UINT64_MAX), 20);
+    assert_string_equal(out, "18446744073709551615");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_join),
         cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_decimal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
