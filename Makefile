@@ -84,7 +84,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxggateway.a $(BUILD)/libxgbilling.a
 
 # Helpers the integration tests run (stand-ins and load tools, never the proof).
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
-$(BUILD)/tests/tools/%: tests/tools/%.c $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a
+$(BUILD)/tests/tools/%: tests/tools/%.c tests/tools/stand_in.h $(BUILD)/libxggateway.a \
+    $(BUILD)/libxgcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a \
 	    $(LDFLAGS) $(LDLIBS) -o $@

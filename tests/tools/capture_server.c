@@ -8,25 +8,11 @@
  * test to prove which headers and fields the gateway forwards. Stops on SIGTERM. */
 #include <jansson.h>
 #include <microhttpd.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-struct capture {
-    char *body;
-    size_t len;
-};
+#include "stand_in.h"
 
 static FILE *out_file;
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop = 1;
-}
 
 static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                   const char *value)
@@ -42,59 +28,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     (void)cls;
     (void)version;
-    struct capture *cap = *state;
-    if (!cap) {
-        *state = calloc(1, sizeof *cap);
-        return *state ? MHD_YES : MHD_NO;
-    }
-    if (*size) {
-        char *grown = realloc(cap->body, cap->len + *size + 1);
-        if (!grown)
-            return MHD_NO;
-        cap->body = grown;
-        memcpy(cap->body + cap->len, data, *size);
-        cap->len += *size;
-        cap->body[cap->len] = '\0';
-        *size = 0;
-        return MHD_YES;
-    }
+    enum MHD_Result rc;
+    struct stand_in_body *cap = stand_in_collect(state, data, size, &rc);
+    if (!cap)
+        return rc;
     json_t *headers = json_object();
     MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header, headers);
     json_t *line = json_pack("{s:s,s:s,s:o,s:s%}", "method", method, "url", url, "headers", headers,
-                             "body", cap->body ? cap->body : "", cap->len);
+                             "body", cap->data ? cap->data : "", cap->len);
     json_dumpf(line, out_file, JSON_COMPACT);
     fputc('\n', out_file);
     fflush(out_file);
     json_decref(line);
-#define TOP  "4242424242424242424242424242424242424242424242424242424242424242"
-#define PREV "4141414141414141414141414141414141414141414141414141414141414141"
-    static const char answer[] =
-        "{\"id\":0,\"jsonrpc\":\"2.0\",\"result\":{\"count\":100,\"status\":\"OK\","
-        "\"untrusted\":false,\"height\":100,\"target_height\":0,\"synchronized\":true,"
-        "\"busy_syncing\":false,\"nettype\":\"fakechain\",\"top_block_hash\":\"" TOP "\","
-        "\"block_header\":{\"height\":99,\"hash\":\"" TOP "\",\"prev_hash\":\"" PREV
-        "\",\"depth\":0}},"
-        "\"height\":100,\"hash\":\"" TOP "\",\"status\":\"OK\",\"untrusted\":false}";
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(sizeof answer - 1, (void *)answer, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, resp);
-    MHD_destroy_response(resp);
-    return rc;
-}
-
-static void on_done(void *cls, struct MHD_Connection *conn, void **state,
-                    enum MHD_RequestTerminationCode toe)
-{
-    (void)cls;
-    (void)conn;
-    (void)toe;
-    struct capture *cap = *state;
-    if (cap) {
-        free(cap->body);
-        free(cap);
-    }
-    *state = NULL;
+    static const char answer[] = STAND_IN_SYNCED_ANSWER;
+    return stand_in_answer_json(conn, MHD_HTTP_OK, answer, sizeof answer - 1,
+                                MHD_RESPMEM_PERSISTENT);
 }
 
 int main(int argc, char **argv)
@@ -108,18 +56,11 @@ int main(int argc, char **argv)
         perror(argv[2]);
         return 1;
     }
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
+    stand_in_catch_signals();
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)atoi(argv[1]), NULL, NULL,
-        on_request, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "capture_server: cannot listen on %s\n", argv[1]);
-        return 1;
-    }
-    while (!stop)
-        pause();
-    MHD_stop_daemon(d);
+        on_request, NULL, MHD_OPTION_NOTIFY_COMPLETED, stand_in_free_body, NULL, MHD_OPTION_END);
+    int status = stand_in_run(d, "capture_server", argv[1]);
     fclose(out_file);
-    return 0;
+    return status;
 }

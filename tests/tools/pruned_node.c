@@ -12,43 +12,23 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <microhttpd.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-struct body {
-    char *data;
-    size_t len;
-};
+#include "stand_in.h"
 
 static const char *upstream;
 static const char *count_path;
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop = 1;
-}
 
 static size_t on_write(char *ptr, size_t size, size_t n, void *arg)
 {
-    struct body *b = arg;
-    char *grown = realloc(b->data, b->len + size * n + 1);
-    if (!grown)
-        return 0;
-    memcpy(grown + b->len, ptr, size * n);
-    b->data = grown;
-    b->len += size * n;
-    b->data[b->len] = '\0';
-    return size * n;
+    return stand_in_append(arg, ptr, size * n) ? size * n : 0;
 }
 
 /* Forwards; returns the HTTP status (0 on failure) with the answer in *out. */
-static long forward(const char *url, const struct body *in, struct body *out)
+static long forward(const char *url, const struct stand_in_body *in, struct stand_in_body *out)
 {
     char full[1024];
     snprintf(full, sizeof full, "%s%s", upstream, url);
@@ -70,7 +50,7 @@ static long forward(const char *url, const struct body *in, struct body *out)
 }
 
 /* What a pruned node answers for an old transaction. */
-static void prune_answer(struct body *b)
+static void prune_answer(struct stand_in_body *b)
 {
     json_t *root = json_loadb(b->data, b->len, 0, NULL);
     size_t i;
@@ -96,17 +76,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)cls;
     (void)method;
     (void)version;
-    struct body *in = *state;
-    if (!in) {
-        *state = calloc(1, sizeof *in);
-        return *state ? MHD_YES : MHD_NO;
-    }
-    if (*size) {
-        on_write((char *)data, 1, *size, in);
-        *size = 0;
-        return MHD_YES;
-    }
-    struct body out = {0};
+    enum MHD_Result rc;
+    struct stand_in_body *in = stand_in_collect(state, data, size, &rc);
+    if (!in)
+        return rc;
+    struct stand_in_body out = {0};
     long status = forward(url, in, &out);
     bool txs = strcmp(url, "/get_transactions") == 0 || strcmp(url, "/gettransactions") == 0;
     if (txs && status == 200) {
@@ -117,27 +91,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             fclose(f);
         }
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(out.len, out.data ? out.data : (void *)"",
-                                        out.data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(conn, status ? (unsigned)status : 502, resp);
-    MHD_destroy_response(resp);
-    return rc;
-}
-
-static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
-                         enum MHD_RequestTerminationCode toe)
-{
-    (void)cls;
-    (void)conn;
-    (void)toe;
-    struct body *in = *state;
-    if (in) {
-        free(in->data);
-        free(in);
-    }
-    *state = NULL;
+    return stand_in_answer_json(conn, status ? (unsigned)status : 502, out.data ? out.data : "",
+                                out.len, out.data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 }
 
 int main(int argc, char **argv)
@@ -149,19 +104,12 @@ int main(int argc, char **argv)
     upstream = argv[2];
     count_path = argv[3];
     curl_global_init(CURL_GLOBAL_ALL);
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
+    stand_in_catch_signals();
     struct MHD_Daemon *d =
         MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
                          (uint16_t)atoi(argv[1]), NULL, NULL, on_request, NULL,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "pruned_node: cannot listen on %s\n", argv[1]);
-        return 1;
-    }
-    while (!stop)
-        usleep(100000);
-    MHD_stop_daemon(d);
+                         MHD_OPTION_NOTIFY_COMPLETED, stand_in_free_body, NULL, MHD_OPTION_END);
+    int status = stand_in_run(d, "pruned_node", argv[1]);
     curl_global_cleanup();
-    return 0;
+    return status;
 }
