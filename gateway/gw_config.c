@@ -6,6 +6,7 @@
 #include "xg_log.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                       \
@@ -22,6 +23,9 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("server", "tls_key", XG_CFG_STRING, tls_key, "", 0, 0, false, "PEM private key"),
     KEY("server", "loops", XG_CFG_INT, loops, "2", 1, 16, false,
         "event loops, one thread each, serving clients and nodes on the shared port"),
+    KEY("server", "front_end", XG_CFG_STRING, front_end, "native", 0, 0, false,
+        "plain HTTP served by the gateway's own HTTP/1.1 front end (native) or by "
+        "libmicrohttpd; HTTPS is always libmicrohttpd"),
     KEY("server", "max_body", XG_CFG_SIZE, max_body, "1m", 1024, 64 << 20, false,
         "largest request body accepted (413 beyond)"),
     KEY("server", "connection_timeout", XG_CFG_DURATION, connection_timeout_ms, "30s", 1000,
@@ -116,6 +120,11 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
     }
     if (cfg->node_ca_file[0] && access(cfg->node_ca_file, R_OK) != 0) {
         snprintf(err, errlen, "[nodes] ca_file: cannot read %s", cfg->node_ca_file);
+        goto bad;
+    }
+    if (strcmp(cfg->front_end, "native") != 0 && strcmp(cfg->front_end, "libmicrohttpd") != 0) {
+        snprintf(err, errlen, "[server] front_end: expected native or libmicrohttpd, got \"%s\"",
+                 cfg->front_end);
         goto bad;
     }
     if ((cfg->tls_cert[0] == '\0') != (cfg->tls_key[0] == '\0')) {

@@ -15,7 +15,8 @@ struct gw_config {
     int64_t port;
     char *tls_cert; /* "" = plain HTTP */
     char *tls_key;
-    int64_t loops; /* event loops (threads) serving clients and nodes */
+    int64_t loops;   /* event loops (threads) serving clients and nodes */
+    char *front_end; /* "native" or "libmicrohttpd" (plain HTTP; HTTPS is libmicrohttpd) */
     int64_t max_body;
     int64_t connection_timeout_ms;
     int64_t request_timeout_ms;

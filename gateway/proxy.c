@@ -231,7 +231,7 @@ static void finish(struct gw_request *req)
 {
     release_held(req->px);
     req->answered = true;
-    MHD_resume_connection(req->conn);
+    gw_request_resume(req);
 }
 
 /* ---- the cache ------------------------------------------------------------------------ */

@@ -1,9 +1,9 @@
 /* request — one client request on its way through the gateway, shared by server (the
- * MHD side) and proxy (the node side).
+ * client side: the own front end or libmicrohttpd) and proxy (the node side).
  *
- * Lifetime: created by server on the first access-handler call, freed only in MHD's
- * completion callback. While proxy holds it (the connection is suspended) nothing else
- * touches it; proxy hands it back by filling the response and resuming the connection. */
+ * Lifetime: created by server when the request head arrives, freed only when the front
+ * end reports the request over. While proxy (or the XMR402 flow) holds it, nothing else
+ * touches it; it hands it back by filling the answer and calling gw_request_resume. */
 #ifndef REQUEST_H
 #define REQUEST_H
 
@@ -27,10 +27,15 @@ enum gw_endpoint { GW_EP_JSONRPC, GW_EP_JSON, GW_EP_BIN };
 
 struct proxy_work;
 struct xmr402_work;
+struct front_conn;
+struct hreq;
 
 struct gw_request {
     struct gw_context *ctx;
+    /* The client connection: libmicrohttpd's, or the own front end's (with its head). */
     struct MHD_Connection *conn;
+    struct front_conn *fc;
+    const struct hreq *head;
     bool is_post;
     char *path;       /* the path as received (owned) */
     const char *rest; /* the monerod path to serve, inside path or static */
@@ -78,6 +83,15 @@ struct gw_request {
     } extra_headers[GW_MAX_EXTRA_HEADERS];
     size_t nextra_headers;
 };
+
+/* What the client sent, whichever front end received it (server.c). */
+const char *gw_request_header(const struct gw_request *req, const char *name);
+/* Query argument name, undecoded, into out; false when absent or too long. */
+bool gw_request_query_arg(const struct gw_request *req, const char *name, char *out, size_t outlen);
+void gw_request_client_address(const struct gw_request *req, char *out, size_t outlen);
+
+/* The answer is in req: the front end sends it (from the loop, after this call). */
+void gw_request_resume(struct gw_request *req);
 
 /* The request's id as X-Request-Id and the log show it: 16 lower-case hex digits. */
 #define GW_REQUEST_ID_SIZE 17

@@ -5,6 +5,7 @@
 #include "auth.h"
 #include "context.h"
 #include "digest.h"
+#include "front.h"
 #include "gw_metrics.h"
 #include "jsonrpc.h"
 #include "limits.h"
@@ -14,6 +15,7 @@
 #include "xmr402_flow.h"
 #include "xg_file.h"
 #include "xg_log.h"
+#include "xg_str.h"
 #include "xg_clock.h"
 
 #include <arpa/inet.h>
@@ -29,12 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One event loop: a libmicrohttpd daemon on the shared port (SO_REUSEPORT spreads the
- * connections) run by one upstream engine's thread. A request stays on its loop. */
+/* One event loop: a listener on the shared port (SO_REUSEPORT spreads the connections),
+ * the own front end for plain HTTP or a libmicrohttpd daemon, run by one upstream engine's
+ * thread. A request stays on its loop. */
 struct gw_loop {
     struct gw_server *srv;
-    struct gw_context ctx; /* the shared context, with this loop's engine as ctx.up */
-    struct MHD_Daemon *daemon;
+    struct gw_context ctx;        /* the shared context, with this loop's engine as ctx.up */
+    struct front *front;          /* the own front end, or NULL */
+    struct MHD_Daemon *daemon;    /* libmicrohttpd, or NULL */
     struct up_engine *own_engine; /* loops after the first start their own; NULL for loop 0 */
 };
 
@@ -55,43 +59,69 @@ static int64_t wall_ms(void)
 
 /* ---- answers ------------------------------------------------------------------------ */
 
-/* X-Request-Id on every answer: the id that error lines in the log carry. */
-static void add_request_id(const struct gw_request *req, struct MHD_Response *resp)
+/* The headers of one answer, whichever front end sends it. */
+#define ANSWER_MAX_HEADERS 16
+struct answer_headers {
+    struct front_header h[ANSWER_MAX_HEADERS];
+    size_t n;
+    char request_id[GW_REQUEST_ID_SIZE];
+};
+
+static void answer_header(void *ctx, const char *name, const char *value)
 {
-    char id[GW_REQUEST_ID_SIZE];
-    gw_request_id_text(req->id, id);
-    MHD_add_response_header(resp, "X-Request-Id", id);
+    struct answer_headers *a = ctx;
+    if (a->n < ANSWER_MAX_HEADERS)
+        a->h[a->n++] = (struct front_header){name, value};
 }
 
-/* The daily quota on every answer to an authenticated tenant (gateway/limits.h). */
-static void add_limit_headers(const struct gw_request *req, struct MHD_Response *resp)
+/* What every answer ends with: the daily quota to an authenticated tenant
+ * (gateway/limits.h), the XMR402 headers, and X-Request-Id, the id that error lines in
+ * the log carry. */
+static void answer_common_headers(const struct gw_request *req, struct answer_headers *a)
 {
-    if (!req->limit.set)
-        return;
-    MHD_add_response_header(resp, "X-RateLimit-Limit", req->limit.limit);
-    MHD_add_response_header(resp, "X-RateLimit-Remaining", req->limit.remaining);
-    MHD_add_response_header(resp, "X-RateLimit-Reset", req->limit.reset);
+    if (req->limit.set) {
+        answer_header(a, "X-RateLimit-Limit", req->limit.limit);
+        answer_header(a, "X-RateLimit-Remaining", req->limit.remaining);
+        answer_header(a, "X-RateLimit-Reset", req->limit.reset);
+    }
+    xmr402_flow_each_header(req, answer_header, a);
+    gw_request_id_text(req->id, a->request_id);
+    answer_header(a, "X-Request-Id", a->request_id);
+}
+
+/* Sends an answer through the request's front end; the body is copied, or taken (and
+ * freed) when owned. */
+static enum MHD_Result emit(struct gw_request *req, unsigned status, const struct answer_headers *a,
+                            const char *body, size_t len, bool owned)
+{
+    req->status = status;
+    if (req->fc)
+        return front_respond(req->fc, status, a->h, a->n, body, len, owned) ? MHD_YES : MHD_NO;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        len, (void *)body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
+    if (!resp) {
+        if (owned)
+            free((void *)body);
+        return MHD_NO;
+    }
+    for (size_t i = 0; i < a->n; i++)
+        MHD_add_response_header(resp, a->h[i].name, a->h[i].value);
+    enum MHD_Result rc = MHD_queue_response(req->conn, status, resp);
+    MHD_destroy_response(resp);
+    return rc;
 }
 
 /* Queues an answer; extra headers are a NULL-terminated name,value list. */
 static enum MHD_Result queue(struct gw_request *req, unsigned status, const char *type,
                              const void *body, size_t len, const char *const *headers)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-    if (!resp)
-        return MHD_NO;
+    struct answer_headers a = {.n = 0};
     if (type && *type)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     for (const char *const *h = headers; h && h[0]; h += 2)
-        MHD_add_response_header(resp, h[0], h[1]);
-    add_limit_headers(req, resp);
-    xmr402_flow_add_headers(req, resp);
-    add_request_id(req, resp);
-    req->status = status;
-    enum MHD_Result rc = MHD_queue_response(req->conn, status, resp);
-    MHD_destroy_response(resp);
-    return rc;
+        answer_header(&a, h[0], h[1]);
+    answer_common_headers(req, &a);
+    return emit(req, status, &a, body, len, false);
 }
 
 /* An error of ours in the shape the client expects: a JSON-RPC error for /json_rpc,
@@ -127,33 +157,97 @@ static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale, c
     return answer_error(req, MHD_HTTP_UNAUTHORIZED, JSONRPC_INVALID_REQUEST, message, headers);
 }
 
-/* ---- authentication ----------------------------------------------------------------- */
+/* ---- the client connection, whichever front end holds it ------------------------------ */
 
-enum auth_verdict { VERDICT_OK, VERDICT_UNAUTHORIZED, VERDICT_STALE, VERDICT_MALFORMED };
+const char *gw_request_header(const struct gw_request *req, const char *name)
+{
+    if (req->head)
+        return hreq_header(req->head, name);
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
 
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+struct header_tally {
+    const char *name;
+    size_t count;
+};
+
+static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                     const char *value)
 {
     (void)kind;
     (void)value;
-    if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
-        (*(int *)cls)++;
+    struct header_tally *t = cls;
+    if (strcasecmp(key, t->name) == 0)
+        t->count++;
     return MHD_YES;
 }
+
+static size_t header_count(const struct gw_request *req, const char *name)
+{
+    if (req->head)
+        return hreq_header_count(req->head, name);
+    struct header_tally t = {name, 0};
+    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, tally_header, &t);
+    return t.count;
+}
+
+bool gw_request_query_arg(const struct gw_request *req, const char *name, char *out, size_t outlen)
+{
+    if (req->head)
+        return hreq_query_arg(req->head, name, out, outlen);
+    const char *v = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+    return v && xg_str_copy(out, outlen, v);
+}
+
+void gw_request_client_address(const struct gw_request *req, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    if (req->fc) {
+        front_client_address(req->fc, out, outlen);
+        return;
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
+                  (socklen_t)outlen);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
+                  (socklen_t)outlen);
+}
+
+/* The request waits for proxy or billing; gw_request_resume brings it back. The own front
+ * end needs nothing for that: it reads no further request until this one is answered. */
+static void suspend(struct gw_request *req)
+{
+    if (req->conn)
+        MHD_suspend_connection(req->conn);
+    req->suspended = true;
+}
+
+void gw_request_resume(struct gw_request *req)
+{
+    if (req->fc)
+        front_resume(req->fc);
+    else
+        MHD_resume_connection(req->conn);
+}
+
+/* ---- authentication ----------------------------------------------------------------- */
+
+enum auth_verdict { VERDICT_OK, VERDICT_UNAUTHORIZED, VERDICT_STALE, VERDICT_MALFORMED };
 
 /* Finds the tenant behind the credential and copies it into *tenant. */
 static enum auth_verdict authenticate(struct gw_request *req, struct auth_credential *cred,
                                       struct tenant_row *tenant)
 {
-    int authorization_headers = 0;
-    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, count_header, &authorization_headers);
-    if (authorization_headers > 1)
+    if (header_count(req, MHD_HTTP_HEADER_AUTHORIZATION) > 1)
         return VERDICT_MALFORMED;
     struct auth_request areq = {
         .path = req->path,
-        .authorization =
-            MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-        .api_key = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Api-Key"),
+        .authorization = gw_request_header(req, MHD_HTTP_HEADER_AUTHORIZATION),
+        .api_key = gw_request_header(req, "X-Api-Key"),
     };
     enum auth_kind kind = auth_parse(&areq, cred);
     req->rest = cred->rest_path;
@@ -334,10 +428,9 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
  * the connection waits (xmr402_flow.h). */
 static enum MHD_Result start_xmr402(struct gw_request *req, const struct auth_credential *cred)
 {
-    MHD_suspend_connection(req->conn);
-    req->suspended = true;
+    suspend(req);
     if (!xmr402_flow_begin(req, cred))
-        MHD_resume_connection(req->conn); /* the answer is in req */
+        gw_request_resume(req); /* the answer is in req */
     return MHD_YES;
 }
 
@@ -415,34 +508,40 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
         req->from_cache = true;
         return queue_node_answer(req);
     }
-    MHD_suspend_connection(req->conn);
-    req->suspended = true;
+    suspend(req);
     req->dispatched = true;
     if (!proxy_dispatch(req))
-        MHD_resume_connection(req->conn); /* the answer is in req */
+        gw_request_resume(req); /* the answer is in req */
     return MHD_YES;
 }
 
 /* Queues the node's answer (or proxy's error answer) without copying the body. */
 static enum MHD_Result queue_node_answer(struct gw_request *req)
 {
-    struct MHD_Response *resp =
-        req->answer_body ? MHD_create_response_from_buffer(req->answer_len, req->answer_body,
-                                                           MHD_RESPMEM_MUST_FREE)
-                         : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (!resp)
-        return MHD_NO;
-    req->answer_body = NULL; /* the response owns it now */
+    struct answer_headers a = {.n = 0};
     if (req->answer_type[0])
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->answer_type);
+        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, req->answer_type);
     for (size_t i = 0; i < req->nextra_headers; i++)
-        MHD_add_response_header(resp, req->extra_headers[i].name, req->extra_headers[i].value);
-    add_limit_headers(req, resp);
-    xmr402_flow_add_headers(req, resp);
-    add_request_id(req, resp);
-    enum MHD_Result rc = MHD_queue_response(req->conn, req->status, resp);
-    MHD_destroy_response(resp);
-    return rc;
+        answer_header(&a, req->extra_headers[i].name, req->extra_headers[i].value);
+    answer_common_headers(req, &a);
+    char *body = req->answer_body;
+    req->answer_body = NULL; /* the answer owns it now */
+    return emit(req, req->status, &a, body ? body : "", req->answer_len, body != NULL);
+}
+
+/* The answer is ready, or billing provisioned the tenant an XMR402 request waited for. */
+static enum MHD_Result continue_resumed(struct gw_request *req)
+{
+    struct tenant_row bought;
+    if (xmr402_flow_take_tenant(req, &bought)) {
+        req->suspended = false;   /* served now as the tenant billing just provisioned */
+        json_decref(req->rpc_id); /* classification reads the id again */
+        req->rpc_id = NULL;
+        return serve_tenant(req, &bought);
+    }
+    if (!req->answered)
+        return MHD_YES; /* spurious wake-up; the answer is not ready */
+    return queue_node_answer(req);
 }
 
 static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connection *conn,
@@ -505,6 +604,28 @@ static bool declared_too_large(struct MHD_Connection *conn, size_t max_body)
     return cl && strtoull(cl, NULL, 10) > max_body;
 }
 
+/* Answers at once what is refused on the head alone: a method monerod does not serve
+ * (405), or a declared body over the limit (413). Returns true when it answered. */
+static bool refuse_on_head(struct gw_request *req, const char *method, bool too_large,
+                           enum MHD_Result *rc)
+{
+    bool allowed =
+        strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    if (!allowed) {
+        req->endpoint = GW_EP_BIN;
+        const char *headers[] = {MHD_HTTP_HEADER_ALLOW, "GET, POST", NULL};
+        *rc = queue(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, headers);
+        return true;
+    }
+    if (too_large) {
+        req->endpoint = GW_EP_JSON;
+        *rc = answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
+                           "request body too large", NULL);
+        return true;
+    }
+    return false;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -517,37 +638,17 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         if (!req)
             return MHD_NO;
         *con_cls = req;
-        bool allowed =
-            strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-        if (!allowed) {
-            req->endpoint = GW_EP_BIN;
-            const char *headers[] = {MHD_HTTP_HEADER_ALLOW, "GET, POST", NULL};
-            return queue(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, headers);
-        }
-        if (declared_too_large(conn, loop->ctx.max_body)) {
-            req->endpoint = GW_EP_JSON;
-            return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
-                                "request body too large", NULL);
-        }
-        return MHD_YES;
+        enum MHD_Result rc = MHD_YES;
+        refuse_on_head(req, method, declared_too_large(conn, loop->ctx.max_body), &rc);
+        return rc;
     }
     if (*upload_data_size) {
         append_body(req, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (req->suspended) {
-        struct tenant_row bought;
-        if (xmr402_flow_take_tenant(req, &bought)) {
-            req->suspended = false;   /* served now as the tenant billing just provisioned */
-            json_decref(req->rpc_id); /* classification reads the id again */
-            req->rpc_id = NULL;
-            return serve_tenant(req, &bought);
-        }
-        if (!req->answered)
-            return MHD_YES; /* spurious wake-up; the answer is not ready */
-        return queue_node_answer(req);
-    }
+    if (req->suspended)
+        return continue_resumed(req);
     return handle_request(req);
 }
 
@@ -566,15 +667,8 @@ static void record_request(const struct gw_request *req)
                        (double)(xg_monotonic_us() - req->started_us) / 1e6);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
+static void request_free(struct gw_loop *loop, struct gw_request *req)
 {
-    (void)conn;
-    (void)toe;
-    struct gw_loop *loop = cls;
-    struct gw_request *req = *con_cls;
-    if (!req)
-        return;
     record_request(req);
     free(req->path);
     free(req->body);
@@ -584,8 +678,63 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     free(req->answer_body);
     json_decref(req->rpc_id);
     free(req);
-    *con_cls = NULL;
     atomic_fetch_sub(&loop->srv->inflight, 1);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    (void)toe;
+    if (!*con_cls)
+        return;
+    request_free(cls, *con_cls);
+    *con_cls = NULL;
+}
+
+/* ---- the own front end's handler (front.h) ------------------------------------------- */
+
+static void *native_on_head(void *cls, struct front_conn *c, const struct hreq *head)
+{
+    struct gw_loop *loop = cls;
+    struct gw_request *req = request_new(loop, NULL, head->path, head->method);
+    if (!req)
+        return NULL;
+    req->fc = c;
+    req->head = head;
+    enum MHD_Result rc;
+    refuse_on_head(req, head->method,
+                   head->has_length && head->content_length > (uint64_t)loop->ctx.max_body, &rc);
+    return req;
+}
+
+static void native_on_body(void *cls, struct front_conn *c, void *request, char *body, size_t len,
+                           bool too_large)
+{
+    (void)cls;
+    (void)c;
+    struct gw_request *req = request;
+    if (too_large) {
+        req->body_too_large = true;
+    } else if (body) {
+        free(req->body);
+        req->body = body;
+        req->body_len = len;
+        req->body_cap = len + 1;
+    }
+    (void)handle_request(req);
+}
+
+static void native_on_resume(void *cls, struct front_conn *c, void *request)
+{
+    (void)cls;
+    (void)c;
+    (void)continue_resumed(request);
+}
+
+static void native_on_completed(void *cls, void *request)
+{
+    request_free(cls, request);
 }
 
 /* The upstream engine's thread runs the listener: accept, read, answer, resume. */
@@ -625,7 +774,38 @@ struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
     };
 }
 
-/* Starts loop i's daemon on the shared port and hands it to the loop's engine. */
+/* The own front end on the shared port, run by the loop's engine. */
+static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *addr, char *err,
+                             size_t errlen)
+{
+    const struct gw_config *cfg = loop->ctx.cfg;
+    struct front_options opt = {
+        .addr = *addr,
+        .max_head = GW_SERVER_MAX_HEAD,
+        .max_body = loop->ctx.max_body,
+        .idle_timeout_ms = (long)cfg->connection_timeout_ms,
+        .max_connections = GW_SERVER_MAX_CONNECTIONS,
+    };
+    struct front_handler handler = {
+        .cls = loop,
+        .on_head = native_on_head,
+        .on_body = native_on_body,
+        .on_resume = native_on_resume,
+        .on_completed = native_on_completed,
+    };
+    char why[256];
+    loop->front = front_start(&opt, &handler, loop->ctx.up, why, sizeof why);
+    if (!loop->front) {
+        snprintf(err, errlen, "cannot listen on %s:%ld: %s", cfg->bind, (long)cfg->port, why);
+        return false;
+    }
+    struct up_host host = {
+        .fd = -1, .run = front_run, .timeout_ms = front_timeout_ms, .ctx = loop->front};
+    up_engine_attach_host(loop->ctx.up, &host);
+    return true;
+}
+
+/* Starts loop i's listener on the shared port and hands it to the loop's engine. */
 static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
                        const struct sockaddr_in *addr, char *err, size_t errlen)
 {
@@ -640,16 +820,18 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
             return false;
         loop->ctx.up = loop->own_engine;
     }
+    bool tls = srv->tls_cert != NULL;
+    if (!tls && strcmp(cfg->front_end, "native") == 0)
+        return loop_start_front(loop, addr, err, errlen);
     /* No thread of MHD's own: the loop's engine thread runs it (see server.h). */
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
-    bool tls = srv->tls_cert != NULL;
     if (tls)
         flags |= MHD_USE_TLS;
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_SOCK_ADDR, 0, (void *)addr},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(cfg->connection_timeout_ms / 1000), NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, 16384, NULL},
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16384, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, GW_SERVER_MAX_CONNECTIONS, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, GW_SERVER_MAX_HEAD, NULL},
         {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
         {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL}, /* SO_REUSEPORT: one port, all loops */
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, loop},
@@ -719,6 +901,8 @@ fail:
 
 uint16_t gw_server_port(const struct gw_server *srv)
 {
+    if (srv->loops[0].front)
+        return front_port(srv->loops[0].front);
     const union MHD_DaemonInfo *info =
         MHD_get_daemon_info(srv->loops[0].daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
@@ -727,6 +911,12 @@ uint16_t gw_server_port(const struct gw_server *srv)
 void gw_server_quiesce(struct gw_server *srv)
 {
     for (size_t i = 0; i < srv->nloops; i++) {
+        if (srv->loops[i].front) {
+            front_quiesce(srv->loops[i].front);
+            continue;
+        }
+        if (!srv->loops[i].daemon)
+            continue;
         MHD_socket fd = MHD_quiesce_daemon(srv->loops[i].daemon);
         if (fd != MHD_INVALID_SOCKET)
             close(fd);
@@ -750,6 +940,7 @@ void gw_server_stop(struct gw_server *srv)
     for (size_t i = 0; i < srv->nloops; i++) {
         if (srv->loops[i].daemon)
             MHD_stop_daemon(srv->loops[i].daemon);
+        front_stop(srv->loops[i].front);
         up_engine_free(srv->loops[i].own_engine);
     }
     free(srv->tls_cert);

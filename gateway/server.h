@@ -24,7 +24,9 @@
 #include "gw_config.h"
 #include "upstream.h"
 
-#define GW_SERVER_MAX_LOOPS 16
+#define GW_SERVER_MAX_LOOPS       16
+#define GW_SERVER_MAX_CONNECTIONS 16384 /* client connections per loop */
+#define GW_SERVER_MAX_HEAD        16384 /* request line and headers (431 beyond) */
 
 struct gw_context;
 struct gw_server;

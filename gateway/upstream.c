@@ -64,6 +64,7 @@ static const char *const up_curl_default_headers[] = {"Accept", "Expect", "User-
 #define UP_TAG_WAKE    1U
 #define UP_TAG_HOST    2U
 #define UP_TAG_CURL    3U /* a curl socket: its number << 2 | UP_TAG_CURL */
+#define UP_TAG_WATCH   2U /* a watcher's (4-aligned) address | UP_TAG_WATCH; never just 2 */
 #define UP_TAG_MASK    3U
 #define UP_MAX_HEADERS 32
 
@@ -756,7 +757,7 @@ static int up_wait_timeout_ms(const struct up_engine *e, const struct up_host *h
     long ms = UP_MAX_POLL_MS;
     if (due != UINT64_MAX)
         ms = due <= now ? 0 : (long)((due - now + UP_NS_PER_MS - 1) / UP_NS_PER_MS);
-    if (host->fd >= 0) {
+    if (host->timeout_ms) {
         long host_ms = host->timeout_ms(host->ctx);
         if (host_ms >= 0 && host_ms < ms)
             ms = host_ms;
@@ -828,6 +829,9 @@ static void up_on_event(struct up_engine *e, const struct epoll_event *ev, bool 
         e->remote_waiting = true;
     } else if (ev->data.u64 == UP_TAG_HOST) {
         *host_ready = true;
+    } else if (tag == UP_TAG_WATCH) {
+        struct up_watch *w = (struct up_watch *)(uintptr_t)(ev->data.u64 & ~(uint64_t)UP_TAG_MASK);
+        w->on_event(w, ev->events);
     } else if (tag == UP_TAG_CURL) {
         int flags = ((ev->events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
                     ((ev->events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
@@ -841,7 +845,7 @@ static void up_on_event(struct up_engine *e, const struct epoll_event *ev, bool 
 static void up_run_host(struct up_engine *e, const struct up_host *host)
 {
     e->host_dirty = false;
-    if (host->fd >= 0)
+    if (host->run)
         host->run(host->ctx);
 }
 
@@ -889,6 +893,18 @@ static void *up_loop(void *arg)
         if (host_ready || e->host_dirty)
             up_run_host(e, &host);
     }
+}
+
+bool up_engine_watch(struct up_engine *e, int fd, uint32_t events, struct up_watch *w)
+{
+    assert(((uintptr_t)w & UP_TAG_MASK) == 0);
+    struct epoll_event ev = {.events = events, .data.u64 = (uintptr_t)w | UP_TAG_WATCH};
+    return epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+void up_engine_host_due(struct up_engine *e)
+{
+    e->host_dirty = true;
 }
 
 void up_engine_attach_host(struct up_engine *e, const struct up_host *host)

@@ -34,6 +34,7 @@
 #define UPSTREAM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 struct up_engine;
@@ -92,12 +93,14 @@ struct up_result {
     const char *error;        /* why, when outcome != UP_OK; NULL otherwise */
 };
 
-/* A host event source run on the engine thread: the tenant-facing listener
- * (libmicrohttpd in external-loop mode). Its fd is in the engine's epoll set with the node
- * sockets; run() is called when it is readable, when the wait timed out, and after jobs
- * finished (their callbacks resume client connections); it must not block. timeout_ms()
- * bounds the wait (-1: no bound). Client I/O and node I/O then share one thread and one
- * epoll_wait, so a proxied request costs no thread hand-off at all. */
+/* A host event source run on the engine thread: the tenant-facing listener (the
+ * gateway's own front end, or libmicrohttpd in external-loop mode). Its fd, when it has
+ * one (libmicrohttpd's epoll fd; -1 for the front end, whose sockets are watched one by
+ * one with up_engine_watch), is in the engine's epoll set with the node sockets. run() is
+ * called when that fd is readable, when the wait timed out, after jobs finished (their
+ * callbacks resume client connections) and after up_engine_host_due; it must not block.
+ * timeout_ms() bounds the wait (-1: no bound). Client I/O and node I/O then share one
+ * thread and one epoll_wait, so a proxied request costs no thread hand-off at all. */
 struct up_host {
     int fd;
     void (*run)(void *ctx);
@@ -118,6 +121,20 @@ __attribute__((warn_unused_result)) bool up_submit(struct up_engine *e, const st
  * can be handed to the client without a copy. Returns NULL when the body is empty or
  * was already taken. Only valid inside on_done. */
 char *up_result_take_body(const struct up_result *res);
+
+/* A descriptor of the host's own in the engine's epoll set: on_event runs on the engine
+ * thread with the epoll events. */
+struct up_watch {
+    void (*on_event)(struct up_watch *w, uint32_t events);
+};
+
+/* Adds fd to the engine's epoll set with events (EPOLLIN, EPOLLET, …); w must be 4-byte
+ * aligned and outlive the registration. Close the fd to remove it; an event already
+ * fetched in the same batch may still arrive, so free w only from the host's run(). */
+bool up_engine_watch(struct up_engine *e, int fd, uint32_t events, struct up_watch *w);
+
+/* From the engine thread: run the host once more after this batch of events. */
+void up_engine_host_due(struct up_engine *e);
 
 /* Attaches the host (copied); from then on host->run is called on the engine thread.
  * Stop the engine before tearing the host down. */

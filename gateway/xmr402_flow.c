@@ -6,13 +6,12 @@
 #include "upstream.h"
 #include "xg_hex.h"
 #include "xg_log.h"
+#include "xg_str.h"
 #include "xg_xmr402.h"
 #include "xmr402.h"
 #include "xg_clock.h"
 
-#include <arpa/inet.h>
 #include <jansson.h>
-#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,22 +58,6 @@ static void add_header(struct xmr402_work *w, const char *name, const char *valu
     w->nheaders++;
 }
 
-static void client_address(struct MHD_Connection *conn, char out[CLIENT_SIZE])
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    snprintf(out, CLIENT_SIZE, "unknown");
-    if (!ci || !ci->client_addr)
-        return;
-    const struct sockaddr *sa = ci->client_addr;
-    if (sa->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
-                  CLIENT_SIZE);
-    else if (sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
-                  CLIENT_SIZE);
-}
-
 /* The answer, as JSON, ready for the resumed connection. Takes the body reference. */
 static void set_answer(struct gw_request *req, unsigned status, json_t *body)
 {
@@ -95,7 +78,7 @@ static json_t *error_body(const char *code, const char *message)
 
 static void finish(struct gw_request *req)
 {
-    MHD_resume_connection(req->conn);
+    gw_request_resume(req);
 }
 
 static char *status_url(const struct gw_context *ctx, const char *path)
@@ -345,11 +328,14 @@ const char *xmr402_flow_applies(const struct gw_request *req, const struct auth_
     return xmr402_agent_path(req->path);
 }
 
-static const char *requested_tier(const struct gw_request *req)
+/* ?tier=, else X-XMR402-Tier, else the default; a tier too long for buf is refused as
+ * malformed (empty). */
+static const char *requested_tier(const struct gw_request *req, char *buf, size_t buflen)
 {
-    const char *q = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "tier");
-    const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-XMR402-Tier");
-    return q ? q : h ? h : req->ctx->cfg->xmr402_default_tier;
+    if (gw_request_query_arg(req, "tier", buf, buflen))
+        return buf;
+    const char *h = gw_request_header(req, "X-XMR402-Tier");
+    return h ? h : req->ctx->cfg->xmr402_default_tier;
 }
 
 bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cred)
@@ -362,15 +348,18 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     }
     req->x402 = w;
     w->req = req;
-    client_address(req->conn, w->client);
-    const char *tier = requested_tier(req);
+    gw_request_client_address(req, w->client, sizeof w->client);
+    if (!w->client[0])
+        snprintf(w->client, sizeof w->client, "unknown");
+    char tier_arg[8192]; /* any tier the request head can carry; too long is refused below */
+    const char *tier = requested_tier(req, tier_arg, sizeof tier_arg);
     if (!xmr402_tier_ok(tier)) {
         set_answer(
             req, MHD_HTTP_BAD_REQUEST,
             error_body("malformed_tier", "a tier id is lower-case letters, digits, - and _"));
         return false;
     }
-    snprintf(w->tier, sizeof w->tier, "%s", tier);
+    xg_str_copy(w->tier, sizeof w->tier, tier); /* fits: xmr402_tier_ok checked its length */
     if (cred->kind == AUTH_NONE) {
         if (request_challenge(w))
             return true;
@@ -401,11 +390,12 @@ bool xmr402_flow_take_tenant(struct gw_request *req, struct tenant_row *tenant)
     return true;
 }
 
-void xmr402_flow_add_headers(const struct gw_request *req, struct MHD_Response *resp)
+void xmr402_flow_each_header(const struct gw_request *req,
+                             void (*add)(void *ctx, const char *name, const char *value), void *ctx)
 {
     const struct xmr402_work *w = req->x402;
     for (size_t i = 0; w && i < w->nheaders; i++)
-        MHD_add_response_header(resp, w->headers[i].name, w->headers[i].value);
+        add(ctx, w->headers[i].name, w->headers[i].value);
 }
 
 void xmr402_flow_request_free(struct gw_request *req)

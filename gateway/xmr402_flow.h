@@ -42,8 +42,10 @@ __attribute__((warn_unused_result)) bool xmr402_flow_begin(struct gw_request *re
  * the request is now to be served as *tenant. */
 bool xmr402_flow_take_tenant(struct gw_request *req, struct tenant_row *tenant);
 
-/* Adds the headers of the XMR402 answer (challenge, credentials, Retry-After) to resp. */
-void xmr402_flow_add_headers(const struct gw_request *req, struct MHD_Response *resp);
+/* Hands each header of the XMR402 answer (challenge, credentials, Retry-After) to add. */
+void xmr402_flow_each_header(const struct gw_request *req,
+                             void (*add)(void *ctx, const char *name, const char *value),
+                             void *ctx);
 
 void xmr402_flow_request_free(struct gw_request *req);
 

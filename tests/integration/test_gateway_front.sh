@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The HTTP/1.1 a client speaks to the gateway, byte by byte: pipelining, chunked bodies
+# with extensions and trailers, Expect: 100-continue, HTTP/1.0 with and without
+# keep-alive, and every malformed or oversized head refused with its status. The own front
+# end runs under ASan+UBSan; a libmicrohttpd front end ([server] front_end) is held to
+# the same answers for what both speak. Clients that leave while their request waits on
+# a slow node cost nothing: the gateway goes on serving and exits without a leak.
+. "$(dirname "$0")/lib.sh"
+
+asan_bin=$XG_REPO/build/asan/bin/xmrgate-gateway
+if [[ ! -x $asan_bin ]]; then
+	make -C "$XG_REPO" SANITIZE=1 all >/dev/null 2>&1
+fi
+check "the ASan+UBSan gateway is built" test -x "$asan_bin"
+
+slow_port=$((XG_PORT_BASE + 91))
+native_port=$((XG_PORT_BASE + 92)) native_admin=$((XG_PORT_BASE + 93))
+mhd_port=$((XG_PORT_BASE + 94)) mhd_admin=$((XG_PORT_BASE + 95))
+base_url=${DATABASE_URL%/*}
+
+# scratch_db NAME NODE_URL: a migrated database whose only node is NODE_URL.
+scratch_db() {
+	psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"
+	defer psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)"
+	XMRGATE_DATABASE_URL=$base_url/$1 "$XG_REPO/bin/xmrgate-billing" \
+		--config "$XG_VAR/etc/billing.ini" migrate >/dev/null 2>&1 &&
+		psql -X -q "$base_url/$1" -c "INSERT INTO nodes (name, url) VALUES ('n', '$2')"
+}
+
+# start_asan NAME DB: the ASan gateway (own front end) on the native ports, its pid in
+# asan_pid and its log in asan_log.
+start_asan() {
+	asan_log=$XG_VAR/log/gateway-$1-asan.log
+	: >"$asan_log"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:suppressions=$XG_REPO/tests/ubsan.supp \
+		XMRGATE_DATABASE_URL=$base_url/$2 XMRGATE_SERVER_PORT=$native_port \
+		XMRGATE_ADMIN_PORT=$native_admin XMRGATE_SERVER_CONNECTION_TIMEOUT=2s \
+		XMRGATE_SERVER_FRONT_END=native \
+		"$asan_bin" --config "$XG_VAR/etc/gateway.ini" >>"$asan_log" 2>&1 &
+	asan_pid=$!
+	wait_until 60 curl -sf -o /dev/null "http://127.0.0.1:$native_admin/readyz"
+}
+
+# stop_asan WHAT: SIGTERM, then a clean exit and nothing from the sanitizers.
+stop_asan() {
+	kill -TERM "$asan_pid"
+	wait "$asan_pid"
+	check "$1: the ASan gateway exits cleanly on SIGTERM" test $? -eq 0
+	check "$1: no AddressSanitizer or LeakSanitizer report" bash -c "! grep -q 'Sanitizer' '$asan_log'"
+	check "$1: no UBSan report" bash -c "! grep -q 'runtime error' '$asan_log'"
+	grep -E 'Sanitizer|runtime error' -A12 "$asan_log" | head -40 | sed 's/^/# /' || true
+}
+
+check_here "a database with node A" scratch_db xmrgate_front "$NODE_A_URL"
+export XMRGATE_DATABASE_URL=$base_url/xmrgate_front
+check_here "grant a tenant" grant_tenant wallet 1
+check_here "the ASan gateway (own front end) becomes ready" start_asan front xmrgate_front
+check_here "a libmicrohttpd gateway starts" start_gateway front-mhd "$mhd_port" "$mhd_admin" \
+	XMRGATE_SERVER_FRONT_END=libmicrohttpd XMRGATE_SERVER_CONNECTION_TIMEOUT=2s
+
+P=/v1/$TOKEN
+count_rpc='{"jsonrpc":"2.0","id":1,"method":"get_block_count"}'
+
+# raw PORT REQUEST: sends REQUEST (printf %b escapes) on a new connection and prints all
+# the gateway answers until it closes the connection; fails when it is not closed in 8 s.
+raw() {
+	local fd rc
+	exec {fd}<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf '%b' "$2" >&"$fd"
+	timeout 8 cat <&"$fd"
+	rc=$?
+	exec {fd}>&-
+	return $rc
+}
+
+# statuses < OUTPUT: the status code of each answer in OUTPUT, in order (an answer may
+# follow the previous body on the same line).
+statuses() { grep -ao 'HTTP/1\.[01] [0-9][0-9][0-9] ' | awk '{printf "%s%s", sep, $2; sep=" "}'; }
+
+# Chunked: the count request in chunks of 7 bytes, one with an extension, and a trailer.
+chunked_count() {
+	local body=$count_rpc out='' i
+	for ((i = 0; i < ${#body}; i += 7)); do
+		local part=${body:i:7}
+		out+=$(printf '%x' "${#part}")
+		((i == 7)) && out+=';name=value'
+		out+="\\r\\n$part\\r\\n"
+	done
+	printf '%s' "${out}0\\r\\nX-Trailer: yes\\r\\n\\r\\n"
+}
+
+for front in native mhd; do
+	if [[ $front == native ]]; then port=$native_port; else port=$mhd_port; fi
+	out=$(raw "$port" "GET $P/get_height HTTP/1.1\r\nHost: x\r\n\r\nPOST $P/json_rpc HTTP/1.1\r\nHost: x\r\nContent-Length: ${#count_rpc}\r\nConnection: close\r\n\r\n$count_rpc")
+	assert_eq "$front: two pipelined requests get two answers" "200 200" "$(statuses <<<"$out")"
+	assert_eq "$front: … in the order asked" "height count" \
+		"$(grep -ao '"height"\|"count"' <<<"$out" | tr -d '"' | paste -sd' ')"
+	out=$(raw "$port" "POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n$(chunked_count)")
+	assert_eq "$front: a chunked body with an extension and a trailer is read" "200" \
+		"$(statuses <<<"$out")"
+	check "$front: … and forwarded whole" grep -aq '"count"' <<<"$out"
+	out=$(raw "$port" "GET $P/get_height HTTP/1.0\r\n\r\n")
+	assert_eq "$front: HTTP/1.0 is answered, then the connection closes" "200" \
+		"$(statuses <<<"$out")"
+	out=$(raw "$port" "GET $P/get_height HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET $P/get_height HTTP/1.0\r\n\r\n")
+	assert_eq "$front: HTTP/1.0 keep-alive carries a second request" "200 200" \
+		"$(statuses <<<"$out")"
+	out=$(raw "$port" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nX-Big: $(head -c 20000 /dev/zero | tr '\0' a)\r\n\r\n")
+	assert_eq "$front: a 20 kB header: 431" "431" "$(statuses <<<"$out")"
+	out=$(raw "$port" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello")
+	assert_eq "$front: two different Content-Lengths: 400" "400" "$(statuses <<<"$out")"
+	# Expect: 100-continue: the interim answer comes before the body is sent.
+	exec {fd}<>"/dev/tcp/127.0.0.1/$port"
+	printf '%b' "POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: ${#count_rpc}\r\nConnection: close\r\n\r\n" >&"$fd"
+	read -r -t 5 -u "$fd" interim || interim=''
+	assert_eq "$front: Expect: 100-continue gets 100 Continue before the body" \
+		"HTTP/1.1 100 Continue" "${interim%$'\r'}"
+	printf '%s' "$count_rpc" >&"$fd"
+	out=$(timeout 8 cat <&"$fd")
+	exec {fd}>&-
+	check "$front: … and then the answer" grep -aq '"count"' <<<"$out"
+done
+
+# Refusals of the own front end (strict parsing: no guessing at framing).
+N=$native_port
+refused() { # NAME STATUS REQUEST
+	local out
+	out=$(raw "$N" "$3")
+	assert_eq "$1: $2, then the connection closes" "$2" "$(statuses <<<"$out")"
+}
+refused "a request line that is no request line" 400 "GARBAGE\r\n\r\n"
+refused "HTTP/2.0 in the request line" 505 "GET $P/get_height HTTP/2.0\r\nHost: x\r\n\r\n"
+refused "an absolute-form target" 400 "GET http://x$P/get_height HTTP/1.1\r\nHost: x\r\n\r\n"
+refused "Content-Length with Transfer-Encoding" 400 \
+	"POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+refused "a transfer coding other than chunked" 501 \
+	"POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"
+refused "obsolete header folding" 400 "GET $P/get_height HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n 2\r\n\r\n"
+refused "white space before the colon" 400 "GET $P/get_height HTTP/1.1\r\nHost : x\r\n\r\n"
+refused "a bad chunk size" 400 \
+	"POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"
+refused "HTTP/1.1 without Host" 400 "GET $P/get_height HTTP/1.1\r\n\r\n"
+refused "an unknown expectation" 417 "GET $P/get_height HTTP/1.1\r\nHost: x\r\nExpect: magic\r\n\r\n"
+out=$(raw "$N" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n")
+assert_eq "a declared body over the limit: 413 before it is sent" "413" "$(statuses <<<"$out")"
+check "… in the JSON shape" grep -aq '"status"' <<<"$out"
+
+# An idle keep-alive connection is closed by the connection timeout (2 s here).
+idle() {
+	local fd
+	exec {fd}<>"/dev/tcp/127.0.0.1/$N" || return 1
+	printf '%b' "GET $P/get_height HTTP/1.1\r\nHost: x\r\n\r\n" >&"$fd"
+	timeout 8 cat <&"$fd" >/dev/null
+	local rc=$?
+	exec {fd}>&-
+	((rc == 0))
+}
+check "an idle keep-alive connection is closed by the connection timeout" idle
+
+stop_asan "requests and refusals"
+
+# Clients that leave while their requests wait on a slow node (1.5 s an answer).
+"$XG_REPO/build/release/tests/tools/slow_node" "$slow_port" 1500 &
+defer stop_pid $!
+check_here "a database with only the slow node" scratch_db xmrgate_front_slow \
+	"http://127.0.0.1:$slow_port"
+export XMRGATE_DATABASE_URL=$base_url/xmrgate_front_slow
+check_here "grant a tenant there" grant_tenant wallet 1
+P=/v1/$TOKEN
+check_here "an ASan gateway in front of the slow node becomes ready" start_asan front-slow \
+	xmrgate_front_slow
+# leave N: N clients ask at once and give up after 0.3 s.
+leave() {
+	local pids=() i
+	for ((i = 0; i < $1; i++)); do
+		curl -s -o /dev/null --max-time 0.3 "http://127.0.0.1:$N$P/get_height" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+}
+leave 30
+assert_eq "after 30 clients left mid-request, the next one is answered" 200 \
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$N$P/get_height")"
+leave 10
+stop_asan "clients that left" # with those ten still waiting on the node
