@@ -22,6 +22,7 @@
 #define FRONT_ACCEPT_BURST    32
 #define FRONT_LISTEN_BACKLOG  1024
 #define FRONT_HEAD_RESERVE    512 /* status line, Date, Content-Length, Connection */
+#define FRONT_ACCEPT_RETRY_MS 100 /* out of descriptors: try accepting again this soon */
 
 enum fc_state {
     FC_READ_HEAD, /* waiting for (the rest of) a request head */
@@ -82,6 +83,8 @@ struct front {
     struct up_engine *engine;
     int listen_fd;
     atomic_bool quiescing;
+    bool accept_paused;      /* out of descriptors: the listener is not watched */
+    int64_t accept_retry_ms; /* when to watch it again at the latest */
     size_t nconns;
     struct front_conn *oldest, *newest; /* idle-timeout order */
     struct front_conn *resumed_head, *resumed_tail;
@@ -729,6 +732,13 @@ static void on_listen_event(struct up_watch *w, uint32_t events)
         socklen_t plen = sizeof peer;
         int fd =
             accept4(f->listen_fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+            /* The listener stays readable: stop watching it until a connection closes
+             * (or a moment passed), instead of spinning on it. */
+            f->accept_paused = up_engine_watch_change(f->engine, f->listen_fd, 0, &f->watch);
+            f->accept_retry_ms = xg_monotonic_ms() + FRONT_ACCEPT_RETRY_MS;
+            return;
+        }
         if (fd < 0)
             return; /* EAGAIN, or an error the next event retries */
         accept_one(f, fd, &peer);
@@ -764,6 +774,7 @@ void front_run(void *front)
             advance(c);
     }
     expire_idle(f);
+    bool freed = f->dead != NULL;
     while (f->dead) {
         struct front_conn *c = f->dead;
         f->dead = c->next_dead;
@@ -771,15 +782,22 @@ void front_run(void *front)
         free(c->out_head);
         free(c);
     }
+    if (f->accept_paused && f->listen_fd >= 0 &&
+        (freed || xg_monotonic_ms() >= f->accept_retry_ms) &&
+        up_engine_watch_change(f->engine, f->listen_fd, EPOLLIN, &f->watch))
+        f->accept_paused = false;
 }
 
 long front_timeout_ms(void *front)
 {
     struct front *f = front;
-    if (!f->oldest)
+    int64_t now = xg_monotonic_ms();
+    int64_t due = f->accept_paused ? f->accept_retry_ms : INT64_MAX;
+    if (f->oldest && f->oldest->active_ms + f->opt.idle_timeout_ms < due)
+        due = f->oldest->active_ms + f->opt.idle_timeout_ms;
+    if (due == INT64_MAX)
         return -1;
-    int64_t left = f->oldest->active_ms + f->opt.idle_timeout_ms - xg_monotonic_ms();
-    return left > 0 ? (long)left : 0;
+    return due > now ? (long)(due - now) : 0;
 }
 
 /* ---- life cycle ----------------------------------------------------------------------- */

@@ -145,7 +145,28 @@ static void hreq_split_target(char *target, struct hreq *r)
     }
 }
 
-/* method SP origin-form SP HTTP-version, in the NUL-terminated line s[0..n). */
+/* Where the path starts in the target t[0..n): at 0 for origin-form ("/..."); after the
+ * scheme and authority for absolute-form ("http://host/...", which a server must accept,
+ * RFC 9112 section 3.2.2; the authority is not used). n when the target is neither, or
+ * an absolute-form target has no path. */
+static size_t hreq_path_offset(const char *t, size_t n)
+{
+    static const char *const schemes[] = {"http://", "https://"};
+    if (n > 0 && t[0] == '/')
+        return 0;
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
+        size_t len = strlen(schemes[i]);
+        if (n <= len || !hreq_equals_nocase(t, len, schemes[i]))
+            continue;
+        size_t at = len;
+        while (at < n && t[at] != '/' && t[at] != '?' && t[at] != '#')
+            at++;
+        return at > len && at < n && t[at] == '/' ? at : n;
+    }
+    return n;
+}
+
+/* method SP request-target SP HTTP-version, in the NUL-terminated line s[0..n). */
 static enum hreq_result hreq_parse_request_line(char *s, size_t n, struct hreq *r)
 {
     size_t method_end = hreq_token_len(s, n);
@@ -155,7 +176,10 @@ static enum hreq_result hreq_parse_request_line(char *s, size_t n, struct hreq *
     size_t target_end = target;
     while (target_end < n && hreq_is_target_char(s[target_end]))
         target_end++;
-    if (target_end == target || s[target] != '/' || target_end == n || s[target_end] != ' ')
+    if (target_end == target || target_end == n || s[target_end] != ' ')
+        return HREQ_BAD_REQUEST;
+    size_t path = hreq_path_offset(s + target, target_end - target);
+    if (path == target_end - target)
         return HREQ_BAD_REQUEST;
     size_t version = target_end + 1;
     enum hreq_result res = hreq_parse_version(s + version, n - version, &r->minor);
@@ -164,7 +188,7 @@ static enum hreq_result hreq_parse_request_line(char *s, size_t n, struct hreq *
     s[method_end] = '\0';
     s[target_end] = '\0';
     r->method = s;
-    hreq_split_target(s + target, r);
+    hreq_split_target(s + target + path, r);
     return HREQ_OK;
 }
 

@@ -33,7 +33,7 @@ struct hreq_header {
 
 struct hreq {
     const char *method; /* NUL-terminated token, e.g. "POST" */
-    const char *path;   /* the request target up to '?', NUL-terminated, not decoded */
+    const char *path;   /* the target's path (up to '?'), NUL-terminated, not decoded */
     const char *query;  /* after '?', NUL-terminated, not decoded; "" when none */
     int minor;          /* HTTP/1.<minor>: 0 or 1 */
     struct hreq_header headers[HREQ_MAX_HEADERS];
@@ -57,8 +57,10 @@ struct hreq {
  * not ended within max_head bytes is HREQ_HEAD_TOO_LARGE even when incomplete.
  *
  * Request line: method (RFC 9110 token chars) SP request-target SP "HTTP/1." DIGIT, single
- * spaces. The target must be origin-form ("/..."); "*" and absolute-form are
- * HREQ_BAD_REQUEST. The target may not hold control characters, spaces or bytes >= 0x7f.
+ * spaces. The target is origin-form ("/..."), or absolute-form with an http or https
+ * scheme ("http://host/...": path and query are taken from it, the authority is
+ * ignored); "*", authority-form, other schemes and an absolute-form target without a path
+ * are HREQ_BAD_REQUEST. The target may not hold control characters, spaces or bytes >= 0x7f.
  * Empty lines before the request line (CRLF or LF) are skipped, as RFC 9112 allows.
  *
  * Header lines: name (token chars, at least one) ':' optional spaces/tabs value. Values

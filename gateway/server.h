@@ -1,19 +1,21 @@
 /* server — the tenant-facing HTTP(S) listener: receives a request, authenticates it,
  * classifies it with the method table, and either answers it at once (errors, denials)
- * or suspends the connection and hands it to proxy.
+ * or hands it to proxy and answers when proxy resumes it.
  *
  * Threading (why this model): an event loop carries client connections and node
- * connections together. libmicrohttpd runs in external-loop mode (epoll) on an upstream
- * engine's thread; its epoll descriptor sits in the engine's epoll set beside the node
- * sockets (up_engine_attach_host). A request that needs a node suspends its connection
- * (MHD_suspend_connection) and becomes an upstream job; its answer resumes the connection
- * on the same thread. No thread waits on a node and no request crosses threads, so
- * thousands of concurrent clients cost sockets and a little state each, a proxied request
- * costs no thread hand-off (measured: three hand-offs added ~100 µs per request on two busy
- * cores), and the node side stays within a fixed connection pool per node (monerod resets
- * connections above its per-IP cap). [server] loops such loops share the port through
- * SO_REUSEPORT; more replicas behind a load balancer also keep a fault in one process from
- * taking the others down. */
+ * connections together, on one upstream engine's thread and one epoll set. Plain HTTP is
+ * served by the gateway's own front end (front.h), whose client sockets sit in that epoll
+ * set beside the node sockets; HTTPS (and plain HTTP with [server] front_end =
+ * libmicrohttpd) by libmicrohttpd in external-loop mode, its epoll descriptor in the set
+ * (up_engine_attach_host), a waiting request suspending its connection
+ * (MHD_suspend_connection). A request that needs a node becomes an upstream job; its
+ * answer resumes the request on the same thread. No thread waits on a node and no request
+ * crosses threads, so thousands of concurrent clients cost sockets and a little state
+ * each, a proxied request costs no thread hand-off (measured: three hand-offs added
+ * ~100 µs per request on two busy cores), and the node side stays within a fixed
+ * connection pool per node (monerod resets connections above its per-IP cap). [server]
+ * loops such loops share the port through SO_REUSEPORT; more replicas behind a load
+ * balancer also keep a fault in one process from taking the others down. */
 #ifndef SERVER_H
 #define SERVER_H
 

@@ -902,6 +902,12 @@ bool up_engine_watch(struct up_engine *e, int fd, uint32_t events, struct up_wat
     return epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0;
 }
 
+bool up_engine_watch_change(struct up_engine *e, int fd, uint32_t events, struct up_watch *w)
+{
+    struct epoll_event ev = {.events = events, .data.u64 = (uintptr_t)w | UP_TAG_WATCH};
+    return epoll_ctl(e->epoll_fd, EPOLL_CTL_MOD, fd, &ev) == 0;
+}
+
 void up_engine_host_due(struct up_engine *e)
 {
     e->host_dirty = true;

@@ -133,6 +133,9 @@ struct up_watch {
  * fetched in the same batch may still arrive, so free w only from the host's run(). */
 bool up_engine_watch(struct up_engine *e, int fd, uint32_t events, struct up_watch *w);
 
+/* Changes the events watched on fd (0: none for now). */
+bool up_engine_watch_change(struct up_engine *e, int fd, uint32_t events, struct up_watch *w);
+
 /* From the engine thread: run the host once more after this batch of events. */
 void up_engine_host_due(struct up_engine *e);
 

@@ -8,7 +8,8 @@
 # shows each target's median run (by requests/s; failures summed over the rounds).
 #
 # XG_BENCH_CALLS (default "get_info get_block_count blocks_by_height") and XG_BENCH_CONNS
-# (default "1 16 64") pick a subset of the table's rows.
+# (default "1 16 64") pick a subset of the table's rows; XG_BENCH_FRONT_END (default
+# native) sets the gateway's [server] front_end.
 #
 # Starts a bench stack (XG_VAR=var/bench, XG_PORT_BASE=29100) unless one is running,
 # then, for get_info and get_block_count (/json_rpc) and get_blocks_by_height.bin, at
@@ -55,8 +56,8 @@ TOKEN=$(sed -n 's/^TOKEN=//p' <<<"$creds")
 
 GW_PORT=$((XG_PORT_BASE + 90)) GW_ADMIN=$((XG_PORT_BASE + 91)) HA_PORT=$((XG_PORT_BASE + 92))
 XMRGATE_DATABASE_URL=$db_url XMRGATE_SERVER_PORT=$GW_PORT XMRGATE_ADMIN_PORT=$GW_ADMIN \
-	XMRGATE_LOG_LEVEL=warn "$REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" \
-	2>"$work/gateway.log" &
+	XMRGATE_SERVER_FRONT_END=${XG_BENCH_FRONT_END:-native} XMRGATE_LOG_LEVEL=warn \
+	"$REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" 2>"$work/gateway.log" &
 pids+=($!)
 node=${NODE_A_URL#http://}
 cat >"$work/haproxy.cfg" <<CFG

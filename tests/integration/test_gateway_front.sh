@@ -124,6 +124,8 @@ done
 
 # Refusals of the own front end (strict parsing: no guessing at framing).
 N=$native_port
+out=$(raw "$N" "GET http://gateway.example$P/get_height HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+assert_eq "an absolute-form target is served by its path" "200" "$(statuses <<<"$out")"
 refused() { # NAME STATUS REQUEST
 	local out
 	out=$(raw "$N" "$3")
@@ -131,7 +133,6 @@ refused() { # NAME STATUS REQUEST
 }
 refused "a request line that is no request line" 400 "GARBAGE\r\n\r\n"
 refused "HTTP/2.0 in the request line" 505 "GET $P/get_height HTTP/2.0\r\nHost: x\r\n\r\n"
-refused "an absolute-form target" 400 "GET http://x$P/get_height HTTP/1.1\r\nHost: x\r\n\r\n"
 refused "Content-Length with Transfer-Encoding" 400 \
 	"POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
 refused "a transfer coding other than chunked" 501 \
@@ -184,3 +185,32 @@ assert_eq "after 30 clients left mid-request, the next one is answered" 200 \
 	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$N$P/get_height")"
 leave 10
 stop_asan "clients that left" # with those ten still waiting on the node
+
+# Out of descriptors: connections beyond the process's limit wait in the backlog; the
+# gateway does not spin on its listener meanwhile, and serves again once some close.
+fd_port=$((XG_PORT_BASE + 96)) fd_admin=$((XG_PORT_BASE + 97))
+export XMRGATE_DATABASE_URL=$base_url/xmrgate_front
+check_here "grant a tenant for the descriptor test" grant_tenant wallet 1
+P=/v1/$TOKEN
+(
+	ulimit -n 96
+	exec env XMRGATE_SERVER_PORT="$fd_port" XMRGATE_ADMIN_PORT="$fd_admin" XMRGATE_SERVER_LOOPS=1 \
+		"$XG_REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" \
+		>>"$XG_VAR/log/gateway-front-fds.log" 2>&1
+) &
+fd_pid=$!
+defer stop_pid "$fd_pid"
+check "a gateway limited to 96 descriptors becomes ready" \
+	wait_until 20 curl -sf -o /dev/null "http://127.0.0.1:$fd_admin/readyz"
+held=()
+for _ in $(seq 150); do
+	exec {fd}<>"/dev/tcp/127.0.0.1/$fd_port" && held+=("$fd")
+done
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$fd_pid/stat"; }
+before=$(cpu_ticks)
+sleep 2
+spent=$(($(cpu_ticks) - before))
+check "out of descriptors, it does not spin (used $spent of 200 ticks in 2 s)" test "$spent" -lt 100
+for fd in "${held[@]}"; do exec {fd}>&-; done
+assert_eq "once the connections close, it serves again" 200 \
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$fd_port$P/get_height")"
