@@ -166,30 +166,69 @@ static size_t hreq_path_offset(const char *t, size_t n)
     return n;
 }
 
-/* method SP request-target SP HTTP-version, in the NUL-terminated line s[0..n). */
+/* Where the parts of a request line are, once it checked out. */
+struct hreq_line {
+    size_t method_end, target, target_end, path;
+    int minor;
+};
+
+/* method SP request-target SP HTTP-version, in s[0..n) (its line end excluded). Reads
+ * only. */
+static enum hreq_result hreq_check_request_line(const char *s, size_t n, struct hreq_line *l)
+{
+    l->method_end = hreq_token_len(s, n);
+    if (l->method_end == 0 || l->method_end == n || s[l->method_end] != ' ')
+        return HREQ_BAD_REQUEST;
+    l->target = l->method_end + 1;
+    l->target_end = l->target;
+    while (l->target_end < n && hreq_is_target_char(s[l->target_end]))
+        l->target_end++;
+    if (l->target_end == l->target || l->target_end == n || s[l->target_end] != ' ')
+        return HREQ_BAD_REQUEST;
+    size_t target_len = l->target_end - l->target;
+    l->path = hreq_path_offset(s + l->target, target_len);
+    if (l->path == target_len)
+        return HREQ_BAD_REQUEST;
+    size_t version = l->target_end + 1;
+    return hreq_parse_version(s + version, n - version, &l->minor);
+}
+
+/* The request line s[0..n), NUL-terminated: checked, then cut into its parts in place. */
 static enum hreq_result hreq_parse_request_line(char *s, size_t n, struct hreq *r)
 {
-    size_t method_end = hreq_token_len(s, n);
-    if (method_end == 0 || method_end == n || s[method_end] != ' ')
-        return HREQ_BAD_REQUEST;
-    size_t target = method_end + 1;
-    size_t target_end = target;
-    while (target_end < n && hreq_is_target_char(s[target_end]))
-        target_end++;
-    if (target_end == target || target_end == n || s[target_end] != ' ')
-        return HREQ_BAD_REQUEST;
-    size_t path = hreq_path_offset(s + target, target_end - target);
-    if (path == target_end - target)
-        return HREQ_BAD_REQUEST;
-    size_t version = target_end + 1;
-    enum hreq_result res = hreq_parse_version(s + version, n - version, &r->minor);
+    struct hreq_line l;
+    enum hreq_result res = hreq_check_request_line(s, n, &l);
     if (res != HREQ_OK)
         return res;
-    s[method_end] = '\0';
-    s[target_end] = '\0';
+    s[l.method_end] = '\0';
+    s[l.target_end] = '\0';
     r->method = s;
-    hreq_split_target(s + target + path, r);
+    r->minor = l.minor;
+    hreq_split_target(s + l.target + l.path, r);
     return HREQ_OK;
+}
+
+/* A head that has not ended yet, s[0..n) after any leading empty lines: refused at once
+ * when what arrived cannot begin a request (a TLS ClientHello on the plain port, say,
+ * which would otherwise wait for a blank line that never comes); HREQ_INCOMPLETE while
+ * it still can. Reads only. */
+static enum hreq_result hreq_check_start(const char *s, size_t n)
+{
+    const char *lf = memchr(s, '\n', n);
+    if (lf) { /* the request line is all there */
+        size_t len = (size_t)(lf - s);
+        if (len > 0 && s[len - 1] == '\r')
+            len--;
+        struct hreq_line l;
+        enum hreq_result res = hreq_check_request_line(s, len, &l);
+        return res == HREQ_OK ? HREQ_INCOMPLETE : res;
+    }
+    if (n == 1 && s[0] == '\r')
+        return HREQ_INCOMPLETE; /* an empty line's CR */
+    size_t method = hreq_token_len(s, n);
+    if (method < n && (method == 0 || s[method] != ' '))
+        return HREQ_BAD_REQUEST;
+    return HREQ_INCOMPLETE;
 }
 
 /* ---- header lines ---- */
@@ -343,7 +382,7 @@ static void hreq_read_expect(struct hreq *r)
 
 static enum hreq_result hreq_read_fields(struct hreq *r)
 {
-    if (r->minor == 1 && hreq_header_count(r, "Host") != 1)
+    if (hreq_header_count(r, "Host") > 1) /* none is fine: see hreq.h */
         return HREQ_BAD_REQUEST;
     enum hreq_result res = hreq_read_content_length(r);
     if (res != HREQ_OK)
@@ -363,7 +402,7 @@ enum hreq_result hreq_parse(char *buf, size_t len, size_t max_head, struct hreq 
     size_t start = hreq_skip_empty_lines(buf, lim);
     size_t end = hreq_find_head_end(buf, start, lim);
     if (end == 0)
-        return len >= max_head ? HREQ_HEAD_TOO_LARGE : HREQ_INCOMPLETE;
+        return len >= max_head ? HREQ_HEAD_TOO_LARGE : hreq_check_start(buf + start, lim - start);
     out->head_len = end;
     enum hreq_result res = hreq_parse_lines(buf + start, end - start, out);
     if (res != HREQ_OK)

@@ -54,7 +54,10 @@ struct hreq {
  * buf, whose CR/LF/':'/' '/'?' separators were overwritten with NULs; buf must outlive
  * *out. On HREQ_INCOMPLETE nothing in buf was changed and the caller calls again with
  * more bytes (the same start). max_head bounds the head, blank line included: a head
- * not ended within max_head bytes is HREQ_HEAD_TOO_LARGE even when incomplete.
+ * not ended within max_head bytes is HREQ_HEAD_TOO_LARGE even when incomplete. An
+ * unfinished head is refused as soon as it cannot become a request: bytes that are no
+ * method, or a complete request line that is malformed (HREQ_BAD_REQUEST or
+ * HREQ_BAD_VERSION), so a client speaking something else (TLS, say) is told at once.
  *
  * Request line: method (RFC 9110 token chars) SP request-target SP "HTTP/1." DIGIT, single
  * spaces. The target is origin-form ("/..."), or absolute-form with an http or https
@@ -72,8 +75,9 @@ struct hreq {
  * "5, 5" is refused: HREQ_BAD_REQUEST). Transfer-Encoding: only "chunked" (any case),
  * once; with Content-Length as well, HREQ_BAD_REQUEST; any other coding,
  * HREQ_NOT_IMPLEMENTED. HTTP/1.0 with Transfer-Encoding is HREQ_BAD_REQUEST.
- * HTTP/1.1 requires exactly one Host header (RFC 9112 section 3.2): none or two is
- * HREQ_BAD_REQUEST. */
+ * Host: at most one (two are HREQ_BAD_REQUEST). An HTTP/1.1 request without one is
+ * accepted, unlike RFC 9112 section 3.2 asks: monerod and libmicrohttpd accept it, some
+ * scripts rely on that, and the gateway routes nothing by Host. */
 enum hreq_result hreq_parse(char *buf, size_t len, size_t max_head, struct hreq *out);
 
 /* The value of the first header named name (ASCII case-insensitive), or NULL. */

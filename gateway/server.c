@@ -562,7 +562,8 @@ static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connectio
     req->is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     req->path = strdup(url);
     req->rest = req->path;
-    req->deadline_us = xg_monotonic_us() + loop->ctx.request_timeout_ms * 1000;
+    req->started_us = xg_monotonic_us();
+    req->deadline_us = req->started_us + loop->ctx.request_timeout_ms * 1000;
     req->body = malloc(1);
     if (!req->path || !req->body) {
         free(req->path);
@@ -572,7 +573,6 @@ static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connectio
     }
     req->body[0] = '\0';
     req->body_cap = 1;
-    req->started_us = xg_monotonic_us();
     req->id = atomic_fetch_add(&srv->next_id, 1);
     atomic_fetch_add(&srv->inflight, 1);
     return req;

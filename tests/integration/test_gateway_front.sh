@@ -108,6 +108,9 @@ for front in native mhd; do
 		"$(statuses <<<"$out")"
 	out=$(raw "$port" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nX-Big: $(head -c 20000 /dev/zero | tr '\0' a)\r\n\r\n")
 	assert_eq "$front: a 20 kB header: 431" "431" "$(statuses <<<"$out")"
+	out=$(raw "$port" "GET $P/get_height HTTP/1.1\r\nConnection: close\r\n\r\n")
+	assert_eq "$front: HTTP/1.1 without Host is served (as monerod does)" "200" \
+		"$(statuses <<<"$out")"
 	out=$(raw "$port" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello")
 	assert_eq "$front: two different Content-Lengths: 400" "400" "$(statuses <<<"$out")"
 	# Expect: 100-continue: the interim answer comes before the body is sent.
@@ -132,6 +135,9 @@ refused() { # NAME STATUS REQUEST
 	assert_eq "$1: $2, then the connection closes" "$2" "$(statuses <<<"$out")"
 }
 refused "a request line that is no request line" 400 "GARBAGE\r\n\r\n"
+# A stock wallet tries TLS first on every new connection and falls back to plain HTTP
+# when that fails: the ClientHello must be refused at once, not wait for a blank line.
+refused "a TLS ClientHello on the plain port" 400 "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"
 refused "HTTP/2.0 in the request line" 505 "GET $P/get_height HTTP/2.0\r\nHost: x\r\n\r\n"
 refused "Content-Length with Transfer-Encoding" 400 \
 	"POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
@@ -141,7 +147,7 @@ refused "obsolete header folding" 400 "GET $P/get_height HTTP/1.1\r\nHost: x\r\n
 refused "white space before the colon" 400 "GET $P/get_height HTTP/1.1\r\nHost : x\r\n\r\n"
 refused "a bad chunk size" 400 \
 	"POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"
-refused "HTTP/1.1 without Host" 400 "GET $P/get_height HTTP/1.1\r\n\r\n"
+refused "two Host headers" 400 "GET $P/get_height HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"
 refused "an unknown expectation" 417 "GET $P/get_height HTTP/1.1\r\nHost: x\r\nExpect: magic\r\n\r\n"
 out=$(raw "$N" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n")
 assert_eq "a declared body over the limit: 413 before it is sent" "413" "$(statuses <<<"$out")"

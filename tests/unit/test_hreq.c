@@ -222,7 +222,7 @@ static const struct head_case heads[] = {
     {"HTTP/1.0 chunked", IN(REQ10("Transfer-Encoding: chunked\r\n")), BAD},
     {"HTTP/1.0 gzip", IN(REQ10("Transfer-Encoding: gzip\r\n")), BAD},
     /* Host. */
-    {"HTTP/1.1 without Host", IN("GET / HTTP/1.1\r\nX-A: b\r\n\r\n"), BAD},
+    {"HTTP/1.1 without Host", IN("GET / HTTP/1.1\r\nX-A: b\r\n\r\n"), GET11(1, true)},
     {"two Hosts", IN(REQ11("Host: other\r\n")), BAD},
     {"two Hosts, any case", IN(REQ11("HOST: gw\r\n")), BAD},
 };
@@ -402,6 +402,42 @@ static void test_head_too_large(void **state)
     static const char bad[] = "GET / HTTP/1.1\r\nHost: gw\r\nX-A : b\r\n\r\n";
     assert_int_equal(parse_copy(bad, sizeof bad - 1, BIG_HEAD, &r, NULL), HREQ_BAD_REQUEST);
     assert_int_equal(parse_copy(bad, sizeof bad - 1, 8, &r, NULL), HREQ_HEAD_TOO_LARGE);
+}
+
+/* An unfinished head that can no longer become a request is refused at once. */
+static void test_early_refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        size_t len;
+        enum hreq_result result;
+    } cases[] = {
+#define EARLY(s, r) {(s), sizeof(s) - 1, (r)}
+        EARLY("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", HREQ_BAD_REQUEST), /* TLS */
+        EARLY("GARBAGE\r\n", HREQ_BAD_REQUEST),
+        EARLY("GET / HTTP/2.0\r\n", HREQ_BAD_VERSION),
+        EARLY("GET  / HTTP/1.1\r\n", HREQ_BAD_REQUEST),
+        EARLY("GET / HTTP/1.1 \n", HREQ_BAD_REQUEST),
+        EARLY("G\tET", HREQ_BAD_REQUEST),
+        EARLY(" GET", HREQ_BAD_REQUEST),
+        EARLY("\r\n\x16\x03", HREQ_BAD_REQUEST),
+        EARLY("GET / HTTP/1.1\r\n", HREQ_INCOMPLETE),
+        EARLY("GET / HTTP/1.1\n", HREQ_INCOMPLETE),
+        EARLY("GET / HTTP/1.1\r\nHost: gw\r\n", HREQ_INCOMPLETE),
+        EARLY("GET / HTTP/1.1\r\nHost : gw\r\n", HREQ_INCOMPLETE), /* headers: at the end */
+        EARLY("GET /x", HREQ_INCOMPLETE),
+        EARLY("GE", HREQ_INCOMPLETE),
+        EARLY("\r", HREQ_INCOMPLETE),
+        EARLY("\r\n\r\nGET", HREQ_INCOMPLETE),
+#undef EARLY
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hreq r;
+        enum hreq_result res = parse_copy(cases[i].in, cases[i].len, BIG_HEAD, &r, NULL);
+        if (res != cases[i].result)
+            fail_msg("case %zu: result %d, expected %d", i, (int)res, (int)cases[i].result);
+    }
 }
 
 static void test_header_lookup(void **state)
@@ -730,11 +766,11 @@ static void test_chunk_in_place(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_heads),          cmocka_unit_test(test_in_place),
-        cmocka_unit_test(test_header_limit),   cmocka_unit_test(test_head_too_large),
-        cmocka_unit_test(test_header_lookup),  cmocka_unit_test(test_query_args),
-        cmocka_unit_test(test_chunks),         cmocka_unit_test(test_chunk_line_max),
-        cmocka_unit_test(test_chunk_in_place),
+        cmocka_unit_test(test_heads),          cmocka_unit_test(test_early_refusals),
+        cmocka_unit_test(test_in_place),       cmocka_unit_test(test_header_limit),
+        cmocka_unit_test(test_head_too_large), cmocka_unit_test(test_header_lookup),
+        cmocka_unit_test(test_query_args),     cmocka_unit_test(test_chunks),
+        cmocka_unit_test(test_chunk_line_max), cmocka_unit_test(test_chunk_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
