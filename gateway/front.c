@@ -236,11 +236,12 @@ bool front_respond(struct front_conn *c, unsigned status, const struct front_hea
                    size_t nheaders, const char *body, size_t len, bool body_owned)
 {
     struct front *f = c->f;
-    if (c->state == FC_HANDLER && c->gone) { /* the client left while it waited */
+    /* Never closes from here (the handler may still be on its way out): a connection to
+     * drop is closed by advance(), which sees FC_WRITE and gone. */
+    c->state = FC_WRITE;
+    if (c->gone) { /* the client left while it waited */
         if (body_owned)
             free((void *)body);
-        c->state = FC_READ_HEAD;
-        conn_close(c);
         return true;
     }
     if (!c->head.keep_alive || atomic_load(&f->quiescing))
@@ -259,9 +260,7 @@ bool front_respond(struct front_conn *c, unsigned status, const struct front_hea
     if (!head_reserve(c, need) || (len > 0 && !body)) {
         if (body_owned)
             free((void *)body);
-        c->close_after = true;
-        c->state = FC_WRITE;
-        conn_close(c);
+        c->gone = true; /* out of memory: drop the connection */
         return false;
     }
     char *o = c->out_head, num[24];
@@ -292,7 +291,6 @@ bool front_respond(struct front_conn *c, unsigned status, const struct front_hea
     c->out_body_len = len;
     c->out_body_owned = body_owned;
     c->out_sent = 0;
-    c->state = FC_WRITE;
     return true;
 }
 
@@ -300,8 +298,6 @@ bool front_respond(struct front_conn *c, unsigned status, const struct front_hea
 static void respond_plain(struct front_conn *c, unsigned status)
 {
     c->close_after = true;
-    if (c->state != FC_HANDLER)
-        c->state = FC_HANDLER;
     front_respond(c, status, NULL, 0, "", 0, false);
 }
 

@@ -611,25 +611,23 @@ static bool declared_too_large(struct MHD_Connection *conn, size_t max_body)
 }
 
 /* Answers at once what is refused on the head alone: a method monerod does not serve
- * (405), or a declared body over the limit (413). Returns true when it answered. */
-static bool refuse_on_head(struct gw_request *req, const char *method, bool too_large,
-                           enum MHD_Result *rc)
+ * (405), or a declared body over the limit (413); MHD_YES when there is nothing to
+ * refuse. */
+static enum MHD_Result refuse_on_head(struct gw_request *req, const char *method, bool too_large)
 {
     bool allowed =
         strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     if (!allowed) {
         req->endpoint = GW_EP_BIN;
         const char *headers[] = {MHD_HTTP_HEADER_ALLOW, "GET, POST", NULL};
-        *rc = queue(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, headers);
-        return true;
+        return queue(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, headers);
     }
     if (too_large) {
         req->endpoint = GW_EP_JSON;
-        *rc = answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
-                           "request body too large", NULL);
-        return true;
+        return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
+                            "request body too large", NULL);
     }
-    return false;
+    return MHD_YES;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -644,9 +642,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         if (!req)
             return MHD_NO;
         *con_cls = req;
-        enum MHD_Result rc = MHD_YES;
-        refuse_on_head(req, method, declared_too_large(conn, loop->ctx.max_body), &rc);
-        return rc;
+        return refuse_on_head(req, method, declared_too_large(conn, loop->ctx.max_body));
     }
     if (*upload_data_size) {
         append_body(req, upload_data, *upload_data_size);
@@ -708,9 +704,9 @@ static void *native_on_head(void *cls, struct front_conn *c, const struct hreq *
         return NULL;
     req->fc = c;
     req->head = head;
-    enum MHD_Result rc;
-    refuse_on_head(req, head->method,
-                   head->has_length && head->content_length > (uint64_t)loop->ctx.max_body, &rc);
+    /* an answer here is sent by the front end, which then skips the body */
+    (void)refuse_on_head(req, head->method,
+                         head->has_length && head->content_length > (uint64_t)loop->ctx.max_body);
     return req;
 }
 
