@@ -23,6 +23,15 @@ static inline int64_t xg_monotonic_ms(void)
     return xg_monotonic_ns() / 1000000;
 }
 
+/* The kernel's last tick (a few ms coarse) at a fraction of the cost: for timeouts
+ * counted in seconds that are checked on every read and write. */
+static inline int64_t xg_monotonic_coarse_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static inline double xg_monotonic_s(void)
 {
     return (double)xg_monotonic_ns() / 1e9;

@@ -118,7 +118,7 @@ static void touch(struct front_conn *c)
 {
     struct front *f = c->f;
     untime(c);
-    c->active_ms = xg_monotonic_ms();
+    c->active_ms = xg_monotonic_coarse_ms();
     c->older = f->newest;
     if (f->newest)
         f->newest->newer = c;
@@ -732,7 +732,7 @@ static void on_listen_event(struct up_watch *w, uint32_t events)
             /* The listener stays readable: stop watching it until a connection closes
              * (or a moment passed), instead of spinning on it. */
             f->accept_paused = up_engine_watch_change(f->engine, f->listen_fd, 0, &f->watch);
-            f->accept_retry_ms = xg_monotonic_ms() + FRONT_ACCEPT_RETRY_MS;
+            f->accept_retry_ms = xg_monotonic_coarse_ms() + FRONT_ACCEPT_RETRY_MS;
             return;
         }
         if (fd < 0)
@@ -745,7 +745,7 @@ static void on_listen_event(struct up_watch *w, uint32_t events)
 
 static void expire_idle(struct front *f)
 {
-    int64_t now = xg_monotonic_ms();
+    int64_t now = xg_monotonic_coarse_ms();
     while (f->oldest && now - f->oldest->active_ms >= f->opt.idle_timeout_ms) {
         struct front_conn *c = f->oldest;
         if (c->state == FC_WRITE || c->state == FC_READ_BODY)
@@ -779,7 +779,7 @@ void front_run(void *front)
         free(c);
     }
     if (f->accept_paused && f->listen_fd >= 0 &&
-        (freed || xg_monotonic_ms() >= f->accept_retry_ms) &&
+        (freed || xg_monotonic_coarse_ms() >= f->accept_retry_ms) &&
         up_engine_watch_change(f->engine, f->listen_fd, EPOLLIN, &f->watch))
         f->accept_paused = false;
 }
@@ -787,7 +787,7 @@ void front_run(void *front)
 long front_timeout_ms(void *front)
 {
     struct front *f = front;
-    int64_t now = xg_monotonic_ms();
+    int64_t now = xg_monotonic_coarse_ms();
     int64_t due = f->accept_paused ? f->accept_retry_ms : INT64_MAX;
     if (f->oldest && f->oldest->active_ms + f->opt.idle_timeout_ms < due)
         due = f->oldest->active_ms + f->opt.idle_timeout_ms;

@@ -22,8 +22,10 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <inttypes.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,14 @@ struct gw_loop {
     struct front *front;          /* the own front end, or NULL */
     struct MHD_Daemon *daemon;    /* libmicrohttpd, or NULL */
     struct up_engine *own_engine; /* loops after the first start their own; NULL for loop 0 */
+    /* The last token this loop hashed and its SHA-256: a client on a kept-alive connection
+     * sends the same token with every request, so it is hashed once, not per request.
+     * Compared in constant time; loop thread only; wiped at stop. */
+    struct token_memo {
+        size_t len;
+        char text[TOKEN_TEXT_SIZE];
+        uint8_t hash[TOKEN_HASH_LEN];
+    } token_memo;
 };
 
 struct gw_server {
@@ -238,6 +248,30 @@ void gw_request_resume(struct gw_request *req)
 
 enum auth_verdict { VERDICT_OK, VERDICT_UNAUTHORIZED, VERDICT_STALE, VERDICT_MALFORMED };
 
+static struct gw_loop *loop_of(const struct gw_request *req)
+{
+    return (struct gw_loop *)(void *)((char *)req->ctx - offsetof(struct gw_loop, ctx));
+}
+
+/* token_hash, through the loop's one-entry memo. */
+static bool hash_token(struct gw_loop *loop, const char *token, uint8_t out[TOKEN_HASH_LEN])
+{
+    struct token_memo *m = &loop->token_memo;
+    size_t len = strlen(token);
+    if (len >= sizeof m->text)
+        return token_hash(token, len, out);
+    if (m->len == len && CRYPTO_memcmp(m->text, token, len) == 0) {
+        memcpy(out, m->hash, TOKEN_HASH_LEN);
+        return true;
+    }
+    if (!token_hash(token, len, out))
+        return false;
+    memcpy(m->text, token, len);
+    m->len = len;
+    memcpy(m->hash, out, TOKEN_HASH_LEN);
+    return true;
+}
+
 /* Finds the tenant behind the credential and copies it into *tenant. */
 static enum auth_verdict authenticate(struct gw_request *req, struct auth_credential *cred,
                                       struct tenant_row *tenant)
@@ -269,7 +303,7 @@ static enum auth_verdict authenticate(struct gw_request *req, struct auth_creden
     case AUTH_BEARER:
     case AUTH_API_KEY:
     case AUTH_BASIC:
-        if (token_hash(cred->token, strlen(cred->token), hash))
+        if (hash_token(loop_of(req), cred->token, hash))
             found = tenants_find_token(req->ctx->tenants, hash);
         if (found && kind == AUTH_BASIC && !auth_basic_user_ok(cred, found->handle))
             found = NULL;
@@ -352,10 +386,11 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
     }
     if (req->info->kind == METHOD_BIN_PATH) {
         req->endpoint = GW_EP_BIN;
-        req->forward_body = malloc(req->body_len + 1);
-        if (req->forward_body)
-            memcpy(req->forward_body, req->body, req->body_len);
+        /* passed through byte for byte: the received body is what goes to the node */
+        req->forward_body = req->body;
         req->forward_len = req->body_len;
+        req->body = NULL;
+        req->body_len = req->body_cap = 0;
         return true;
     }
     req->endpoint = GW_EP_JSON;
@@ -940,6 +975,7 @@ void gw_server_stop(struct gw_server *srv)
         if (srv->loops[i].own_engine)
             up_engine_stop(srv->loops[i].own_engine);
     for (size_t i = 0; i < srv->nloops; i++) {
+        OPENSSL_cleanse(&srv->loops[i].token_memo, sizeof srv->loops[i].token_memo);
         if (srv->loops[i].daemon)
             MHD_stop_daemon(srv->loops[i].daemon);
         front_stop(srv->loops[i].front);

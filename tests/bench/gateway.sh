@@ -4,8 +4,9 @@
 #   tests/bench/gateway.sh [DURATION_S [ROUNDS]]   (default 3 s per run, 3 rounds)
 #
 # Each cell is measured ROUNDS times, the three targets taking turns within a round (so a
-# background blip on this shared machine hits one run, not one target), and the table
-# shows each target's median run (by requests/s; failures summed over the rounds).
+# background blip on this shared machine hits one run, not one target) in an order that
+# rotates from round to round, and the table shows each target's median run (by
+# requests/s; failures summed over the rounds).
 #
 # XG_BENCH_CALLS (default "get_info get_block_count blocks_by_height") and XG_BENCH_CONNS
 # (default "1 16 64") pick a subset of the table's rows; XG_BENCH_FRONT_END (default
@@ -119,10 +120,17 @@ for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height}; do
 	esac
 	for conns in ${XG_BENCH_CONNS:-1 16 64}; do
 		: >"$work/d" && : >"$work/h" && : >"$work/g"
-		for _ in $(seq "$ROUNDS"); do
-			run_wrk "$NODE_A_URL$path" "$work/$call" "$ctype" "$conns" >>"$work/d"
-			run_wrk "http://127.0.0.1:$HA_PORT$path" "$work/$call" "$ctype" "$conns" >>"$work/h"
-			run_wrk "http://127.0.0.1:$GW_PORT/v1/$TOKEN$path" "$work/$call" "$ctype" "$conns" >>"$work/g"
+		for ((round = 0; round < ROUNDS; round++)); do
+			# The order rotates each round, so that no target always runs right after the
+			# same other one (monerod's state after a run carries into the next).
+			for ((k = 0; k < 3; k++)); do
+				case $(((round + k) % 3)) in
+				0) run_wrk "$NODE_A_URL$path" "$work/$call" "$ctype" "$conns" >>"$work/d" ;;
+				1) run_wrk "http://127.0.0.1:$HA_PORT$path" "$work/$call" "$ctype" "$conns" >>"$work/h" ;;
+				2) run_wrk "http://127.0.0.1:$GW_PORT/v1/$TOKEN$path" "$work/$call" "$ctype" "$conns" \
+					>>"$work/g" ;;
+				esac
+			done
 		done
 		read -r d_rps d_p50 d_p99 d_fail < <(median_run "$work/d")
 		read -r h_rps h_p50 h_p99 h_fail < <(median_run "$work/h")
