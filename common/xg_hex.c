@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-static int hex_value(char c)
+int xg_hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -20,7 +20,7 @@ bool xg_hex_ok(const char *text, size_t bytes)
     if (bytes ? len != 2 * bytes : (len < 32 || len % 2 != 0))
         return false;
     for (size_t i = 0; i < len; i++)
-        if (hex_value(text[i]) < 0)
+        if (xg_hex_digit(text[i]) < 0)
             return false;
     return true;
 }
@@ -30,7 +30,7 @@ bool xg_hex_decode(const char *text, uint8_t *out, size_t bytes)
     if (strlen(text) != 2 * bytes)
         return false;
     for (size_t i = 0; i < bytes; i++) {
-        int hi = hex_value(text[2 * i]), lo = hex_value(text[2 * i + 1]);
+        int hi = xg_hex_digit(text[2 * i]), lo = xg_hex_digit(text[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[i] = (uint8_t)(hi << 4 | lo);

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The value of one hex digit (either case), or -1. */
+int xg_hex_digit(char c);
+
 /* True when text is hex digits encoding exactly `bytes` bytes (bytes 0: any even
  * length of at least 32 digits, i.e. 128 bits or more). */
 bool xg_hex_ok(const char *text, size_t bytes);

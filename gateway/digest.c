@@ -1,6 +1,8 @@
 /* digest — see digest.h. */
 #include "digest.h"
 
+#include "xg_hex.h"
+
 #include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -236,41 +238,6 @@ bool digest_challenge(const struct digest_verifier *v, int64_t now_ms, bool stal
 
 /* ---- responses --------------------------------------------------------------------- */
 
-static void hex_lower(const uint8_t *in, size_t n, char *out)
-{
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = hex[in[i] >> 4];
-        out[2 * i + 1] = hex[in[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Decodes exactly 2*n hex digits (either case). */
-static bool hex_decode(const char *s, uint8_t *out, size_t n)
-{
-    if (strnlen(s, 2 * n + 1) != 2 * n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return false;
-        out[i] = (uint8_t)(hi << 4 | lo);
-    }
-    return true;
-}
-
 /* MD5 of the parts joined by ':'. */
 static bool md5_joined(const char *const *parts, size_t nparts, uint8_t out[TOKEN_HA1_LEN])
 {
@@ -297,8 +264,8 @@ bool digest_response(const uint8_t ha1[TOKEN_HA1_LEN], const char *method,
     const char *a2[] = {method, cred->uri};
     if (!md5_joined(a2, 2, ha2))
         return false;
-    hex_lower(ha1, TOKEN_HA1_LEN, ha1_hex);
-    hex_lower(ha2, TOKEN_HA1_LEN, ha2_hex);
+    xg_hex_encode(ha1, TOKEN_HA1_LEN, ha1_hex);
+    xg_hex_encode(ha2, TOKEN_HA1_LEN, ha2_hex);
     bool ok;
     if (cred->qop[0] != '\0') {
         const char *parts[] = {ha1_hex, cred->nonce, cred->nc, cred->cnonce, cred->qop, ha2_hex};
@@ -410,7 +377,7 @@ enum digest_result digest_verify(struct digest_verifier *v, const struct auth_di
     }
     if (!digest_response(ha1 != NULL ? ha1 : no_tenant, method, cred, expected))
         return DIGEST_ERROR;
-    if (!hex_decode(cred->response, presented, sizeof presented))
+    if (!xg_hex_decode(cred->response, presented, sizeof presented))
         return DIGEST_BAD_RESPONSE;
     if (CRYPTO_memcmp(expected, presented, sizeof expected) != 0 || ha1 == NULL)
         return DIGEST_BAD_RESPONSE;

@@ -196,6 +196,38 @@ static void conn_close(struct front_conn *c)
     up_engine_host_due(f->engine);
 }
 
+/* Grows *buf (capacity *cap) to hold need bytes, doubling from first; false when memory
+ * runs out (*buf is then unchanged). */
+static bool grow(char **buf, size_t *cap, size_t need, size_t first)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : first;
+    while (n < need)
+        n *= 2;
+    char *grown = realloc(*buf, n);
+    if (!grown)
+        return false;
+    *buf = grown;
+    *cap = n;
+    return true;
+}
+
+static bool head_reserve(struct front_conn *c, size_t need)
+{
+    return grow(&c->out_head, &c->out_head_cap, need, 1024);
+}
+
+static bool in_reserve(struct front_conn *c, size_t need)
+{
+    return grow(&c->in, &c->in_cap, need, FRONT_FIRST_IN_BUFFER);
+}
+
+static bool body_reserve(struct front_conn *c, size_t need)
+{
+    return grow(&c->body, &c->body_cap, need, 1024);
+}
+
 /* ---- answers ------------------------------------------------------------------------- */
 
 static const char *date_line(struct front *f)
@@ -208,21 +240,6 @@ static const char *date_line(struct front *f)
         f->date_second = now;
     }
     return f->date;
-}
-
-static bool head_reserve(struct front_conn *c, size_t need)
-{
-    if (need <= c->out_head_cap)
-        return true;
-    size_t cap = c->out_head_cap ? c->out_head_cap : 1024;
-    while (cap < need)
-        cap *= 2;
-    char *grown = realloc(c->out_head, cap);
-    if (!grown)
-        return false;
-    c->out_head = grown;
-    c->out_head_cap = cap;
-    return true;
 }
 
 static size_t put(char *at, const char *s)
@@ -350,21 +367,6 @@ static ssize_t read_some(struct front_conn *c, char *buf, size_t space)
     return -1; /* closed by the peer, or an error */
 }
 
-static bool in_reserve(struct front_conn *c, size_t need)
-{
-    if (need <= c->in_cap)
-        return true;
-    size_t cap = c->in_cap ? c->in_cap : FRONT_FIRST_IN_BUFFER;
-    while (cap < need)
-        cap *= 2;
-    char *grown = realloc(c->in, cap);
-    if (!grown)
-        return false;
-    c->in = grown;
-    c->in_cap = cap;
-    return true;
-}
-
 static unsigned refusal_status(enum hreq_result r)
 {
     switch (r) {
@@ -396,21 +398,6 @@ static void deliver_body(struct front_conn *c, bool too_large)
     c->state = FC_HANDLER;
     untime(c);
     f->handler.on_body(f->handler.cls, c, c->req, body, len, too_large);
-}
-
-static bool body_reserve(struct front_conn *c, size_t need)
-{
-    if (need <= c->body_cap)
-        return true;
-    size_t cap = c->body_cap ? c->body_cap : 1024;
-    while (cap < need)
-        cap *= 2;
-    char *grown = realloc(c->body, cap);
-    if (!grown)
-        return false;
-    c->body = grown;
-    c->body_cap = cap;
-    return true;
 }
 
 /* Chunked: decodes what is held raw after the decoded part. Returns false on a framing

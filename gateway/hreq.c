@@ -3,16 +3,14 @@
 
 #include <string.h>
 
+#include "http_text.h"
+#include "xg_hex.h"
+
 #define HREQ_LENGTH_DIGITS_MAX 18   /* Content-Length */
 #define HREQ_SIZE_DIGITS_MAX   16   /* a chunk size: fits in 64 bits */
 #define HREQ_CHUNK_LINE_MAX    4096 /* a chunk-size or trailer line, its CRLF not counted */
 
 /* ---- characters ---- */
-
-static bool hreq_is_blank(char c)
-{
-    return c == ' ' || c == '\t';
-}
 
 /* RFC 9110 tchar: the characters of a method or a field name. */
 static bool hreq_is_tchar(char c)
@@ -59,18 +57,6 @@ static size_t hreq_token_len(const char *s, size_t n)
     return i;
 }
 
-/* s[0..*n) without leading and trailing blanks. */
-static const char *hreq_trim(const char *s, size_t *n)
-{
-    while (*n > 0 && hreq_is_blank(s[0])) {
-        s++;
-        (*n)--;
-    }
-    while (*n > 0 && hreq_is_blank(s[*n - 1]))
-        (*n)--;
-    return s;
-}
-
 /* The next element of the comma-separated list at *list, trimmed and possibly empty, in
  * *elem and *n; false once the list is used up. */
 static bool hreq_next_element(const char **list, const char **elem, size_t *n)
@@ -82,7 +68,7 @@ static bool hreq_next_element(const char **list, const char **elem, size_t *n)
     size_t len = comma ? (size_t)(comma - s) : strlen(s);
     *list = comma ? comma + 1 : NULL;
     *n = len;
-    *elem = hreq_trim(s, n);
+    *elem = http_trim(s, n);
     return true;
 }
 
@@ -242,7 +228,7 @@ static enum hreq_result hreq_parse_header_line(char *s, size_t n, struct hreq *r
     if (name_end == 0 || name_end == n || s[name_end] != ':')
         return HREQ_BAD_REQUEST;
     size_t value_len = n - name_end - 1;
-    char *value = (char *)hreq_trim(s + name_end + 1, &value_len);
+    char *value = (char *)http_trim(s + name_end + 1, &value_len);
     for (size_t i = 0; i < value_len; i++) {
         if (!hreq_is_value_char(value[i]))
             return HREQ_BAD_REQUEST;
@@ -282,17 +268,7 @@ static enum hreq_result hreq_parse_lines(char *s, size_t n, struct hreq *r)
 
 static bool hreq_parse_length(const char *s, uint64_t *out)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > HREQ_LENGTH_DIGITS_MAX)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    *out = v;
-    return true;
+    return http_parse_decimal(s, strlen(s), HREQ_LENGTH_DIGITS_MAX, out);
 }
 
 /* Every Content-Length: a single number, the same in each copy. */
@@ -478,17 +454,6 @@ static void hreq_chunk_fail(struct hreq_chunked *c)
     c->phase = HREQ_CHUNK_FAILED;
 }
 
-static int hreq_hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The line_len-th byte of a size line: hex digits, then optionally ';' and extensions. */
 static void hreq_chunk_size_byte(struct hreq_chunked *c, char b)
 {
@@ -498,7 +463,7 @@ static void hreq_chunk_size_byte(struct hreq_chunked *c, char b)
         c->in_ext = true;
         return;
     }
-    int digit = hreq_hex_digit(b);
+    int digit = xg_hex_digit(b);
     if (digit < 0 || c->line_len > HREQ_SIZE_DIGITS_MAX) {
         hreq_chunk_fail(c);
         return;

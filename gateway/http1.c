@@ -1,6 +1,7 @@
 /* http1 — see http1.h. */
 #include "http1.h"
 
+#include "http_text.h"
 #include "xg_str.h"
 
 #include <stdio.h>
@@ -33,23 +34,6 @@ static void h1_fail(struct h1_parser *p, const char *why)
     p->error = why;
 }
 
-static bool h1_is_space(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-/* s[0..n) without leading and trailing blanks. */
-static const char *h1_trim(const char *s, size_t *n)
-{
-    while (*n > 0 && h1_is_space(s[0])) {
-        s++;
-        (*n)--;
-    }
-    while (*n > 0 && h1_is_space(s[*n - 1]))
-        (*n)--;
-    return s;
-}
-
 static bool h1_token_equals(const char *s, size_t n, const char *token)
 {
     return strlen(token) == n && strncasecmp(s, token, n) == 0;
@@ -63,7 +47,7 @@ static void h1_each_list_token(struct h1_parser *p, const char *v, size_t n,
         const char *comma = memchr(v, ',', n);
         size_t len = comma ? (size_t)(comma - v) : n;
         size_t tn = len;
-        const char *t = h1_trim(v, &tn);
+        const char *t = http_trim(v, &tn);
         if (tn > 0)
             on_token(p, t, tn);
         if (!comma)
@@ -91,16 +75,7 @@ static void h1_on_coding_token(struct h1_parser *p, const char *t, size_t n)
 
 static bool h1_parse_decimal(const char *s, size_t n, uint64_t *out)
 {
-    if (n == 0 || n > 19)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    *out = v;
-    return true;
+    return http_parse_decimal(s, n, 19, out); /* 19 digits always fit in 64 bits */
 }
 
 static void h1_on_content_length(struct h1_parser *p, const char *v, size_t n)
@@ -134,7 +109,7 @@ static void h1_on_status_line(struct h1_parser *p, const char *s, size_t n)
 
 static void h1_on_header_line(struct h1_parser *p, const char *s, size_t n)
 {
-    if (h1_is_space(s[0]))
+    if (http_is_blank(s[0]))
         return; /* an obsolete folded continuation: of no header we read */
     const char *colon = memchr(s, ':', n);
     if (!colon || colon == s) {
@@ -143,7 +118,7 @@ static void h1_on_header_line(struct h1_parser *p, const char *s, size_t n)
     }
     size_t name_len = (size_t)(colon - s);
     size_t vn = n - name_len - 1;
-    const char *v = h1_trim(colon + 1, &vn);
+    const char *v = http_trim(colon + 1, &vn);
     if (h1_token_equals(s, name_len, "Content-Length")) {
         h1_on_content_length(p, v, vn);
     } else if (h1_token_equals(s, name_len, "Transfer-Encoding")) {
@@ -198,7 +173,7 @@ static void h1_on_chunk_size_line(struct h1_parser *p, const char *s, size_t n)
         }
         size = size << 4 | (uint64_t)digit;
     }
-    while (i < n && h1_is_space(s[i]))
+    while (i < n && http_is_blank(s[i]))
         i++;
     if (i == 0 || (i < n && s[i] != ';')) {
         h1_fail(p, "malformed chunk size");
