@@ -2,6 +2,7 @@
 #include "xmr402_flow.h"
 
 #include "context.h"
+#include "server.h"
 #include "token.h"
 #include "upstream.h"
 #include "xg_hex.h"
@@ -328,8 +329,8 @@ const char *xmr402_flow_applies(const struct gw_request *req, const struct auth_
     return xmr402_agent_path(req->path);
 }
 
-/* ?tier=, else X-XMR402-Tier, else the default; a tier too long for buf is refused as
- * malformed (empty). */
+/* ?tier=, else X-XMR402-Tier, else the default. buf holds any argument a request head
+ * can carry, so a tier sent is never silently replaced by the default. */
 static const char *requested_tier(const struct gw_request *req, char *buf, size_t buflen)
 {
     if (gw_request_query_arg(req, "tier", buf, buflen))
@@ -351,7 +352,7 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     gw_request_client_address(req, w->client, sizeof w->client);
     if (!w->client[0])
         snprintf(w->client, sizeof w->client, "unknown");
-    char tier_arg[8192]; /* any tier the request head can carry; too long is refused below */
+    char tier_arg[GW_SERVER_MAX_HEAD]; /* xmr402_tier_ok refuses a long one below */
     const char *tier = requested_tier(req, tier_arg, sizeof tier_arg);
     if (!xmr402_tier_ok(tier)) {
         set_answer(
