@@ -17,8 +17,9 @@
  * 100-continue, strict parsing (hreq.h). Limits: the request head (431), the body
  * (declared or received beyond the limit: the handler is told and answers 413; the
  * connection then closes), idle and slow connections (closed after the idle timeout
- * without activity; a request waiting on its handler is not timed out here), and a
- * connection count (further connections are accepted and closed at once).
+ * without activity; a request waiting on its handler is not timed out here), a
+ * connection count (further connections are accepted and closed at once), and the
+ * process's descriptors (when they run out the listener pauses instead of spinning).
  *
  * Threads: everything runs on the engine's thread, except front_start, front_quiesce
  * (safe from any thread) and front_stop (after the engine stopped). */
