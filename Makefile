@@ -77,7 +77,8 @@ $(BIN)/xmr402-agent: tools/xmr402-agent
 
 # Unit tests link against the three static libraries; a test may also #include the .c
 # under test to reach its statics.
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxggateway.a $(BUILD)/libxgbilling.a $(BUILD)/libxgcommon.a
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libxggateway.a \
+                  $(BUILD)/libxgbilling.a $(BUILD)/libxgcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $< $(BUILD)/libxggateway.a $(BUILD)/libxgbilling.a \
 	    $(BUILD)/libxgcommon.a $(LDFLAGS) $(LDLIBS) -lcmocka -o $@

@@ -1,6 +1,8 @@
 /* token — see token.h. */
 #include "token.h"
 
+#include "xg_hex.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,12 +196,7 @@ bool token_hash_equal(const uint8_t a[TOKEN_HASH_LEN], const uint8_t b[TOKEN_HAS
 
 void token_hash_hex(const uint8_t hash[TOKEN_HASH_LEN], char out[TOKEN_HASH_HEX_SIZE])
 {
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < TOKEN_HASH_LEN; i++) {
-        out[2 * i] = hex[hash[i] >> 4];
-        out[2 * i + 1] = hex[hash[i] & 15];
-    }
-    out[2 * TOKEN_HASH_LEN] = '\0';
+    xg_hex_encode(hash, TOKEN_HASH_LEN, out);
 }
 
 bool token_handle_generate(char out[TOKEN_HANDLE_SIZE])

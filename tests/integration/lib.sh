@@ -169,6 +169,10 @@ trap _xg_on_exit EXIT
 #                                   with the given XMRGATE_* overrides; stopped at exit;
 #                                   returns once its /readyz answers 200 (1 if never)
 #   gw_url PORT                     http://127.0.0.1:PORT
+#   raw PORT REQUEST                sends REQUEST (printf %b escapes) on a new connection
+#                                   to 127.0.0.1:PORT and prints all that comes back
+#                                   until the other side closes; fails when it is not
+#                                   closed within 8 s
 
 grant_tenant() {
 	local out
@@ -181,6 +185,16 @@ grant_tenant() {
 }
 
 gw_url() { echo "http://127.0.0.1:$1"; }
+
+raw() {
+	local fd rc
+	exec {fd}<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf '%b' "$2" >&"$fd"
+	timeout 8 cat <&"$fd"
+	rc=$?
+	exec {fd}>&-
+	return $rc
+}
 
 # stop_pid PID: SIGTERM, then wait (up to 15 s) for the process to exit.
 stop_pid() {

@@ -43,11 +43,16 @@ frontend tls
 backend node
     server a ${NODE_A_URL#http://}
 CFG
-haproxy -f "$dir/haproxy.cfg" -db >>"$XG_VAR/log/haproxy-node-tls.log" 2>&1 &
-haproxy_pid=$!
-defer stop_pid "$haproxy_pid"
-check "the TLS node answers with the test CA" wait_until 10 \
-	curl -sf --cacert "$dir/ca.pem" -o /dev/null "https://127.0.0.1:$tls_port/get_height"
+# start_tls_node: HAProxy with the test certificate in front of node A; its pid in
+# haproxy_pid. Returns once it answers with the test CA (1 if not within 10 s).
+start_tls_node() {
+	haproxy -f "$dir/haproxy.cfg" -db >>"$XG_VAR/log/haproxy-node-tls.log" 2>&1 &
+	haproxy_pid=$!
+	defer stop_pid "$haproxy_pid"
+	wait_until 10 curl -sf --cacert "$dir/ca.pem" -o /dev/null \
+		"https://127.0.0.1:$tls_port/get_height"
+}
+check_here "the TLS node answers with the test CA" start_tls_node
 
 psql -X -q "$XMRGATE_DATABASE_URL" -c \
 	"INSERT INTO nodes (name, url) VALUES ('tls', 'https://127.0.0.1:$tls_port')"
@@ -87,11 +92,7 @@ assert_json "host-name node: JSON-RPC get_block_count" \
 	'.id == 8 and .result.count > 0'
 
 # Without the CA the https node is never trusted: the system store does not know it.
-haproxy -f "$dir/haproxy.cfg" -db >>"$XG_VAR/log/haproxy-node-tls.log" 2>&1 &
-haproxy_pid=$!
-defer stop_pid "$haproxy_pid"
-check "the TLS node is back" wait_until 10 \
-	curl -sf --cacert "$dir/ca.pem" -o /dev/null "https://127.0.0.1:$tls_port/get_height"
+check_here "the TLS node is back" start_tls_node
 psql -X -q "$XMRGATE_DATABASE_URL" -c \
 	"UPDATE nodes SET url = 'https://127.0.0.1:$tls_port' WHERE name = 'tls'"
 # (Never ready: its only node is not trusted. So it is started here, and waited for alive.)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hreq.h"
+#include "test_bytes.h"
 
 #define BIG_HEAD ((size_t)1 << 20)
 
@@ -690,18 +691,6 @@ static void test_chunks(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++)
         check_chunks(&chunks[i]);
-}
-
-/* prefix, then pad filler bytes, then suffix, into buf. */
-static size_t build(char *buf, size_t size, const char *prefix, char filler, size_t pad,
-                    const char *suffix)
-{
-    size_t a = strlen(prefix), b = strlen(suffix);
-    assert_true(a + pad + b <= size);
-    memcpy(buf, prefix, a);
-    memset(buf + a, filler, pad);
-    memcpy(buf + a + pad, suffix, b);
-    return a + pad + b;
 }
 
 /* A size or trailer line may hold 4096 bytes before its CRLF, not one more. */

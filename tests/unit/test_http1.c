@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "http1.h"
+#include "test_bytes.h"
 
 struct answer_case {
     const char *name;
@@ -279,18 +280,6 @@ static void test_stops_at_end(void **state)
             fail_msg("%s: consumed %zu of an answer of %zu bytes", c->name, used, c->in_len);
         free(buf);
     }
-}
-
-/* prefix, then pad filler bytes, then suffix, into buf. */
-static size_t build(char *buf, size_t size, const char *prefix, char filler, size_t pad,
-                    const char *suffix)
-{
-    size_t a = strlen(prefix), b = strlen(suffix);
-    assert_true(a + pad + b <= size);
-    memcpy(buf, prefix, a);
-    memset(buf + a, filler, pad);
-    memcpy(buf + a + pad, suffix, b);
-    return a + pad + b;
 }
 
 static void test_content_type_max(void **state)

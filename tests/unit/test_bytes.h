@@ -1,0 +1,21 @@
+/* test_bytes — building test inputs byte by byte, for the parser tests (include after
+ * cmocka.h). */
+#ifndef TEST_BYTES_H
+#define TEST_BYTES_H
+
+#include <stddef.h>
+#include <string.h>
+
+/* prefix, then pad filler bytes, then suffix, into buf (no NUL); returns the length. */
+static inline size_t build(char *buf, size_t size, const char *prefix, char filler, size_t pad,
+                           const char *suffix)
+{
+    size_t a = strlen(prefix), b = strlen(suffix);
+    assert_true(a + pad + b <= size);
+    memcpy(buf, prefix, a);
+    memset(buf + a, filler, pad);
+    memcpy(buf + a + pad, suffix, b);
+    return a + pad + b;
+}
+
+#endif
