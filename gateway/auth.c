@@ -403,6 +403,8 @@ enum auth_kind auth_parse(const struct auth_request *req, struct auth_credential
     memset(out, 0, sizeof *out);
     out->rest_path = req->path;
     out->scheme_params = "";
+    if (req->authorization_repeated)
+        return set_kind(out, AUTH_MALFORMED, "more than one Authorization header");
     unsigned sources = (req->authorization != NULL) + (req->api_key != NULL);
     enum auth_kind kind = parse_path(req->path, out);
     if (kind != AUTH_NONE)

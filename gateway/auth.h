@@ -96,9 +96,10 @@ struct auth_digest {
 };
 
 struct auth_request {
-    const char *path;          /* request path without the query; not NULL */
-    const char *authorization; /* the Authorization header, or NULL */
-    const char *api_key;       /* the X-Api-Key header, or NULL */
+    const char *path;            /* request path without the query; not NULL */
+    const char *authorization;   /* the Authorization header, or NULL */
+    bool authorization_repeated; /* it came more than once */
+    const char *api_key;         /* the X-Api-Key header, or NULL */
 };
 
 struct auth_credential {
@@ -114,8 +115,7 @@ struct auth_credential {
 
 /* Classifies the request's credential into *out (always fully written) and returns
  * out->kind. A request that presents more than one source (say a path token and an
- * Authorization header) is AUTH_MALFORMED. If a request repeats the Authorization header,
- * the caller must treat it as malformed too: pass only a single occurrence here. */
+ * Authorization header), or repeats the Authorization header, is AUTH_MALFORMED. */
 enum auth_kind auth_parse(const struct auth_request *req, struct auth_credential *out);
 
 /* The Basic user-name rule: the tenant's handle, or empty. */

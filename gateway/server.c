@@ -276,17 +276,10 @@ static bool hash_token(struct gw_loop *loop, const char *token, uint8_t out[TOKE
 static enum auth_verdict authenticate(struct gw_request *req, struct auth_credential *cred,
                                       struct tenant_row *tenant)
 {
-    if (header_count(req, MHD_HTTP_HEADER_AUTHORIZATION) > 1) {
-        /* cred is read on every path (the XMR402 check, the 400's message) */
-        *cred = (struct auth_credential){.kind = AUTH_MALFORMED,
-                                         .rest_path = req->path,
-                                         .scheme_params = "",
-                                         .detail = "more than one Authorization header"};
-        return VERDICT_MALFORMED;
-    }
     struct auth_request areq = {
         .path = req->path,
         .authorization = gw_request_header(req, MHD_HTTP_HEADER_AUTHORIZATION),
+        .authorization_repeated = header_count(req, MHD_HTTP_HEADER_AUTHORIZATION) > 1,
         .api_key = gw_request_header(req, "X-Api-Key"),
     };
     enum auth_kind kind = auth_parse(&areq, cred);

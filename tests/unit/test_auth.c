@@ -253,6 +253,14 @@ static void test_conflicts_and_other_schemes(void **state)
     req = (struct auth_request){.path = "/v1/xg_bad/json_rpc", .api_key = T};
     assert_int_equal(auth_parse(&req, &c), AUTH_MALFORMED);
 
+    /* A repeated Authorization header, even a valid one each time. */
+    req = (struct auth_request){
+        .path = "/json_rpc", .authorization = "Bearer " T, .authorization_repeated = true};
+    assert_int_equal(auth_parse(&req, &c), AUTH_MALFORMED);
+    assert_string_equal(c.detail, "more than one Authorization header");
+    assert_string_equal(c.token, "");
+    assert_string_equal(c.rest_path, "/json_rpc");
+
     /* An agent path and a header: one source only. */
     req = (struct auth_request){.path = "/v1/json_rpc", .authorization = "Bearer " T};
     assert_int_equal(auth_parse(&req, &c), AUTH_BEARER);
