@@ -370,8 +370,12 @@ static void run_round(struct prober *p)
     wait_pending(p);
     observe_round(p, xg_monotonic_ms());
     struct health_quorum q = compute_quorum(p);
-    bool moved = q.height != p->quorum.height || strcmp(q.hash, p->quorum.hash) != 0;
-    if (!q.degraded && (moved || p->chain_n == 0))
+    /* The chain record is compared with the quorum tip itself, not with the quorum last
+     * published: a degraded round publishes the tip without recording it, and a failed
+     * refresh records nothing, and either way the next agreeing round must refresh (and
+     * so bump the cache epoch) before the tip is published as agreed. */
+    bool recorded = p->chain_n > 0 && strcmp(p->chain[p->chain_n - 1], q.hash) == 0;
+    if (!q.degraded && !recorded)
         refresh_chain(p, &q);
     publish_quorum(p, &q);
     pthread_mutex_unlock(&p->lock);
