@@ -5,6 +5,7 @@
 #include "leader.h"
 #include "settle.h"
 #include "transfer_diff.h"
+#include "xg_clock.h"
 #include "xg_http.h"
 #include "xg_log.h"
 #include "xg_pg.h"
@@ -379,11 +380,7 @@ static void probe_wallet(struct poller *p)
 /* Sleeps up to ms; returns false when stopping. */
 static bool pause_ms(struct poller *p, int64_t ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    int64_t ns = until.tv_nsec + (ms % 1000) * 1000000;
-    until.tv_sec += ms / 1000 + ns / 1000000000;
-    until.tv_nsec = ns % 1000000000;
+    struct timespec until = xg_monotonic_deadline(ms);
     pthread_mutex_lock(&p->lock);
     while (!p->stopping && pthread_cond_timedwait(&p->wake, &p->lock, &until) == 0)
         ;

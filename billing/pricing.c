@@ -1,6 +1,7 @@
 /* pricing — see pricing.h. */
 #include "pricing.h"
 
+#include "xg_clock.h"
 #include "xg_http.h"
 #include "xg_log.h"
 
@@ -257,13 +258,6 @@ struct price_source {
     char last_error[256];
 };
 
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One fetch; returns the rate or 0 with the reason in err. */
 static int64_t fetch_rate(struct price_source *src, struct xg_http_client *http, char *err,
                           size_t errlen)
@@ -297,17 +291,13 @@ static void *source_main(void *arg)
         pthread_mutex_lock(&src->lock);
         if (rate > 0) {
             src->rate_e8 = rate;
-            src->fetched_at_ms = monotonic_ms();
+            src->fetched_at_ms = xg_monotonic_ms();
             src->last_error[0] = '\0';
         } else {
             xg_log(XG_LOG_WARN, "rate_fetch_failed", "%s", err);
             snprintf(src->last_error, sizeof src->last_error, "%s", err);
         }
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        int64_t ns = until.tv_nsec + (src->refresh_ms % 1000) * 1000000;
-        until.tv_sec += src->refresh_ms / 1000 + ns / 1000000000;
-        until.tv_nsec = ns % 1000000000;
+        struct timespec until = xg_monotonic_deadline(src->refresh_ms);
         while (!src->stopping && pthread_cond_timedwait(&src->wake, &src->lock, &until) == 0)
             ;
     }
@@ -373,7 +363,7 @@ bool price_source_rate(struct price_source *src, const char *currency, int64_t *
     if (!*src->url || strcmp(currency, src->currency) != 0)
         return false;
     pthread_mutex_lock(&src->lock);
-    bool fresh = src->rate_e8 > 0 && monotonic_ms() - src->fetched_at_ms <= src->max_age_ms;
+    bool fresh = src->rate_e8 > 0 && xg_monotonic_ms() - src->fetched_at_ms <= src->max_age_ms;
     if (fresh)
         *rate_e8 = src->rate_e8;
     pthread_mutex_unlock(&src->lock);
@@ -385,7 +375,7 @@ int64_t price_source_age_ms(struct price_source *src)
     if (!src || !*src->url)
         return -1;
     pthread_mutex_lock(&src->lock);
-    int64_t age = src->rate_e8 > 0 ? monotonic_ms() - src->fetched_at_ms : -1;
+    int64_t age = src->rate_e8 > 0 ? xg_monotonic_ms() - src->fetched_at_ms : -1;
     pthread_mutex_unlock(&src->lock);
     return age;
 }

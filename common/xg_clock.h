@@ -32,6 +32,15 @@ static inline int64_t xg_monotonic_coarse_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The monotonic clock ms from now, as pthread_cond_timedwait takes it on a condition
+ * variable set to CLOCK_MONOTONIC. */
+static inline struct timespec xg_monotonic_deadline(int64_t ms)
+{
+    int64_t at = xg_monotonic_ns() + ms * 1000000;
+    return (struct timespec){.tv_sec = (time_t)(at / 1000000000),
+                             .tv_nsec = (long)(at % 1000000000)};
+}
+
 static inline double xg_monotonic_s(void)
 {
     return (double)xg_monotonic_ns() / 1e9;

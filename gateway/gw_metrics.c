@@ -8,6 +8,7 @@
 #include "prober.h"
 #include "tenants.h"
 #include "upstream.h"
+#include "xg_clock.h"
 #include "xg_dbwatch.h"
 #include "xg_log.h"
 #include "xg_metrics.h"
@@ -567,9 +568,7 @@ static void *summary_loop(void *arg)
     struct gw_metrics *m = arg;
     pthread_mutex_lock(&m->lock);
     while (!m->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += SLOW_SUMMARY_MS / 1000;
+        struct timespec until = xg_monotonic_deadline(SLOW_SUMMARY_MS);
         while (!m->stop && pthread_cond_timedwait(&m->cond, &m->lock, &until) != ETIMEDOUT)
             ;
         pthread_mutex_unlock(&m->lock);

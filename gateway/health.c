@@ -87,10 +87,11 @@ bool health_probe_good(const struct health_probe *p, const struct health_params 
 
 /* ---- per-node state ------------------------------------------------------------------ */
 
-void health_node_init(struct health_node *n)
+void health_node_init(struct health_node *n, bool at_startup)
 {
     memset(n, 0, sizeof *n);
     n->up = false;
+    n->at_startup = at_startup;
     n->breaker = HEALTH_BREAKER_CLOSED;
 }
 
@@ -132,6 +133,7 @@ static void observe_bad(struct health_node *n, int64_t now_ms, const struct heal
 {
     n->good_in_row = 0;
     n->bad_in_row++;
+    n->at_startup = false;
     if (n->up && n->bad_in_row >= hp->fall)
         n->up = false;
     if (n->up)
@@ -173,7 +175,7 @@ bool health_node_observe(struct health_node *n, const struct health_probe *p, in
     n->good_in_row++;
     n->cooldown_ms = 0;
     n->next_probe_ms = 0;
-    if (!n->up && n->good_in_row >= hp->rise) {
+    if (!n->up && (n->good_in_row >= hp->rise || n->at_startup)) {
         n->up = true;
         n->failing = false;
     }

@@ -6,8 +6,9 @@
  *   - whether the probe itself was good (HTTP 200, status OK, synchronized, not busy
  *     syncing, its own target_height − height ≤ 2 with target 0 meaning "at the tip");
  *   - the node's up/down state with hysteresis (down after `fall` bad probes, up after
- *     `rise` good ones), a doubling probe cooldown for nodes that keep failing, and a
- *     ceiling after which the node is dropped until an operator re-enables it;
+ *     `rise` good ones; the nodes the gateway starts with after their first good one), a
+ *     doubling probe cooldown for nodes that keep failing, and a ceiling after which the
+ *     node is dropped until an operator re-enables it;
  *   - a circuit breaker fed by client request outcomes (closed → open → half-open with a
  *     single trial → closed);
  *   - latency as an EMA (α = 0.3 by default);
@@ -77,6 +78,7 @@ struct health_node {
     int good_in_row;       /* consecutive good probes */
     int bad_in_row;        /* consecutive bad probes */
     bool failing;          /* down and not yet back up */
+    bool at_startup;       /* configured when the gateway started and never failed since */
     int64_t down_since_ms; /* when it went down (or was first seen down), if failing */
     int64_t cooldown_ms;   /* current probe cooldown, 0 = probe every round */
     int64_t next_probe_ms; /* do not probe before this */
@@ -90,8 +92,11 @@ struct health_node {
     bool trial_in_flight;     /* half-open: the one trial request is out */
 };
 
-/* A new node starts down: it must earn `rise` good probes before it serves. */
-void health_node_init(struct health_node *n);
+/* A node starts down. A node added while the gateway runs must earn `rise` good probes
+ * before it serves; one the gateway started with (at_startup) comes up on its first good
+ * probe, so a restart does not keep every node out for `rise` rounds. Either way a bad probe
+ * before it is up means `rise` good ones from then on. */
+void health_node_init(struct health_node *n, bool at_startup);
 
 /* Whether the node should be probed in the round starting at now. */
 bool health_probe_due(const struct health_node *n, int64_t now_ms);

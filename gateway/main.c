@@ -14,6 +14,7 @@
 #include "tenants.h"
 #include "upstream.h"
 #include "xg_admin.h"
+#include "xg_clock.h"
 #include "xg_hex.h"
 #include "xg_dbwatch.h"
 #include "xg_log.h"
@@ -34,6 +35,8 @@
 
 /* How long SIGTERM waits for in-flight requests before closing their connections. */
 #define DRAIN_DEADLINE_MS 10000
+/* How long the start may wait on PostgreSQL or the first probes before it says so. */
+#define FIRST_LOAD_PATIENCE_MS 2000
 
 struct gateway {
     const char *config_path;
@@ -213,6 +216,32 @@ static bool admin_start(struct gateway *gw)
     return true;
 }
 
+/* The client port opens once the gateway knows its tenants and has probed its nodes: a
+ * request in the first milliseconds would otherwise be refused as from an unknown tenant,
+ * or sent to unprobed nodes in table order. Waits for PostgreSQL as long as it takes (as
+ * for the schema); the probe round is bounded by the probe timeout. False when stopping. */
+static bool await_first_load(struct gateway *gw)
+{
+    char reason[256];
+    int64_t started = xg_monotonic_ms();
+    bool told = false;
+    while (!pgsync_synced(gw->pgsync, reason, sizeof reason)) {
+        if (xg_stop_requested)
+            return false;
+        if (!told && xg_monotonic_ms() - started >= FIRST_LOAD_PATIENCE_MS) {
+            xg_log(XG_LOG_WARN, "waiting_for_tenants", "not serving yet: %s", reason);
+            told = true;
+        }
+        struct timespec tick = {0, 10 * 1000000L};
+        nanosleep(&tick, NULL);
+    }
+    if (!prober_probe_now(gw->ctx.prober, gw->cfg.probe_timeout_ms + FIRST_LOAD_PATIENCE_MS))
+        xg_log(XG_LOG_WARN, "first_probe_late",
+               "the first probe round has not ended: serving the nodes in table order until it "
+               "does");
+    return true;
+}
+
 static bool gateway_start(struct gateway *gw)
 {
     char err[512];
@@ -245,6 +274,8 @@ static bool gateway_start(struct gateway *gw)
         xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the tenant follower");
         return false;
     }
+    if (!await_first_load(gw))
+        return false;
     gw->server = gw_server_start(&gw->ctx, err, sizeof err);
     if (!gw->server) {
         xg_log(XG_LOG_ERROR, "startup_failed", "%s", err);

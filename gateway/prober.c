@@ -44,7 +44,11 @@ struct prober {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool stop;
-    size_t pending; /* calls of the current round not yet completed */
+    size_t pending;          /* calls of the current round not yet completed */
+    bool round_asked;        /* prober_probe_now: start the next round without waiting */
+    uint64_t rounds_started; /* counted under the lock, for prober_probe_now */
+    uint64_t rounds_done;
+    bool took_in_nodes; /* a round has seen the registry's first nodes (startup is over) */
 
     struct prober_node *nodes;
     size_t count;
@@ -88,7 +92,7 @@ static void sync_nodes(struct prober *p)
         if (old && old->info.revision == info->revision && strcmp(old->info.url, info->url) == 0) {
             fresh[i] = *old;
         } else {
-            health_node_init(&fresh[i].h);
+            health_node_init(&fresh[i].h, !p->took_in_nodes);
             fresh[i].tip_distance = -1;
         }
         fresh[i].info = *info;
@@ -97,6 +101,7 @@ static void sync_nodes(struct prober *p)
     free(p->nodes);
     p->nodes = fresh;
     p->count = n;
+    p->took_in_nodes |= n > 0;
 }
 
 /* ---- one round ----------------------------------------------------------------------- */
@@ -365,6 +370,8 @@ static void run_round(struct prober *p)
 {
     int64_t now = xg_monotonic_ms();
     pthread_mutex_lock(&p->lock);
+    p->round_asked = false;
+    p->rounds_started++;
     sync_nodes(p);
     send_probes(p, now);
     wait_pending(p);
@@ -378,6 +385,8 @@ static void run_round(struct prober *p)
     if (!q.degraded && !recorded)
         refresh_chain(p, &q);
     publish_quorum(p, &q);
+    p->rounds_done++;
+    pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -391,18 +400,10 @@ static void *prober_loop(void *arg)
         int64_t started = xg_monotonic_ms();
         run_round(p);
         pthread_mutex_lock(&p->lock);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
         int64_t wait_ms = p->opt.interval_ms - (xg_monotonic_ms() - started);
-        if (wait_ms < 0)
-            wait_ms = 0;
-        until.tv_sec += wait_ms / 1000;
-        until.tv_nsec += (wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        while (!p->stop && pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT)
+        struct timespec until = xg_monotonic_deadline(wait_ms > 0 ? wait_ms : 0);
+        while (!p->stop && !p->round_asked &&
+               pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT)
             ;
     }
     pthread_mutex_unlock(&p->lock);
@@ -436,6 +437,21 @@ struct prober *prober_start(const struct prober_options *opt, struct node_regist
         return NULL;
     }
     return p;
+}
+
+bool prober_probe_now(struct prober *p, int64_t wait_ms)
+{
+    pthread_mutex_lock(&p->lock);
+    uint64_t want = p->rounds_started + 1; /* a round that starts after this call */
+    p->round_asked = true;
+    pthread_cond_broadcast(&p->cond);
+    struct timespec until = xg_monotonic_deadline(wait_ms);
+    while (!p->stop && p->rounds_done < want &&
+           pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT)
+        ;
+    bool done = p->rounds_done >= want;
+    pthread_mutex_unlock(&p->lock);
+    return done;
 }
 
 void prober_stop(struct prober *p)
@@ -522,7 +538,8 @@ bool prober_attempt_begin(struct prober *p, int32_t id)
 {
     pthread_mutex_lock(&p->lock);
     struct prober_node *n = find_node(p, id);
-    bool ok = n && health_breaker_allows(&n->h, xg_monotonic_ms(), true);
+    /* A node the prober has not taken in yet (just loaded) has no failures against it. */
+    bool ok = !n || health_breaker_allows(&n->h, xg_monotonic_ms(), true);
     pthread_mutex_unlock(&p->lock);
     return ok;
 }

@@ -9,7 +9,8 @@
  * epoch of every height above the fork point is bumped (cache_reorg).
  *
  * The node list comes from the node registry (pgsync publishes it from the nodes table): a
- * new node starts down and must earn `rise` good probes; a removed node is forgotten; a
+ * node added while the gateway runs starts down and must earn `rise` good probes (the nodes
+ * of the first load need one, health_node_init); a removed node is forgotten; a
  * node whose row changed (its revision) starts afresh — that is how an operator re-enables
  * a node dropped after the failure ceiling (any UPDATE of its row).
  *
@@ -47,6 +48,10 @@ struct prober;
 struct prober *prober_start(const struct prober_options *opt, struct node_registry *nodes,
                             struct up_engine *up, struct cache *cache, char *err, size_t errlen);
 
+/* Starts a round now (the registry just got its first nodes) and waits up to wait_ms for
+ * it to end: true when it did. Any thread but the prober's. */
+bool prober_probe_now(struct prober *p, int64_t wait_ms);
+
 /* Stops and joins the thread (waits for the round's calls to end). Before up_engine_stop. */
 void prober_stop(struct prober *p);
 
@@ -75,7 +80,8 @@ size_t prober_rank(struct prober *p, const struct prober_pick *pick, struct node
 size_t prober_healthy(struct prober *p, struct node_info *out, size_t max);
 
 /* Call right before sending a client request to node id: false when its breaker no
- * longer allows it (then pick another). Takes the half-open trial when there is one. */
+ * longer allows it (then pick another). Takes the half-open trial when there is one. A node
+ * not yet taken in by a round (the registry's fallback order) is allowed. */
 bool prober_attempt_begin(struct prober *p, int32_t id);
 
 /* A client request's outcome on node id: success = a usable answer. */

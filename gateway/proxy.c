@@ -503,7 +503,7 @@ bool proxy_answer_from_cache(struct gw_request *req)
 
 /* ---- reads ---------------------------------------------------------------------------- */
 
-static bool submit_attempt(struct gw_request *req);
+static bool submit_attempt(struct gw_request *req, const char **why);
 
 /* Needs unpruned data: FULL_YES, or FULL_UNLESS_PRUNED without "prune": true (a binary
  * request cannot be read here: it prefers a full node too). */
@@ -587,7 +587,8 @@ static bool start_phase(struct gw_request *req, enum proxy_phase phase)
     px->phase = phase;
     size_t n = phase == PHASE_FULL_NODE ? pick_nodes(req, px->need_tip, true, first, true)
                                         : pick_nodes(req, true, px->want_full, first, false);
-    return n > 0 && submit_attempt(req);
+    const char *why;
+    return n > 0 && submit_attempt(req, &why);
 }
 
 static bool may_retry(const struct gw_request *req)
@@ -656,7 +657,8 @@ static void on_node_done(const struct up_result *res, void *arg)
                : res->error ? res->error
                             : up_outcome_name(res->outcome),
                res->http_status);
-        if (may_retry(req) && submit_attempt(req))
+        const char *why;
+        if (may_retry(req) && submit_attempt(req, &why))
             return;
         if (px->held_body) { /* a confirmation or full-node retry failed: the first stands */
             if (px->phase == PHASE_CONFIRM) {
@@ -683,19 +685,24 @@ static void on_node_done(const struct up_result *res, void *arg)
     on_read_answer(req, res, &f);
 }
 
-static bool submit_attempt(struct gw_request *req)
+/* Sends req to its next candidate. False with the reason in *why when none can take it. */
+static bool submit_attempt(struct gw_request *req, const char **why)
 {
     struct proxy_work *px = req->px;
     /* Skip candidates whose breaker opened since ranking. */
     while (px->next < px->ncandidates &&
            !prober_attempt_begin(req->ctx->prober, px->candidates[px->next].id))
         px->next++;
-    if (px->next >= px->ncandidates)
+    if (px->next >= px->ncandidates) {
+        *why = "every node that could take it is failing (circuit breaker open)";
         return false;
+    }
     px->current = px->candidates[px->next++];
     char url[512];
-    if (!xg_str_join(url, sizeof url, px->current.url, req->rest))
+    if (!xg_str_join(url, sizeof url, px->current.url, req->rest)) {
+        *why = "the node URL and the request path are too long together";
         return false; /* a URL cut short is never sent */
+    }
     /* The allow-list: nothing of the client's reaches a node but its body. */
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
@@ -715,6 +722,7 @@ static bool submit_attempt(struct gw_request *req)
         .on_done = on_node_done,
         .arg = req,
     };
+    *why = "the gateway is stopping, or out of memory";
     return up_submit(req->ctx->up, &job);
 }
 
@@ -737,8 +745,9 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
     px->generation = plan.generation;
     if (px->store != STORE_NONE)
         add_header(req, "X-Xmrgate-Cache", "miss");
-    if (!submit_attempt(req)) {
-        answer_unavailable(req, "the gateway is shutting down");
+    const char *why;
+    if (!submit_attempt(req, &why)) {
+        answer_unavailable(req, why);
         return false;
     }
     return true;
@@ -881,7 +890,8 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
         atomic_fetch_sub(&px->bc_pending, 1);
     }
     if (submitted == 0) {
-        answer_unavailable(req, "the gateway is shutting down");
+        answer_unavailable(req, "no broadcast could be sent (the gateway is stopping, or out of "
+                                "memory)");
         return false;
     }
     if (atomic_fetch_sub(&px->bc_pending, 1) == 1)

@@ -166,11 +166,7 @@ static bool wait_for_work(struct usage_flush *f, int64_t until_ms)
         int64_t now = xg_monotonic_ms();
         if (now >= until_ms)
             break;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t wake_ns = (int64_t)ts.tv_nsec + (until_ms - now) * 1000000LL;
-        ts.tv_sec += (time_t)(wake_ns / 1000000000LL);
-        ts.tv_nsec = (long)(wake_ns % 1000000000LL);
+        struct timespec ts = xg_monotonic_deadline(until_ms - now);
         if (pthread_cond_timedwait(&f->cond, &f->mu, &ts) == ETIMEDOUT)
             break;
     }

@@ -119,7 +119,7 @@ static void test_hysteresis(void **state)
     (void)state;
     struct health_params hp = health_params_default();
     struct health_node n;
-    health_node_init(&n);
+    health_node_init(&n, false);
     struct health_probe good = good_probe(100, 'a', 'b'), bad = bad_probe();
     /* A new node needs three good probes. */
     assert_false(health_node_observe(&n, &good, 0, &hp));
@@ -145,6 +145,37 @@ static void test_hysteresis(void **state)
     assert_true(n.up);
 }
 
+/* A node the gateway started with serves after its first good probe; one that failed
+ * first, and any node added later, earns `rise`. */
+static void test_startup_nodes_need_one_good_probe(void **state)
+{
+    (void)state;
+    struct health_params hp = health_params_default();
+    struct health_probe good = good_probe(100, 'a', 'b'), bad = bad_probe();
+    struct health_node n;
+    health_node_init(&n, true);
+    assert_true(health_node_observe(&n, &good, 0, &hp));
+    assert_true(n.up);
+
+    health_node_init(&n, true);
+    assert_false(health_node_observe(&n, &bad, 0, &hp));
+    assert_false(health_node_observe(&n, &good, 2000, &hp));
+    assert_false(health_node_observe(&n, &good, 4000, &hp));
+    assert_true(health_node_observe(&n, &good, 6000, &hp));
+
+    /* Back up after a fall: the hysteresis applies again. */
+    health_node_init(&n, true);
+    health_node_observe(&n, &good, 0, &hp);
+    health_node_observe(&n, &bad, 2000, &hp);
+    assert_true(health_node_observe(&n, &bad, 4000, &hp));
+    assert_false(health_node_observe(&n, &good, 6000, &hp));
+    assert_false(n.up);
+
+    health_node_init(&n, false);
+    assert_false(health_node_observe(&n, &good, 0, &hp));
+    assert_false(n.up);
+}
+
 static void test_cooldown_doubles_then_ceiling(void **state)
 {
     (void)state;
@@ -152,7 +183,7 @@ static void test_cooldown_doubles_then_ceiling(void **state)
     hp.cooldown_base_ms = 60000;
     hp.cooldown_ceiling_ms = 17LL * 3600 * 1000;
     struct health_node n;
-    health_node_init(&n);
+    health_node_init(&n, false);
     struct health_probe bad = bad_probe();
     int64_t now = 0;
     /* Probed every round (2 s) for the first minute. */
@@ -182,7 +213,7 @@ static void test_cooldown_doubles_then_ceiling(void **state)
     assert_false(health_probe_due(&n, now + 365LL * 86400000));
     /* A good probe resets the cooldown of a node that is not dropped. */
     struct health_node m;
-    health_node_init(&m);
+    health_node_init(&m, false);
     for (now = 0; now <= 70000; now += 2000)
         health_node_observe(&m, &bad, now, &hp);
     assert_true(m.cooldown_ms > 0);
@@ -197,7 +228,7 @@ static void test_ema(void **state)
     (void)state;
     struct health_params hp = health_params_default();
     struct health_node n;
-    health_node_init(&n);
+    health_node_init(&n, false);
     struct health_probe p = good_probe(100, 'a', 'b');
     double samples[] = {10, 20, 20, 0};
     double expected[] = {10, 13, 15.1, 10.57};
@@ -217,7 +248,7 @@ static void test_breaker(void **state)
     hp.breaker_failures = 3;
     hp.breaker_open_ms = 5000;
     struct health_node n;
-    health_node_init(&n);
+    health_node_init(&n, false);
     assert_true(health_breaker_allows(&n, 0, true));
     health_breaker_record(&n, false, 0, &hp);
     health_breaker_record(&n, false, 10, &hp);
@@ -412,7 +443,7 @@ static void test_history_follows_the_node(void **state)
     (void)state;
     struct health_params hp = health_params_default();
     struct health_node n;
-    health_node_init(&n);
+    health_node_init(&n, false);
     struct health_probe p = good_probe(100, 'a', '9');
     health_node_observe(&n, &p, 0, &hp);
     p = good_probe(101, 'b', 'a');
@@ -500,11 +531,17 @@ static void test_fork_point_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_probe_parse),  cmocka_unit_test(test_probe_verdict_table),
-        cmocka_unit_test(test_hysteresis),   cmocka_unit_test(test_cooldown_doubles_then_ceiling),
-        cmocka_unit_test(test_ema),          cmocka_unit_test(test_breaker),
-        cmocka_unit_test(test_quorum_table), cmocka_unit_test(test_history_follows_the_node),
-        cmocka_unit_test(test_tip_distance), cmocka_unit_test(test_fork_point_table),
+        cmocka_unit_test(test_probe_parse),
+        cmocka_unit_test(test_probe_verdict_table),
+        cmocka_unit_test(test_hysteresis),
+        cmocka_unit_test(test_startup_nodes_need_one_good_probe),
+        cmocka_unit_test(test_cooldown_doubles_then_ceiling),
+        cmocka_unit_test(test_ema),
+        cmocka_unit_test(test_breaker),
+        cmocka_unit_test(test_quorum_table),
+        cmocka_unit_test(test_history_follows_the_node),
+        cmocka_unit_test(test_tip_distance),
+        cmocka_unit_test(test_fork_point_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
