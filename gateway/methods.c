@@ -165,7 +165,9 @@ static const struct method_info PATH_ROWS[] = {
     /* Not refused by restricted monerod and harmless: the answering node's bandwidth caps. */
     JSON("/get_limit", NO_ALIAS, PASS, ANY, POINT, "The node's bandwidth limits"),
     DENY_JSON("/get_net_stats", READS, "The node's network traffic counters (denied: restricted)"),
-    /* By txid; monerod answers "Failed" for a pool or unknown transaction: never cache that. */
+    /* By txid; monerod answers "Failed" for a pool or unknown transaction. Fixed once the
+     * transaction is deep, but neither request nor answer names its height, so the cache
+     * cannot tell how deep it is: not stored. */
     BIN("/get_o_indexes.bin", NO_ALIAS, IMMUTABLE, ANY, POINT,
         "Global output indices of a mined transaction"),
     /* See get_output_distribution; the .bin form is what wallets call. */

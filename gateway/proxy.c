@@ -2,6 +2,7 @@
 #include "proxy.h"
 
 #include "context.h"
+#include "epee.h"
 #include "gw_metrics.h"
 #include "jsonrpc.h"
 #include "xg_log.h"
@@ -53,10 +54,11 @@ struct proxy_work {
     long held_status;
     char held_type[96];
     struct proxy_answer_facts held_facts;
-    /* Caching of this request's answer. */
+    /* Caching of this request's answer (struct store_plan). */
     enum store_kind store;
     uint8_t key[CACHE_KEY_LEN];
     uint64_t generation;
+    int64_t request_height, deep;
     /* Broadcast (slots allocated only for a broadcast). */
     struct broadcast_slot *slots;
     size_t nslots;
@@ -107,14 +109,15 @@ static bool is_zero_hash(const char *s)
 
 static void note_height(struct proxy_answer_facts *f, const json_t *h)
 {
-    if (json_is_integer(h) && (f->min_height < 0 || json_integer_value(h) < f->min_height))
-        f->min_height = json_integer_value(h);
+    if (json_is_integer(h) && f->height != PROXY_HEIGHT_UNSETTLED &&
+        json_integer_value(h) > f->height)
+        f->height = json_integer_value(h);
 }
 
 void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f)
 {
     memset(f, 0, sizeof *f);
-    f->min_height = -1;
+    f->height = -1;
     json_t *root = body && len ? json_loadb(body, len, 0, NULL) : NULL;
     if (!json_is_object(root))
         goto out;
@@ -125,6 +128,7 @@ void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f
     bool is_rpc_result = json_object_get(root, "result") != NULL;
     f->busy = status && strcmp(status, "BUSY") == 0;
     f->ok = !json_object_get(root, "error") && (status ? strcmp(status, "OK") == 0 : is_rpc_result);
+    f->untrusted = json_is_true(json_object_get(obj, "untrusted"));
     size_t i;
     const json_t *item;
     /* get_transactions: missing ones, pool ones (not immutable), pruned ones. */
@@ -136,8 +140,8 @@ void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f
         if (hex && !*hex && !is_zero_hash(prunable))
             f->pruned = true;
         if (json_is_true(json_object_get(item, "in_pool")))
-            f->min_height = -2; /* a pool transaction: never cached */
-        else if (f->min_height != -2)
+            f->height = PROXY_HEIGHT_UNSETTLED; /* a pool transaction: never cached */
+        else
             note_height(f, json_object_get(item, "block_height"));
     }
     /* on_get_block_hash: an all-zero hash means "no block at that height" (yet). */
@@ -147,15 +151,81 @@ void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f
     /* is_key_image_spent: 0 = unspent. */
     json_array_foreach(json_object_get(obj, "spent_status"), i,
                        item) if (json_integer_value(item) == 0) f->negatives++;
-    if (f->min_height != -2) {
-        note_height(f, json_object_get(json_object_get(obj, "block_header"), "height"));
-        json_array_foreach(json_object_get(obj, "headers"), i, item)
-            note_height(f, json_object_get(item, "height"));
-        json_array_foreach(json_object_get(obj, "block_headers"), i, item)
-            note_height(f, json_object_get(item, "height"));
-    }
+    note_height(f, json_object_get(json_object_get(obj, "block_header"), "height"));
+    json_array_foreach(json_object_get(obj, "headers"), i, item)
+        note_height(f, json_object_get(item, "height"));
+    json_array_foreach(json_object_get(obj, "block_headers"), i, item)
+        note_height(f, json_object_get(item, "height"));
 out:
     json_decref(root);
+}
+
+/* get_outs.bin: the outputs' highest height; unsettled while one is locked (a coinbase
+ * output, or one with an unlock time, becomes spendable as the chain grows). */
+static void note_outs(struct proxy_answer_facts *f, const struct epee_section *root)
+{
+    struct epee_value v, out_v, field;
+    struct epee_array outs;
+    if (!epee_find(root, "outs", &v) || !epee_get_array(&v, &outs) || outs.type != EPEE_OBJECT)
+        return;
+    while (epee_array_next(&outs, &out_v)) {
+        struct epee_section out;
+        uint64_t height;
+        bool unlocked;
+        if (!epee_get_object(&out_v, &out) || !epee_find(&out, "height", &field) ||
+            !epee_get_uint(&field, &height) || height > INT64_MAX ||
+            !epee_find(&out, "unlocked", &field) || !epee_get_bool(&field, &unlocked) ||
+            !unlocked) {
+            f->height = PROXY_HEIGHT_UNSETTLED;
+            return;
+        }
+        if ((int64_t)height > f->height)
+            f->height = (int64_t)height;
+    }
+}
+
+void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    f->height = -1;
+    struct epee_section root;
+    struct epee_value v;
+    const char *status;
+    size_t status_len;
+    if (!body || epee_open(body, len, &root) != EPEE_OK || !epee_find(&root, "status", &v) ||
+        !epee_get_string(&v, &status, &status_len))
+        return;
+    f->ok = status_len == 2 && memcmp(status, "OK", 2) == 0;
+    f->busy = status_len == 4 && memcmp(status, "BUSY", 4) == 0;
+    bool untrusted = false;
+    f->untrusted = epee_find(&root, "untrusted", &v) && epee_get_bool(&v, &untrusted) && untrusted;
+    note_outs(f, &root);
+}
+
+bool proxy_bin_request_immutable(const char *path, const char *body, size_t len, int64_t deep,
+                                 int64_t *height)
+{
+    *height = -1;
+    if (deep < 0)
+        return false;
+    if (strcmp(path, "/get_outs.bin") == 0)
+        return true;
+    if (strcmp(path, "/get_blocks_by_height.bin") != 0)
+        return false;
+    struct epee_section root;
+    struct epee_value v, item;
+    struct epee_array heights;
+    if (!body || epee_open(body, len, &root) != EPEE_OK || !epee_find(&root, "heights", &v) ||
+        !epee_get_array(&v, &heights) || heights.count == 0)
+        return false;
+    while (epee_array_next(&heights, &item)) {
+        uint64_t h;
+        if (!epee_get_uint(&item, &h) || h > (uint64_t)deep)
+            return false;
+        if ((int64_t)h > *height)
+            *height = (int64_t)h;
+    }
+    return true;
 }
 
 /* ---- answering ------------------------------------------------------------------------ */
@@ -247,11 +317,15 @@ static bool json_params_int(const json_t *params, const char *name, int64_t *out
 
 /* For the immutable class: whether the request may be cached at all, and up to which
  * height the heights it names must lie. Requests by height are cacheable only when deep. */
+/* Whether req's answer may be stored as immutable; *height: the highest block height the
+ * request itself names (-1: the answer's heights decide). */
 static bool immutable_request_cacheable(const struct gw_request *req, int64_t tip_block,
-                                        int64_t min_depth)
+                                        int64_t min_depth, int64_t *height)
 {
+    *height = -1;
     if (req->endpoint == GW_EP_BIN)
-        return false; /* epee answers are not read here: never stored */
+        return proxy_bin_request_immutable(req->info->name, req->forward_body, req->forward_len,
+                                           tip_block - min_depth, height);
     json_t *root = json_loadb(req->forward_body ? req->forward_body : "{}",
                               req->forward_body ? req->forward_len : 2, 0, NULL);
     const json_t *params = req->endpoint == GW_EP_JSONRPC ? json_object_get(root, "params") : root;
@@ -291,19 +365,22 @@ struct store_plan {
     enum store_kind store;
     uint8_t key[CACHE_KEY_LEN];
     uint64_t generation;
+    int64_t request_height; /* immutable: the highest height the request names, or -1 */
+    int64_t deep;           /* immutable: the highest block height that counts as settled */
 };
 
 static void plan_store(struct gw_request *req, const struct prober_quorum *q, struct store_plan *px)
 {
-    px->store = STORE_NONE;
-    if (!q->known || req->endpoint == GW_EP_BIN)
+    *px = (struct store_plan){.store = STORE_NONE, .request_height = -1};
+    if (!q->known)
         return;
     if (req->info->cls == METHOD_TIP) {
         if (request_key(req, q->hash, px->key))
             px->store = STORE_TIP;
     } else if (req->info->cls == METHOD_IMMUTABLE && !q->degraded) {
-        int64_t tip_block = q->height - 1;
-        if (immutable_request_cacheable(req, tip_block, req->ctx->cache_min_depth) &&
+        px->deep = q->height - 1 - req->ctx->cache_min_depth;
+        if (immutable_request_cacheable(req, q->height - 1, req->ctx->cache_min_depth,
+                                        &px->request_height) &&
             request_key(req, NULL, px->key)) {
             px->store = STORE_IMMUTABLE;
             px->generation = cache_generation(req->ctx->cache);
@@ -330,13 +407,19 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
                          const struct proxy_answer_facts *f)
 {
     struct proxy_work *px = req->px;
-    if (px->store == STORE_NONE || http != 200 || !f->ok || f->busy || f->negatives > 0)
+    if (px->store == STORE_NONE || http != 200 || !f->ok || f->busy || f->untrusted ||
+        f->negatives > 0)
         return;
     int64_t height = 0;
     if (px->store == STORE_IMMUTABLE) {
-        if (f->pruned && req->info->needs_full_node != METHOD_FULL_NO)
+        bool wants_full = req->info->needs_full_node != METHOD_FULL_NO;
+        if (wants_full && (f->pruned || (req->endpoint == GW_EP_BIN && px->current.pruned)))
+            return; /* an epee answer is not read for pruned parts: a pruned node's is not kept */
+        if (f->height == PROXY_HEIGHT_UNSETTLED)
             return;
-        height = f->min_height;
+        height = f->height > px->request_height ? f->height : px->request_height;
+        if (req->endpoint == GW_EP_BIN && height > px->deep)
+            return; /* get_outs.bin: its outputs are not all deep enough yet */
         if (strcmp(req->info->name, "on_get_block_hash") == 0) {
             /* The answer is a bare hash; an all-zero one means "no such height". */
             json_t *root = json_loadb(body, len, 0, NULL);
@@ -350,7 +433,7 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
                 return;
         }
         if (height < 0)
-            return; /* no height named, or a pool transaction */
+            return; /* no height named */
     }
     size_t stored_len = 0;
     char *stored = stored_form(req, body, len, &stored_len);
@@ -368,6 +451,12 @@ static bool render_hit(struct gw_request *req, char *stored, size_t len, bool im
 {
     char *body = NULL;
     size_t out_len = 0;
+    if (req->endpoint == GW_EP_BIN) {
+        /* Stored as the node sent it: no id, and no field relative to the tip. */
+        set_answer(req, 200, stored, len, "application/octet-stream");
+        add_header(req, "X-Xmrgate-Cache", "hit");
+        return true;
+    }
     if (!immutable && req->endpoint == GW_EP_JSONRPC) {
         body = cache_render_jsonrpc(stored, len, req->rpc_id, &out_len);
         free(stored);
@@ -398,7 +487,7 @@ static bool render_hit(struct gw_request *req, char *stored, size_t len, bool im
 struct refresh_job {
     struct gw_context *ctx;
     uint8_t key[CACHE_KEY_LEN];
-    bool jsonrpc;
+    enum gw_endpoint endpoint;
     int32_t node_id;
 };
 
@@ -408,11 +497,15 @@ static void on_refresh_done(const struct up_result *res, void *arg)
     struct proxy_answer_facts f;
     bool stored = false;
     if (res->outcome == UP_OK && res->http_status == 200) {
-        proxy_read_facts(res->body, res->body_len, &f);
-        if (f.ok && !f.busy) {
+        bool jsonrpc = job->endpoint == GW_EP_JSONRPC;
+        if (job->endpoint == GW_EP_BIN)
+            proxy_read_bin_facts(res->body, res->body_len, &f);
+        else
+            proxy_read_facts(res->body, res->body_len, &f);
+        if (f.ok && !f.busy && !f.untrusted) {
             size_t len = 0;
-            char *body = job->jsonrpc ? cache_strip_id(res->body, res->body_len, &len) : NULL;
-            if (!job->jsonrpc && (body = malloc(res->body_len + 1))) {
+            char *body = jsonrpc ? cache_strip_id(res->body, res->body_len, &len) : NULL;
+            if (!jsonrpc && (body = malloc(res->body_len + 1))) {
                 memcpy(body, res->body, res->body_len + 1);
                 len = res->body_len;
             }
@@ -437,8 +530,7 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         cache_refresh_failed(req->ctx->cache, key);
         return;
     }
-    *job = (struct refresh_job){
-        .ctx = req->ctx, .jsonrpc = req->endpoint == GW_EP_JSONRPC, .node_id = node.id};
+    *job = (struct refresh_job){.ctx = req->ctx, .endpoint = req->endpoint, .node_id = node.id};
     memcpy(job->key, key, CACHE_KEY_LEN);
     char url[512];
     if (!xg_str_join(url, sizeof url, node.url, req->rest)) { /* never sent cut short */
@@ -452,8 +544,8 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         .method = req->is_post || req->forward_len ? "POST" : "GET",
         .body = req->forward_body,
         .body_len = req->forward_len,
-        .headers = headers,
-        .nheaders = 1,
+        .headers = req->endpoint == GW_EP_BIN ? NULL : headers,
+        .nheaders = req->endpoint == GW_EP_BIN ? 0 : 1,
         .timeout_ms = (long)req->ctx->node_timeout_ms,
         .verify_tls = true,
         .on_done = on_refresh_done,
@@ -481,7 +573,7 @@ static void mark_degraded(struct gw_request *req, const struct prober_quorum *q)
 bool proxy_answer_from_cache(struct gw_request *req)
 {
     enum method_class cls = req->info->cls;
-    if ((cls != METHOD_TIP && cls != METHOD_IMMUTABLE) || req->endpoint == GW_EP_BIN)
+    if (cls != METHOD_TIP && cls != METHOD_IMMUTABLE)
         return false;
     struct prober_quorum q = prober_quorum(req->ctx->prober);
     struct store_plan plan;
@@ -640,9 +732,10 @@ static void on_node_done(const struct up_result *res, void *arg)
 {
     struct gw_request *req = arg;
     struct proxy_work *px = req->px;
-    struct proxy_answer_facts f = {.min_height = -1};
-    bool json_answer = res->outcome == UP_OK && req->endpoint != GW_EP_BIN;
-    if (json_answer)
+    struct proxy_answer_facts f = {.height = -1};
+    if (res->outcome == UP_OK && req->endpoint == GW_EP_BIN)
+        proxy_read_bin_facts(res->body, res->body_len, &f);
+    else if (res->outcome == UP_OK)
         proxy_read_facts(res->body, res->body_len, &f);
     bool failed =
         proxy_retryable(res->outcome, res->http_status) || f.busy || res->outcome != UP_OK;
@@ -677,6 +770,7 @@ static void on_node_done(const struct up_result *res, void *arg)
         return;
     }
     if (req->endpoint == GW_EP_BIN) {
+        store_answer(req, res->http_status, res->body, res->body_len, &f);
         set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
                    res->content_type);
         finish(req);
@@ -743,6 +837,8 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
     px->store = plan.store;
     memcpy(px->key, plan.key, CACHE_KEY_LEN);
     px->generation = plan.generation;
+    px->request_height = plan.request_height;
+    px->deep = plan.deep;
     if (px->store != STORE_NONE)
         add_header(req, "X-Xmrgate-Cache", "miss");
     const char *why;

@@ -47,18 +47,37 @@ __attribute__((warn_unused_result)) bool proxy_dispatch(struct gw_request *req);
 /* Frees proxy's per-request state; called once from the completion callback. */
 void proxy_request_free(struct gw_request *req);
 
-/* What a node's JSON answer says, as the routing and caching rules read it. */
+/* An answer describes something not fixed yet (a pool transaction, a locked output). */
+#define PROXY_HEIGHT_UNSETTLED -2
+
+/* What a node's answer says, as the routing and caching rules read it. */
 struct proxy_answer_facts {
-    bool json;          /* a JSON object */
-    bool ok;            /* status "OK" (or a JSON-RPC result without a status), no error */
-    bool busy;          /* status "BUSY": the node is syncing, ask another */
-    bool pruned;        /* a transaction came back without its prunable part */
-    size_t negatives;   /* transactions missing, key images unspent: to be confirmed */
-    int64_t min_height; /* lowest block height it describes; -1 none, -2 a pool tx */
+    bool json;        /* a JSON object */
+    bool ok;          /* status "OK" (or a JSON-RPC result without a status), no error */
+    bool busy;        /* status "BUSY": the node is syncing, ask another */
+    bool untrusted;   /* "untrusted": a bootstrap daemon's answer, never stored */
+    bool pruned;      /* a transaction came back without its prunable part */
+    size_t negatives; /* transactions missing, key images unspent: to be confirmed */
+    /* The highest block height it describes (a reorg above it changes the answer; below it
+     * does not); -1 none, PROXY_HEIGHT_UNSETTLED. */
+    int64_t height;
 };
 
 /* Pure: reads an answer body (JSON-RPC or plain JSON; anything else is not json). */
 void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f);
+
+/* Pure: reads a .bin answer (epee portable storage; json stays false): its status and
+ * untrusted flag, and for get_outs.bin the outputs' highest height, or
+ * PROXY_HEIGHT_UNSETTLED while one of them is locked. A body that is not portable storage
+ * is neither ok nor busy. */
+void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_facts *f);
+
+/* Pure: whether the answer to a .bin request to `path` (a method table name) may be stored
+ * as immutable while the blocks up to height `deep` count as settled: get_blocks_by_height.bin
+ * when it names heights and every one is at most deep (*height: the highest), get_outs.bin
+ * always (*height -1: its answer names the heights, checked against deep when stored). */
+bool proxy_bin_request_immutable(const char *path, const char *body, size_t len, int64_t deep,
+                                 int64_t *height);
 
 /* Pure: whether an attempt's outcome allows trying the next node for a read. */
 bool proxy_retryable(int outcome, long http_status);

@@ -4,6 +4,7 @@
 
 #include "auth.h"
 #include "context.h"
+#include "epee.h"
 #include "digest.h"
 #include "front.h"
 #include "gw_metrics.h"
@@ -379,11 +380,19 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
     }
     if (req->info->kind == METHOD_BIN_PATH) {
         req->endpoint = GW_EP_BIN;
-        /* passed through byte for byte: the received body is what goes to the node */
+        /* The received body is what goes to the node, but for the wallet's "client" field
+         * (an RPC-payment signature that identifies it), stripped in place as from JSON
+         * bodies. A body that is not portable storage goes as it came: the node answers. */
         req->forward_body = req->body;
         req->forward_len = req->body_len;
         req->body = NULL;
         req->body_len = req->body_cap = 0;
+        bool removed;
+        size_t stripped_len;
+        if (req->forward_len &&
+            epee_strip(req->forward_body, req->forward_len, "client", req->forward_body,
+                       req->forward_len, &stripped_len, &removed) == EPEE_OK)
+            req->forward_len = stripped_len;
         return true;
     }
     req->endpoint = GW_EP_JSON;

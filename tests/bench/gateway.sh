@@ -8,12 +8,13 @@
 # rotates from round to round, and the table shows each target's median run (by
 # requests/s; failures summed over the rounds).
 #
-# XG_BENCH_CALLS (default "get_info get_block_count blocks_by_height") and XG_BENCH_CONNS
-# (default "1 16 64") pick a subset of the table's rows; XG_BENCH_FRONT_END (default
-# native) sets the gateway's [server] front_end.
+# XG_BENCH_CALLS (default "get_info get_block_count blocks_by_height blocks_at_tip") and
+# XG_BENCH_CONNS (default "1 16 64") pick a subset of the table's rows; XG_BENCH_FRONT_END
+# (default native) sets the gateway's [server] front_end.
 #
 # Starts a bench stack (XG_VAR=var/bench, XG_PORT_BASE=29100) unless one is running,
-# then, for get_info and get_block_count (/json_rpc) and get_blocks_by_height.bin, at
+# then, for get_info and get_block_count (/json_rpc) and get_blocks_by_height.bin (block 1,
+# which the gateway caches, and the top block, which it proxies every time), at
 # 1, 16 and 64 connections, runs wrk against: node A directly, HAProxy (Debian's, http
 # mode, keep-alive, at most 20 connections to the node) in front of node A, and a
 # gateway whose only node is node A. Prints a Markdown table (requests/s, p50, p99,
@@ -88,8 +89,12 @@ done
 
 printf '{"jsonrpc":"2.0","id":"0","method":"get_info"}' >"$work/get_info"
 printf '{"jsonrpc":"2.0","id":"0","method":"get_block_count"}' >"$work/get_block_count"
-printf '\x01\x11\x01\x01\x01\x01\x02\x01\x01\x04\x07heights\x85\x04\x01\x00\x00\x00\x00\x00\x00\x00' \
-	>"$work/blocks_by_height"
+# get_blocks_by_height.bin (epee) for block 1, settled long ago (cached), and for the top
+# block, which no rule may cache (proxied to the node every time).
+. "$REPO/tests/epee_bodies.sh"
+epee_heights_body 1 >"$work/blocks_by_height"
+top=$(curl -s "$NODE_A_URL/get_height" | jq -r '.height - 1')
+epee_heights_body "$top" >"$work/blocks_at_tip"
 
 # run_wrk URL BODY CTYPE CONNS → "rps p50_us p99_us failed"
 run_wrk() {
@@ -113,9 +118,9 @@ median_run() {
 
 echo "| call | conns | direct req/s | HAProxy req/s | gateway req/s | gw/direct | gw/HAProxy | p50 direct / HAProxy / gw (µs) | p99 direct / HAProxy / gw (µs) | failed direct / HAProxy / gw |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height}; do
+for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height blocks_at_tip}; do
 	case $call in
-	blocks_by_height) path=/get_blocks_by_height.bin ctype="" ;;
+	blocks_by_height | blocks_at_tip) path=/get_blocks_by_height.bin ctype="" ;;
 	*) path=/json_rpc ctype=application/json ;;
 	esac
 	for conns in ${XG_BENCH_CONNS:-1 16 64}; do

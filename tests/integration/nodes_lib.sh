@@ -13,6 +13,9 @@
 #   gw_call PATH [BODY]                           POST through the gateway; prints body
 #   gw_rpc METHOD [PARAMS]                        JSON-RPC through the gateway; `result`
 #   gw_headers PATH BODY                          the answer's headers only
+#   epee_heights_body, epee_outs_body, epee_u64   .bin request bodies (tests/epee_bodies.sh)
+#   bin_post URL PATH BODY_FILE OUT_FILE          POSTs BODY_FILE; the answer into OUT_FILE,
+#                                                 its headers printed
 #   gw_status                                     the gateway's GET /nodes (admin API)
 #   node_pid a|b|c                                monerod's pid (stack pidfile)
 #   freeze a|b|c / thaw a|b|c                     kill -STOP / -CONT, thawed at exit
@@ -22,6 +25,9 @@
 # The nodes table as it was when the test began is put back when it ends.
 #   payer_tx_hex                                  a signed payer transaction, not relayed:
 #                                                 prints "TXHASH TXHEX"
+
+# shellcheck source=tests/epee_bodies.sh
+. "$XG_REPO/tests/epee_bodies.sh"
 
 NODES_PORT_BASE=$((XG_PORT_BASE + 90))
 NODES_GW_INDEX=0
@@ -115,6 +121,10 @@ gw_rpc() { xg_rpc "$GW_URL" "$@"; }
 gw_headers() {
 	curl -sS --max-time 30 -o /dev/null -D - -H 'Content-Type: application/json' \
 		--data-binary "$2" "$GW_URL$1" | tr -d '\r'
+}
+
+bin_post() {
+	curl -sS --max-time 30 -D - -o "$4" --data-binary @"$3" "$1$2" | tr -d '\r'
 }
 
 node_pid() {

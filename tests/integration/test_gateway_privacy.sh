@@ -2,7 +2,8 @@
 # Nothing of the client reaches a node but the body it needs: a capture server stands
 # in for the node and records every header and body. No client address, no
 # X-Forwarded-For, no Authorization, no cookie, no User-Agent, and no wallet "client"
-# field; .bin bodies arrive unchanged.
+# field, whether in a JSON body or in a .bin (epee) body, whose other fields arrive as they
+# were sent.
 . "$(dirname "$0")/lib.sh"
 
 db=xmrgate_capture
@@ -34,7 +35,11 @@ curl -sf -u "$HANDLE:$TOKEN" -H 'X-Forwarded-For: 203.0.113.9' -H 'X-Real-IP: 20
 	-d '{"jsonrpc":"2.0","id":"0","method":"get_block_count","params":{"client":"c2lnbmF0dXJl"},"client":"top"}'
 curl -sf -H "Authorization: Bearer $TOKEN" -H 'Cookie: a=b' "$GW/get_transactions" -o /dev/null \
 	-d '{"txs_hashes":[],"client":"c2lnbmF0dXJl"}'
-printf '\x01\x11\x01\x01\x01\x01\x02\x01\x01\x04\x06client\x0a\x08abcdefgh' >"$XG_VAR/bin-body"
+# Portable storage: a client string (8 bytes) and start_height (a uint8); the node must get
+# the same body with one entry, start_height.
+printf '\x01\x11\x01\x01\x01\x01\x02\x01\x01\x08\x06client\x0a\x20abcdefgh\x0cstart_height\x08\x05' \
+	>"$XG_VAR/bin-body"
+printf '\x01\x11\x01\x01\x01\x01\x02\x01\x01\x04\x0cstart_height\x08\x05' >"$XG_VAR/bin-forwarded"
 curl -sf "$GW/v1/$TOKEN/get_hashes.bin" --data-binary @"$XG_VAR/bin-body" -o /dev/null
 
 # The gateway's own health probes reach the capture server too: every request counts
@@ -57,6 +62,6 @@ assert_json "the JSON-RPC method and id still reach the node" "$mine" \
 	'.[0].body | fromjson | .method == "get_block_count" and .id == "0"'
 assert_json "the node is asked for the monerod path, not the token path" "$mine" \
 	'.[2].url == "/get_hashes.bin"'
-check "a .bin body reaches the node unchanged" \
+check "a .bin body reaches the node without its client field, the rest unchanged" \
 	test "$(jq -j '.[2].body' <<<"$mine" | od -An -c | tr -d ' \n')" = \
-	"$(od -An -c "$XG_VAR/bin-body" | tr -d ' \n')"
+	"$(od -An -c "$XG_VAR/bin-forwarded" | tr -d ' \n')"

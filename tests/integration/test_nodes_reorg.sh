@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# A reorg: headers cached by height (deep enough to cache) are orphaned when every node
-# pops 12 blocks and one mines 13 to another address. Once the gateway's quorum tip has
-# moved to the new chain, the gateway never serves a cached orphaned header: every
-# height from the fork up answers with the winning chain's hash, while a height below the
-# fork stays cached (the epoch bump is a purge above the fork point only).
+# A reorg: headers and blocks cached by height (deep enough to cache; JSON-RPC headers and
+# get_blocks_by_height.bin) are orphaned when every node pops 12 blocks and one mines 13 to
+# another address. Once the gateway's quorum tip has moved to the new chain, the gateway
+# never serves a cached orphaned header or block: every height from the fork up answers
+# with the winning chain's, while a height below the fork stays cached (the epoch bump is a
+# purge above the fork point only).
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/nodes_lib.sh
@@ -26,6 +27,11 @@ gw_cache_at() {
 node_hash_at() {
 	rpc "$1" get_block_header_by_height "{\"height\":$2}" | jq -r '.block_header.hash'
 }
+# block_at URL HEIGHT OUT: get_blocks_by_height.bin's answer into OUT; prints the cache header.
+block_at() {
+	epee_heights_body "$2" >"$XG_VAR/reorg-req"
+	bin_post "$1" /get_blocks_by_height.bin "$XG_VAR/reorg-req" "$3" | sed -n 's/^X-Xmrgate-Cache: //Ip'
+}
 
 mine 15 >/dev/null # room above the heights cached below
 top=$(rpc "$NODE_A_URL" get_block_count | jq -r '.count - 1')
@@ -39,6 +45,9 @@ for h in "${orphaned[@]}" "$kept"; do
 	assert_eq "height $h: the gateway answers A's hash" "$(node_hash_at "$NODE_A_URL" "$h")" \
 		"${old[$h]}"
 	assert_eq "height $h (deep below the tip) is then served from the cache" hit "$(gw_cache_at "$h")"
+	block_at "$GW_URL" "$h" "$XG_VAR/reorg-old-$h" >/dev/null
+	assert_eq "block $h (.bin) is then served from the cache" hit \
+		"$(block_at "$GW_URL" "$h" "$XG_VAR/reorg-gw")"
 done
 
 # Every node pops 12 blocks (in parallel, so none re-syncs from another still holding
@@ -74,6 +83,13 @@ for h in "${orphaned[@]}"; do
 			"$(node_hash_at "$NODE_B_URL" "$h")" "$(gw_hash_at "$h")"
 	done
 done
+for h in "${orphaned[@]}"; do
+	block_at "$GW_URL" "$h" "$XG_VAR/reorg-gw" >/dev/null
+	block_at "$NODE_B_URL" "$h" "$XG_VAR/reorg-node" >/dev/null
+	check "block $h (.bin): the winning chain's block, byte for byte" \
+		cmp -s "$XG_VAR/reorg-node" "$XG_VAR/reorg-gw"
+	check "… not the orphaned one" bash -c "! cmp -s '$XG_VAR/reorg-old-$h' '$XG_VAR/reorg-gw'"
+done
 for ((h = top - 11; h <= new_top; h++)); do
 	[[ $(gw_hash_at "$h") == "$(node_hash_at "$NODE_A_URL" "$h")" ]] || break
 done
@@ -81,3 +97,6 @@ assert_eq "every height from the fork to the new top matches the winning chain" 
 	$((new_top + 1)) "$h"
 assert_eq "height $kept, below the fork, is unchanged" "${old[$kept]}" "$(gw_hash_at "$kept")"
 assert_eq "height $kept, below the fork, is still served from the cache" hit "$(gw_cache_at "$kept")"
+assert_eq "block $kept (.bin), below the fork, is still served from the cache" hit \
+	"$(block_at "$GW_URL" "$kept" "$XG_VAR/reorg-gw")"
+check "… and unchanged" cmp -s "$XG_VAR/reorg-old-$kept" "$XG_VAR/reorg-gw"

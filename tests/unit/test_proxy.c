@@ -1,6 +1,7 @@
 /* Table tests for gateway/proxy's pure rules: what a node answer says (OK, BUSY, errors,
- * pruned transactions, negatives to confirm, the heights it names) and which outcomes a
- * read may retry on the next node. */
+ * pruned transactions, negatives to confirm, the heights it names), in JSON and in epee
+ * (.bin), which .bin requests may be stored as immutable, and which outcomes a read may
+ * retry on the next node. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,7 +26,7 @@ static void test_read_facts_table(void **state)
         const char *name, *body;
         bool json, ok, busy, pruned;
         size_t negatives;
-        int64_t min_height;
+        int64_t height;
     } rows[] = {
         {"get_info result", "{\"id\":0,\"result\":{\"status\":\"OK\",\"height\":5}}", true, true,
          false, false, 0, -1},
@@ -39,13 +40,13 @@ static void test_read_facts_table(void **state)
         {"a header names its height",
          "{\"result\":{\"status\":\"OK\",\"block_header\":{\"height\":42}}}", true, true, false,
          false, 0, 42},
-        {"a header range: the lowest",
-         "{\"result\":{\"status\":\"OK\",\"headers\":[{\"height\":9},{\"height\":7}]}}", true, true,
-         false, false, 0, 7},
+        {"a header range: the highest (a reorg above 7 changes it)",
+         "{\"result\":{\"status\":\"OK\",\"headers\":[{\"height\":7},{\"height\":9}]}}", true, true,
+         false, false, 0, 9},
         {"complete mined transactions",
          "{\"status\":\"OK\",\"txs\":[{\"as_hex\":\"0a\",\"block_height\":30," PRUNABLE
          "},{\"as_hex\":\"0b\",\"block_height\":20}]}",
-         true, true, false, false, 0, 20},
+         true, true, false, false, 0, 30},
         {"a pruned answer: as_hex empty, prunable_hash set",
          "{\"status\":\"OK\",\"txs\":[{\"as_hex\":\"\",\"block_height\":30," PRUNABLE "}]}", true,
          true, false, true, 0, 30},
@@ -61,7 +62,7 @@ static void test_read_facts_table(void **state)
         {"a pool transaction is never immutable",
          "{\"status\":\"OK\",\"txs\":[{\"as_hex\":\"0a\",\"in_pool\":true,\"block_height\":0},"
          "{\"as_hex\":\"0b\",\"block_height\":9}]}",
-         true, true, false, false, 0, -2},
+         true, true, false, false, 0, PROXY_HEIGHT_UNSETTLED},
         {"key images: unspent ones are negatives", "{\"status\":\"OK\",\"spent_status\":[0,1,2,0]}",
          true, true, false, false, 2, -1},
     };
@@ -74,11 +75,109 @@ static void test_read_facts_table(void **state)
         assert_int_equal(f.busy, rows[i].busy);
         assert_int_equal(f.pruned, rows[i].pruned);
         assert_int_equal(f.negatives, rows[i].negatives);
-        assert_int_equal(f.min_height, rows[i].min_height);
+        assert_int_equal(f.height, rows[i].height);
     }
     struct proxy_answer_facts f;
     proxy_read_facts(NULL, 0, &f);
     assert_false(f.json);
+}
+
+/* Portable storage, spelled out: the header, then the root section. */
+#define EPEE_HEADER "\x01\x11\x01\x01\x01\x01\x02\x01\x01"
+#define STATUS_OK   "\x06status\x0a\x08OK"
+#define U64(b)      b "\x00\x00\x00\x00\x00\x00\x00"
+#define OUT(h, u)   "\x08\x06height\x05" U64(h) "\x08unlocked\x0b" u
+#define BYTES(s)    s, sizeof(s) - 1
+
+static void test_read_bin_facts_table(void **state)
+{
+    (void)state;
+    struct {
+        const char *name, *body;
+        size_t len;
+        bool ok, busy, untrusted;
+        int64_t height;
+    } rows[] = {
+        {"OK", BYTES(EPEE_HEADER "\x04" STATUS_OK), true, false, false, -1},
+        {"BUSY",
+         BYTES(EPEE_HEADER "\x04\x06status\x0a\x10"
+                           "BUSY"),
+         false, true, false, -1},
+        {"Failed",
+         BYTES(EPEE_HEADER "\x04\x06status\x0a\x18"
+                           "Failed"),
+         false, false, false, -1},
+        {"untrusted", BYTES(EPEE_HEADER "\x08" STATUS_OK "\x09untrusted\x0b\x01"), true, false,
+         true, -1},
+        {"trusted", BYTES(EPEE_HEADER "\x08" STATUS_OK "\x09untrusted\x0b\x00"), true, false, false,
+         -1},
+        {"outputs, all unlocked: the highest height",
+         BYTES(EPEE_HEADER "\x08" STATUS_OK "\x04outs\x8c\x08" OUT("\x06", "\x01")
+                   OUT("\x09", "\x01")),
+         true, false, false, 9},
+        {"an output still locked: unsettled",
+         BYTES(EPEE_HEADER "\x08" STATUS_OK "\x04outs\x8c\x08" OUT("\x06", "\x01")
+                   OUT("\x09", "\x00")),
+         true, false, false, PROXY_HEIGHT_UNSETTLED},
+        {"an output without its height: unsettled",
+         BYTES(EPEE_HEADER "\x08" STATUS_OK "\x04outs\x8c\x04\x04\x08unlocked\x0b\x01"), true,
+         false, false, PROXY_HEIGHT_UNSETTLED},
+        {"no status", BYTES(EPEE_HEADER "\x00"), false, false, false, -1},
+        {"a status that is not a string", BYTES(EPEE_HEADER "\x04\x06status\x08\x01"), false, false,
+         false, -1},
+        {"not portable storage", BYTES("{\"status\":\"OK\"}"), false, false, false, -1},
+        {"cut short", BYTES(EPEE_HEADER "\x04\x06status\x0a\x08O"), false, false, false, -1},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct proxy_answer_facts f;
+        print_message("# %s\n", rows[i].name);
+        proxy_read_bin_facts(rows[i].body, rows[i].len, &f);
+        assert_false(f.json);
+        assert_int_equal(f.ok, rows[i].ok);
+        assert_int_equal(f.busy, rows[i].busy);
+        assert_int_equal(f.untrusted, rows[i].untrusted);
+        assert_int_equal(f.height, rows[i].height);
+    }
+}
+
+static void test_bin_request_immutable_table(void **state)
+{
+    (void)state;
+    struct {
+        const char *name, *path, *body;
+        size_t len;
+        int64_t deep;
+        bool immutable;
+        int64_t height;
+    } rows[] = {
+        {"heights all deep", "/get_blocks_by_height.bin",
+         BYTES(EPEE_HEADER "\x04\x07heights\x85\x08" U64("\x05") U64("\x09")), 9, true, 9},
+        {"one height above deep", "/get_blocks_by_height.bin",
+         BYTES(EPEE_HEADER "\x04\x07heights\x85\x08" U64("\x05") U64("\x0a")), 9, false, -1},
+        {"heights as uint32", "/get_blocks_by_height.bin",
+         BYTES(EPEE_HEADER "\x04\x07heights\x86\x04\x07\x00\x00\x00"), 9, true, 7},
+        {"no height asked", "/get_blocks_by_height.bin",
+         BYTES(EPEE_HEADER "\x04\x07heights\x85\x00"), 9, false, -1},
+        {"no heights field", "/get_blocks_by_height.bin", BYTES(EPEE_HEADER "\x00"), 9, false, -1},
+        {"heights that are strings", "/get_blocks_by_height.bin",
+         BYTES(EPEE_HEADER "\x04\x07heights\x8a\x04\x04x"), 9, false, -1},
+        {"not portable storage", "/get_blocks_by_height.bin", BYTES("{}"), 9, false, -1},
+        {"a chain too short to have deep blocks", "/get_blocks_by_height.bin",
+         BYTES(EPEE_HEADER "\x04\x07heights\x85\x04" U64("\x00")), -1, false, -1},
+        {"get_outs.bin: its answer decides", "/get_outs.bin", BYTES(EPEE_HEADER "\x00"), 9, true,
+         -1},
+        {"get_blocks.bin: relative to the client's chain", "/get_blocks.bin",
+         BYTES(EPEE_HEADER "\x00"), 9, false, -1},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int64_t height = -5;
+        print_message("# %s\n", rows[i].name);
+        bool immutable = proxy_bin_request_immutable(rows[i].path, rows[i].body, rows[i].len,
+                                                     rows[i].deep, &height);
+        assert_int_equal(immutable, rows[i].immutable);
+        if (immutable)
+            assert_int_equal(height, rows[i].height);
+    }
 }
 
 static void test_retryable_table(void **state)
@@ -117,6 +216,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_facts_table),
+        cmocka_unit_test(test_read_bin_facts_table),
+        cmocka_unit_test(test_bin_request_immutable_table),
         cmocka_unit_test(test_retryable_table),
         cmocka_unit_test(test_answer_status),
     };

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The .bin endpoints' settled answers come from the cache, byte for byte what the node
+# sends: get_blocks_by_height.bin for heights deep below the quorum tip, get_outs.bin for
+# outputs that are deep and unlocked, get_output_distribution.bin for the quorum tip. What is near the tip, or an output still locked, is
+# asked of the node every time. The wallet's client field is stripped, so it does not split
+# the cache; a body that is not portable storage reaches the node as it came.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/nodes_lib.sh
+. "$(dirname "$0")/nodes_lib.sh"
+
+check "the nodes table holds A and B" nodes_table "a:primary b:primary"
+nodes_tenant
+check "a tenant is granted" test -n "$TOKEN"
+gw_start bincache
+check "a gateway starts and is ready" gw_ready
+mine 2 >/dev/null
+top=$(rpc "$NODE_A_URL" get_block_count | jq -r '.count - 1')
+check "the gateway's quorum tip reaches the top block" wait_until 15 bash -c \
+	"curl -s '$GW_URL/get_height' | jq -e '.height == $((top + 1))' >/dev/null"
+
+req=$XG_VAR/bin-req direct=$XG_VAR/bin-direct through=$XG_VAR/bin-through
+cache_of() { sed -n 's/^X-Xmrgate-Cache: //Ip'; }
+
+# asked_twice PATH WHAT EXPECTED_FIRST EXPECTED_SECOND: the gateway's cache header for two
+# calls with the body in $req, each answer compared with node A's, byte for byte.
+asked_twice() {
+	local first second
+	bin_post "$NODE_A_URL" "$1" "$req" "$direct" >/dev/null
+	first=$(bin_post "$GW_URL" "$1" "$req" "$through" | cache_of)
+	check "$2: the first answer is node A's, byte for byte" cmp -s "$direct" "$through"
+	second=$(bin_post "$GW_URL" "$1" "$req" "$through" | cache_of)
+	check "$2: the second answer is node A's, byte for byte" cmp -s "$direct" "$through"
+	assert_eq "$2: the cache says '$3' then '$4'" "$3 $4" "${first:--} ${second:--}"
+}
+
+deep=$((top - 20))
+epee_heights_body "$deep" >"$req"
+asked_twice /get_blocks_by_height.bin "block $deep (deep)" miss hit
+bin_post "$GW_URL" /get_blocks_by_height.bin "$req" "$through" |
+	grep -qi '^Content-Type: application/octet-stream$'
+check "a cached .bin answer is application/octet-stream" test $? -eq 0
+
+epee_heights_body $((top - 2)) >"$req"
+asked_twice /get_blocks_by_height.bin "block $((top - 2)) (near the tip)" - -
+
+# The same request with the wallet's client field first: stripped, so the entry is the same.
+printf '%b' "$EPEE_HEADER\\x08\\x06client\\x0a\\x20abcdefgh\\x07heights\\x85\\x04$(epee_u64 "$deep")" >"$req"
+bin_post "$GW_URL" /get_blocks_by_height.bin "$req" "$through" | cache_of >"$XG_VAR/bin-cache"
+assert_eq "block $deep asked with a client field: the same entry" hit "$(cat "$XG_VAR/bin-cache")"
+epee_heights_body "$deep" >"$req"
+bin_post "$NODE_A_URL" /get_blocks_by_height.bin "$req" "$direct" >/dev/null
+check "… and the same bytes" cmp -s "$direct" "$through"
+
+# Outputs: the first RingCT output (block 1's coinbase, long unlocked) and the newest one
+# (the last coinbase, locked for 60 blocks).
+outputs=$(curl -s "$NODE_A_URL/json_rpc" -d '{"jsonrpc":"2.0","id":0,"method":"get_output_distribution","params":{"amounts":[0],"cumulative":true,"binary":false}}' |
+	jq -r '.result.distributions[0].distribution[-1]')
+check "node A counts its RingCT outputs ($outputs)" test "${outputs:-0}" -gt 1
+epee_outs_body 0 >"$req"
+asked_twice /get_outs.bin "output 0 (deep, unlocked)" miss hit
+epee_outs_body $((outputs - 1)) >"$req"
+asked_twice /get_outs.bin "output $((outputs - 1)) (locked)" miss miss
+
+# get_output_distribution.bin, which a wallet asks before every transfer: cached for the
+# quorum tip, asked again once a block moves it.
+dist_body() {
+	printf '%b' "$EPEE_HEADER\\x0c\\x07amounts\\x85\\x04$(epee_u64 0)\\x0acumulative\\x0b\\x01\\x06binary\\x0b\\x01"
+}
+dist_body >"$req"
+asked_twice /get_output_distribution.bin "the output distribution" miss hit
+new_top=$(mine 1)
+check "the gateway's quorum tip moves to the new block" wait_until 15 bash -c \
+	"curl -s '$GW_URL/get_height' | jq -e '.height == $((new_top + 1))' >/dev/null"
+asked_twice /get_output_distribution.bin "the output distribution after a block" miss hit
+
+# A body that is not portable storage goes to the node as it came: its answer, not ours.
+printf 'not epee' >"$req"
+bin_post "$NODE_A_URL" /get_blocks_by_height.bin "$req" "$direct" | head -1 >"$XG_VAR/bin-status-direct"
+bin_post "$GW_URL" /get_blocks_by_height.bin "$req" "$through" | head -1 >"$XG_VAR/bin-status-gw"
+assert_eq "a body that is not epee gets the node's own status" \
+	"$(cut -d' ' -f2 "$XG_VAR/bin-status-direct")" "$(cut -d' ' -f2 "$XG_VAR/bin-status-gw")"
+check "the gateway is still ready" gw_ready
