@@ -27,6 +27,15 @@ enum proxy_phase {
 
 enum store_kind { STORE_NONE, STORE_TIP, STORE_IMMUTABLE };
 
+/* Whether and under which key this request's answer may be stored. */
+struct store_plan {
+    enum store_kind store;
+    uint8_t key[CACHE_KEY_LEN];
+    uint64_t generation;
+    int64_t request_height; /* immutable: the highest height the request names, or -1 */
+    int64_t deep;           /* immutable: the highest block height that counts as settled */
+};
+
 struct broadcast_slot {
     struct node_info node;
     long http;
@@ -54,11 +63,7 @@ struct proxy_work {
     long held_status;
     char held_type[96];
     struct proxy_answer_facts held_facts;
-    /* Caching of this request's answer (struct store_plan). */
-    enum store_kind store;
-    uint8_t key[CACHE_KEY_LEN];
-    uint64_t generation;
-    int64_t request_height, deep;
+    struct store_plan plan; /* caching of this request's answer */
     /* Broadcast (slots allocated only for a broadcast). */
     struct broadcast_slot *slots;
     size_t nslots;
@@ -315,10 +320,9 @@ static bool json_params_int(const json_t *params, const char *name, int64_t *out
     return true;
 }
 
-/* For the immutable class: whether the request may be cached at all, and up to which
- * height the heights it names must lie. Requests by height are cacheable only when deep. */
-/* Whether req's answer may be stored as immutable; *height: the highest block height the
- * request itself names (-1: the answer's heights decide). */
+/* For the immutable class: whether the answer to req may be stored at all. Requests by
+ * height are cacheable only when every height is deep; *height: the highest block height
+ * the request itself names (-1: the answer's heights decide). */
 static bool immutable_request_cacheable(const struct gw_request *req, int64_t tip_block,
                                         int64_t min_depth, int64_t *height)
 {
@@ -360,30 +364,22 @@ static bool request_key(const struct gw_request *req, const char *tip_hash,
                      req->endpoint != GW_EP_BIN, tip_hash, key);
 }
 
-/* Whether and under which key this request's answer may be stored. */
-struct store_plan {
-    enum store_kind store;
-    uint8_t key[CACHE_KEY_LEN];
-    uint64_t generation;
-    int64_t request_height; /* immutable: the highest height the request names, or -1 */
-    int64_t deep;           /* immutable: the highest block height that counts as settled */
-};
-
-static void plan_store(struct gw_request *req, const struct prober_quorum *q, struct store_plan *px)
+static void plan_store(struct gw_request *req, const struct prober_quorum *q,
+                       struct store_plan *plan)
 {
-    *px = (struct store_plan){.store = STORE_NONE, .request_height = -1};
+    *plan = (struct store_plan){.store = STORE_NONE, .request_height = -1};
     if (!q->known)
         return;
     if (req->info->cls == METHOD_TIP) {
-        if (request_key(req, q->hash, px->key))
-            px->store = STORE_TIP;
+        if (request_key(req, q->hash, plan->key))
+            plan->store = STORE_TIP;
     } else if (req->info->cls == METHOD_IMMUTABLE && !q->degraded) {
-        px->deep = q->height - 1 - req->ctx->cache_min_depth;
+        plan->deep = q->height - 1 - req->ctx->cache_min_depth;
         if (immutable_request_cacheable(req, q->height - 1, req->ctx->cache_min_depth,
-                                        &px->request_height) &&
-            request_key(req, NULL, px->key)) {
-            px->store = STORE_IMMUTABLE;
-            px->generation = cache_generation(req->ctx->cache);
+                                        &plan->request_height) &&
+            request_key(req, NULL, plan->key)) {
+            plan->store = STORE_IMMUTABLE;
+            plan->generation = cache_generation(req->ctx->cache);
         }
     }
 }
@@ -407,18 +403,18 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
                          const struct proxy_answer_facts *f)
 {
     struct proxy_work *px = req->px;
-    if (px->store == STORE_NONE || http != 200 || !f->ok || f->busy || f->untrusted ||
+    if (px->plan.store == STORE_NONE || http != 200 || !f->ok || f->busy || f->untrusted ||
         f->negatives > 0)
         return;
     int64_t height = 0;
-    if (px->store == STORE_IMMUTABLE) {
+    if (px->plan.store == STORE_IMMUTABLE) {
         bool wants_full = req->info->needs_full_node != METHOD_FULL_NO;
         if (wants_full && (f->pruned || (req->endpoint == GW_EP_BIN && px->current.pruned)))
             return; /* an epee answer is not read for pruned parts: a pruned node's is not kept */
         if (f->height == PROXY_HEIGHT_UNSETTLED)
             return;
-        height = f->height > px->request_height ? f->height : px->request_height;
-        if (req->endpoint == GW_EP_BIN && height > px->deep)
+        height = f->height > px->plan.request_height ? f->height : px->plan.request_height;
+        if (req->endpoint == GW_EP_BIN && height > px->plan.deep)
             return; /* get_outs.bin: its outputs are not all deep enough yet */
         if (strcmp(req->info->name, "on_get_block_hash") == 0) {
             /* The answer is a bare hash; an all-zero one means "no such height". */
@@ -439,9 +435,9 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
     char *stored = stored_form(req, body, len, &stored_len);
     if (!stored)
         return;
-    int64_t ttl = px->store == STORE_TIP ? req->ctx->tip_ttl_ms : 0;
-    (void)cache_put(req->ctx->cache, px->key, stored, stored_len, ttl, height, px->generation,
-                    xg_monotonic_ms());
+    int64_t ttl = px->plan.store == STORE_TIP ? req->ctx->tip_ttl_ms : 0;
+    (void)cache_put(req->ctx->cache, px->plan.key, stored, stored_len, ttl, height,
+                    px->plan.generation, xg_monotonic_ms());
     free(stored);
 }
 
@@ -832,14 +828,8 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
         return false;
     }
     mark_degraded(req, q);
-    struct store_plan plan;
-    plan_store(req, q, &plan);
-    px->store = plan.store;
-    memcpy(px->key, plan.key, CACHE_KEY_LEN);
-    px->generation = plan.generation;
-    px->request_height = plan.request_height;
-    px->deep = plan.deep;
-    if (px->store != STORE_NONE)
+    plan_store(req, q, &px->plan);
+    if (px->plan.store != STORE_NONE)
         add_header(req, "X-Xmrgate-Cache", "miss");
     const char *why;
     if (!submit_attempt(req, &why)) {

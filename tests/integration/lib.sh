@@ -15,8 +15,10 @@
 #   rpc_error URL METHOD [PARAMS_JSON] prints the `error` object; fails on success
 #   wait_until TIMEOUT_S CMD...        retries CMD every 0.25 s until it succeeds
 #   mine N [ADDRESS]                   mines N blocks on node A (default: the miner
-#                                      wallet), waits <= 30 s for every node to
-#                                      agree, prints the new top block's height
+#                                      wallet), waits <= 90 s for every node to
+#                                      agree (a regtest node that lost its peers
+#                                      takes up to a minute to reconnect), prints
+#                                      the new top block's height
 #   nodes_agree [MIN_COUNT]            all NODE_URLS report the same height (>=
 #                                      MIN_COUNT) and top block hash
 #   psql_q SQL                         runs SQL on DATABASE_URL, unaligned rows
@@ -131,8 +133,8 @@ mine() {
 	top=$(XG_RPC_TIMEOUT=$((60 + n)) xg_rpc "$NODE_A_URL" generateblocks \
 		"$(jq -cn --argjson n "$n" --arg a "$addr" '{amount_of_blocks: $n, wallet_address: $a}')" |
 		jq -er '.height') || return 1
-	xg_wait_until 30 nodes_agree $((top + 1)) || {
-		echo "# mined to $top, but the nodes did not agree within 30 s" >&2
+	xg_wait_until 90 nodes_agree $((top + 1)) || {
+		echo "# mined to $top, but the nodes did not agree within 90 s" >&2
 		return 1
 	}
 	echo "$top"

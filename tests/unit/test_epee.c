@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "epee.c"
+#include "test_bytes.h"
 
 /* Bodies written out byte by byte, in octal escapes of three digits, which (unlike hex
  * escapes) cannot swallow the character after them. A count or length as a 1-byte varint is
@@ -31,16 +32,6 @@
 #define H     "\001\021\001\001\001\001\002\001\001"
 #define U64Z  "\000\000\000\000\000\000\000\000"
 #define IN(s) .in = (s), .in_len = sizeof(s) - 1
-
-/* A heap copy of s[0..n) of exactly n bytes. */
-static uint8_t *copy_of(const void *s, size_t n)
-{
-    uint8_t *buf = malloc(n > 0 ? n : 1);
-    assert_non_null(buf);
-    if (n > 0)
-        memcpy(buf, s, n);
-    return buf;
-}
 
 /* epee_open over an exact-size copy of in[0..len). */
 static enum epee_status open_copy(const void *in, size_t len)

@@ -20,16 +20,6 @@
 
 #define BIG_HEAD ((size_t)1 << 20)
 
-/* A heap copy of s[0..n) of exactly n bytes. */
-static char *copy_of(const char *s, size_t n)
-{
-    char *buf = malloc(n > 0 ? n : 1);
-    assert_non_null(buf);
-    if (n > 0)
-        memcpy(buf, s, n);
-    return buf;
-}
-
 /* ---- request heads ---- */
 
 struct head_case {
