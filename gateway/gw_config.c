@@ -79,7 +79,8 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("nodes", "cache_size", XG_CFG_SIZE, cache_size, "256m", 0, INT64_C(64) << 30, false,
         "memory bound of the answer cache (least recently used answers are evicted); 0 = off"),
     KEY("nodes", "cache_min_depth", XG_CFG_INT, cache_min_depth, "10", 1, 100000, false,
-        "blocks below the quorum tip before an answer asked for by height is cached"),
+        "blocks below the quorum tip before an answer about a block, transaction or output is "
+        "cached"),
     KEY("limits", "enabled", XG_CFG_BOOL, limits_enabled, "true", 0, 0, false,
         "enforce each tier's burst rate and daily quota and count usage (false: neither)"),
     KEY("xmr402", "enabled", XG_CFG_BOOL, xmr402_enabled, "false", 0, 0, false,

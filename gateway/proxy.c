@@ -156,6 +156,15 @@ void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f
     /* is_key_image_spent: 0 = unspent. */
     json_array_foreach(json_object_get(obj, "spent_status"), i,
                        item) if (json_integer_value(item) == 0) f->negatives++;
+    /* /get_outs: unsettled while an output is locked (it unlocks as the chain grows). */
+    json_array_foreach(json_object_get(obj, "outs"), i, item)
+    {
+        if (!json_is_true(json_object_get(item, "unlocked")) ||
+            !json_is_integer(json_object_get(item, "height")))
+            f->height = PROXY_HEIGHT_UNSETTLED;
+        else
+            note_height(f, json_object_get(item, "height"));
+    }
     note_height(f, json_object_get(json_object_get(obj, "block_header"), "height"));
     json_array_foreach(json_object_get(obj, "headers"), i, item)
         note_height(f, json_object_get(item, "height"));
@@ -336,8 +345,9 @@ static bool immutable_request_cacheable(const struct gw_request *req, int64_t ti
     const char *name = req->info->name;
     int64_t deep = tip_block - min_depth, h = 0, h2 = 0;
     bool ok = false;
-    if (strcmp(name, "get_block_header_by_hash") == 0 || strcmp(name, "/get_transactions") == 0) {
-        ok = true; /* by hash; the answer's heights decide the epoch */
+    if (strcmp(name, "get_block_header_by_hash") == 0 || strcmp(name, "/get_transactions") == 0 ||
+        strcmp(name, "/get_outs") == 0) {
+        ok = true; /* by hash or index: the answer's heights decide */
     } else if (strcmp(name, "get_block") == 0) {
         ok =
             json_object_get(params, "hash") || (json_params_int(params, "height", &h) && h <= deep);
@@ -414,8 +424,9 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
         if (f->height == PROXY_HEIGHT_UNSETTLED)
             return;
         height = f->height > px->plan.request_height ? f->height : px->plan.request_height;
-        if (req->endpoint == GW_EP_BIN && height > px->plan.deep)
-            return; /* get_outs.bin: its outputs are not all deep enough yet */
+        if (height > px->plan.deep)
+            return; /* named by hash or index, but not settled yet: a short reorg could
+                       change it before the prober sees it (and bumps the epoch) */
         if (strcmp(req->info->name, "on_get_block_hash") == 0) {
             /* The answer is a bare hash; an all-zero one means "no such height". */
             json_t *root = json_loadb(body, len, 0, NULL);

@@ -63,7 +63,9 @@ struct proxy_answer_facts {
     int64_t height;
 };
 
-/* Pure: reads an answer body (JSON-RPC or plain JSON; anything else is not json). */
+/* Pure: reads an answer body (JSON-RPC or plain JSON; anything else is not json): the
+ * heights of headers, blocks, transactions (a pool one unsettles) and outputs (a locked one
+ * unsettles). */
 void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f);
 
 /* Pure: reads a .bin answer (epee portable storage; json stays false): its status and

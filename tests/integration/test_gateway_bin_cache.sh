@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The .bin endpoints' settled answers come from the cache, byte for byte what the node
 # sends: get_blocks_by_height.bin for heights deep below the quorum tip, get_outs.bin for
-# outputs that are deep and unlocked, get_output_distribution.bin for the quorum tip. What is near the tip, or an output still locked, is
+# outputs that are deep and unlocked, get_output_distribution.bin for the quorum tip. The
+# JSON forms keep the same depth rule, whether asked for by height, hash or index. What is near the tip, or an output still locked, is
 # asked of the node every time. The wallet's client field is stripped, so it does not split
 # the cache; a body that is not portable storage reaches the node as it came.
 # shellcheck source=tests/integration/lib.sh
@@ -16,8 +17,13 @@ gw_start bincache
 check "a gateway starts and is ready" gw_ready
 mine 2 >/dev/null
 top=$(rpc "$NODE_A_URL" get_block_count | jq -r '.count - 1')
-check "the gateway's quorum tip reaches the top block" wait_until 15 bash -c \
-	"curl -s '$GW_URL/get_height' | jq -e '.height == $((top + 1))' >/dev/null"
+
+# The gateway's own quorum (a tip answer may come from a node already past it).
+quorum_at() {
+	curl -s -H "Authorization: Bearer $NODES_ADMIN_TOKEN" "$GW_ADMIN/v1/quorum" |
+		jq -e --argjson h "$1" '.height == $h and .degraded == false' >/dev/null
+}
+check "the gateway's quorum tip reaches the top block" wait_until 15 quorum_at $((top + 1))
 
 req=$XG_VAR/bin-req direct=$XG_VAR/bin-direct through=$XG_VAR/bin-through
 cache_of() { sed -n 's/^X-Xmrgate-Cache: //Ip'; }
@@ -62,6 +68,25 @@ asked_twice /get_outs.bin "output 0 (deep, unlocked)" miss hit
 epee_outs_body $((outputs - 1)) >"$req"
 asked_twice /get_outs.bin "output $((outputs - 1)) (locked)" miss miss
 
+# The JSON forms follow the same rule: /get_outs for the deep unlocked output and the
+# locked one, and a block header asked for by hash, cached only once the block is deep.
+json_twice() { # json_twice PATH BODY WHAT FIRST SECOND
+	local first second
+	first=$(gw_headers "$1" "$2" | cache_of)
+	second=$(gw_headers "$1" "$2" | cache_of)
+	assert_eq "$3: the cache says '$4' then '$5'" "$4 $5" "${first:--} ${second:--}"
+}
+json_twice /get_outs '{"outputs":[{"amount":0,"index":0}]}' "JSON /get_outs, output 0" miss hit
+json_twice /get_outs "{\"outputs\":[{\"amount\":0,\"index\":$((outputs - 1))}]}" \
+	"JSON /get_outs, output $((outputs - 1)) (locked)" miss miss
+by_hash() {
+	jq -cn --arg h "$(rpc "$NODE_A_URL" get_block_header_by_height "{\"height\":$1}" |
+		jq -r '.block_header.hash')" \
+		'{jsonrpc: "2.0", id: 1, method: "get_block_header_by_hash", params: {hash: $h}}'
+}
+json_twice /json_rpc "$(by_hash "$deep")" "block $deep's header by hash (deep)" miss hit
+json_twice /json_rpc "$(by_hash "$top")" "block $top's header by hash (the tip)" miss miss
+
 # get_output_distribution.bin, which a wallet asks before every transfer: cached for the
 # quorum tip, asked again once a block moves it.
 dist_body() {
@@ -70,8 +95,7 @@ dist_body() {
 dist_body >"$req"
 asked_twice /get_output_distribution.bin "the output distribution" miss hit
 new_top=$(mine 1)
-check "the gateway's quorum tip moves to the new block" wait_until 15 bash -c \
-	"curl -s '$GW_URL/get_height' | jq -e '.height == $((new_top + 1))' >/dev/null"
+check "the gateway's quorum tip moves to the new block" wait_until 15 quorum_at $((new_top + 1))
 asked_twice /get_output_distribution.bin "the output distribution after a block" miss hit
 
 # A body that is not portable storage goes to the node as it came: its answer, not ours.

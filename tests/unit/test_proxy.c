@@ -63,6 +63,14 @@ static void test_read_facts_table(void **state)
          "{\"status\":\"OK\",\"txs\":[{\"as_hex\":\"0a\",\"in_pool\":true,\"block_height\":0},"
          "{\"as_hex\":\"0b\",\"block_height\":9}]}",
          true, true, false, false, 0, PROXY_HEIGHT_UNSETTLED},
+        {"outputs, all unlocked: the highest height",
+         "{\"status\":\"OK\",\"outs\":[{\"height\":6,\"unlocked\":true},{\"height\":9,"
+         "\"unlocked\":true}]}",
+         true, true, false, false, 0, 9},
+        {"an output still locked: unsettled",
+         "{\"status\":\"OK\",\"outs\":[{\"height\":6,\"unlocked\":true},{\"height\":9,"
+         "\"unlocked\":false}]}",
+         true, true, false, false, 0, PROXY_HEIGHT_UNSETTLED},
         {"key images: unspent ones are negatives", "{\"status\":\"OK\",\"spent_status\":[0,1,2,0]}",
          true, true, false, false, 2, -1},
     };
