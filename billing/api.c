@@ -7,7 +7,6 @@
 #include "xg_log.h"
 #include "xg_reply.h"
 
-#include <ctype.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,23 +82,6 @@ enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *p
     xg_log(XG_LOG_ERROR, "api_db_failed", "%s", xg_pg_last_error(pg));
     return api_error(req, 503, "database_unavailable",
                      "the database is not answering; try again shortly");
-}
-
-bool api_uuid_ok(const char *text)
-{
-    static const int dashes[] = {8, 13, 18, 23};
-    if (strlen(text) != 36)
-        return false;
-    for (int i = 0, d = 0; i < 36; i++) {
-        if (d < 4 && i == dashes[d]) {
-            if (text[i] != '-')
-                return false;
-            d++;
-        } else if (!isxdigit((unsigned char)text[i]) || isupper((unsigned char)text[i])) {
-            return false;
-        }
-    }
-    return true;
 }
 
 /* The receipt key (configured, else derived from the HA1 key) and the XMR402 policy. */

@@ -44,9 +44,6 @@ enum MHD_Result api_error(const struct xg_httpd_request *req, unsigned status, c
 /* 503 database_unavailable, logging the reason. */
 enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg);
 
-/* True for a canonical lower-case UUID (8-4-4-4-12 hex). */
-bool api_uuid_ok(const char *text);
-
 enum api_load { API_LOAD_OK, API_LOAD_NOT_FOUND, API_LOAD_DB_ERROR };
 
 /* The invoice as GET /api/invoices/<id> shows it (new reference in *out). */

@@ -5,6 +5,7 @@
 #include "api_internal.h"
 #include "invoice_state.h"
 #include "xg_reply.h"
+#include "xg_str.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,7 +130,7 @@ enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req)
     const char *id = req->path + strlen("/api/invoices/");
     if (api_invoice_qr_path(id))
         return api_handle_invoice_qr(req);
-    if (!api_uuid_ok(id))
+    if (!xg_str_is_uuid(id))
         return api_error(req, 404, "invoice_not_found", "no such invoice");
     struct xg_pg *pg = pgpool_get(api->pool);
     json_t *inv = NULL;

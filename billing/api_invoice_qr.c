@@ -5,6 +5,7 @@
 #include "api_internal.h"
 #include "qr.h"
 #include "xg_reply.h"
+#include "xg_str.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req)
         return api_error(req, 404, "invoice_not_found", "no such invoice");
     memcpy(id, rest, idlen);
     id[idlen] = '\0';
-    if (!api_uuid_ok(id))
+    if (!xg_str_is_uuid(id))
         return api_error(req, 404, "invoice_not_found", "no such invoice");
     struct xg_pg *pg = pgpool_get(api->pool);
     json_t *inv = NULL;

@@ -27,6 +27,7 @@
 #include "xg_hex.h"
 #include "xg_log.h"
 #include "xg_reply.h"
+#include "xg_str.h"
 #include "xg_xmr402.h"
 #include "x402.h"
 
@@ -369,7 +370,7 @@ static bool parse_verify_body(const char *body, struct verify *v, char *msg, siz
         goto out;
     }
     snprintf(v->proof, sizeof v->proof, "%s", p);
-    if (inv && (!json_is_string(inv) || !api_uuid_ok(json_string_value(inv)))) {
+    if (inv && (!json_is_string(inv) || !xg_str_is_uuid(json_string_value(inv)))) {
         snprintf(msg, len, "\"invoice\" must be an invoice id");
         goto out;
     }

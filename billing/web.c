@@ -3,6 +3,7 @@
 
 #include "xg_log.h"
 #include "xg_reply.h"
+#include "xg_str.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,25 +44,13 @@ void web_free(struct web *web)
     free(web);
 }
 
-static bool uuid_shape(const char *s)
-{
-    if (strlen(s) != 36)
-        return false;
-    for (int i = 0; i < 36; i++) {
-        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? s[i] != '-' : !strchr("0123456789abcdef", s[i]) || s[i] == '\0')
-            return false;
-    }
-    return true;
-}
-
 const char *web_page_for_path(const char *path)
 {
     if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0)
         return "index.html";
     if (strcmp(path, "/renew") == 0)
         return "renew.html";
-    if (strncmp(path, "/invoice/", 9) == 0 && uuid_shape(path + 9))
+    if (strncmp(path, "/invoice/", 9) == 0 && xg_str_is_uuid(path + 9))
         return "invoice.html";
     return NULL;
 }

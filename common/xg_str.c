@@ -54,3 +54,16 @@ size_t xg_str_i64(char *out, int64_t v)
     out[0] = '-';
     return 1 + xg_str_u64(out + 1, 0 - (uint64_t)v);
 }
+
+bool xg_str_is_uuid(const char *s)
+{
+    if (strlen(s) != 36)
+        return false;
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        bool hex = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f');
+        if (dash ? s[i] != '-' : !hex)
+            return false;
+    }
+    return true;
+}

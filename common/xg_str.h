@@ -1,5 +1,5 @@
 /* xg_str — bounded string copies for the request path (pure), where snprintf's format
- * parsing costs more than the copy itself. */
+ * parsing costs more than the copy itself, and the shape checks of identifiers. */
 #ifndef XG_STR_H
 #define XG_STR_H
 
@@ -20,5 +20,9 @@ bool xg_str_join(char *dst, size_t cap, const char *a, const char *b);
  * characters before the NUL. */
 size_t xg_str_u64(char *out, uint64_t v);
 size_t xg_str_i64(char *out, int64_t v);
+
+/* Whether s is a UUID as PostgreSQL prints it: 36 characters, lowercase hex digits in groups
+ * of 8-4-4-4-12 separated by '-' (invoice ids). */
+bool xg_str_is_uuid(const char *s);
 
 #endif

@@ -5,6 +5,7 @@
 #include "limits.h"
 #include "methods.h"
 #include "token.h"
+#include "xg_str.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -113,18 +114,6 @@ static bool all_hex(const char *s, size_t n)
     return s[n] == '\0';
 }
 
-static bool uuid_ok(const char *s)
-{
-    if (strlen(s) != XMR402_INVOICE_LEN)
-        return false;
-    for (int i = 0; i < XMR402_INVOICE_LEN; i++) {
-        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? s[i] != '-' : !strchr("0123456789abcdef", s[i]) || s[i] == '\0')
-            return false;
-    }
-    return true;
-}
-
 static bool proof_ok(const char *s)
 {
     if (strncmp(s, "OutProofV", 9) != 0 || strlen(s) <= 10)
@@ -161,7 +150,7 @@ static const char *check_fields(struct xmr402_auth *out, const bool seen[3], siz
         return "XMR402 proof is too long";
     if (!proof_ok(out->proof))
         return "XMR402 proof must be the OutProofV… text from get_tx_proof";
-    if (seen[P_INVOICE] && !uuid_ok(out->invoice))
+    if (seen[P_INVOICE] && !xg_str_is_uuid(out->invoice))
         return "XMR402 invoice must be an invoice id";
     return NULL;
 }

@@ -80,12 +80,34 @@ static void test_decimal(void **state)
     assert_string_equal(out, "18446744073709551615");
 }
 
+static void test_uuid_table(void **state)
+{
+    (void)state;
+    struct {
+        const char *s;
+        bool uuid;
+    } rows[] = {
+        {"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", true},
+        {"00000000-0000-0000-0000-000000000000", true},
+        {"0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0", false}, /* upper case: not as printed */
+        {"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f", false},  /* one short */
+        {"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f00", false},
+        {"0f1e2d3c4b5a-6978-8796-a5b4c3d2e1f0-", false}, /* a dash moved */
+        {"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1g0", false}, /* not hex */
+        {"{f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", false},
+        {"", false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        assert_int_equal(xg_str_is_uuid(rows[i].s), rows[i].uuid);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_join),
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_decimal),
+        cmocka_unit_test(test_uuid_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
