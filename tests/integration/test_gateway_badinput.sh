@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad input against a gateway built with ASan+UBSan: malformed JSON, oversized and
+# Bad input against a gateway built with ASan+UBSan: malformed JSON and epee, oversized and
 # chunked bodies, broken credentials, odd paths and verbs, slow clients. Every request
 # gets a clear answer in its client's shape, the gateway keeps serving, and at exit
 # AddressSanitizer, LeakSanitizer and UBSan have nothing to report.
@@ -50,6 +50,36 @@ assert_eq "a very long path: 404 or 414" 1 \
 	"$(c=$(code "$P/$(head -c 3000 /dev/zero | tr '\0' 'a')"); [[ $c == 404 || $c == 414 ]] && echo 1)"
 assert_eq "PUT: 405" 405 "$(code -X PUT "$P/get_height")"
 assert_eq "OPTIONS: 405" 405 "$(code -X OPTIONS "$P/get_height")"
+
+# .bin bodies, which the gateway reads (to strip the wallet's client field, to cache settled
+# answers): whatever their bytes, the client gets node A's own status for them.
+. "$XG_REPO/tests/epee_bodies.sh"
+bin=$XG_VAR/badinput-bin
+bin_same() {
+	assert_eq "$1: the node's own status" \
+		"$(code "$NODE_A_URL/get_blocks_by_height.bin" --data-binary @"$bin")" \
+		"$(code "$P/get_blocks_by_height.bin" --data-binary @"$bin")"
+}
+printf '%b' "$EPEE_HEADER\\x04\\x07heights" >"$bin"
+bin_same "an epee body cut short"
+{
+	printf '%b' "$EPEE_HEADER"
+	for _ in $(seq 200); do printf '%b' '\x04\x01o\x0c'; done
+	printf '%b' '\x00'
+} >"$bin"
+bin_same "200 nested objects"
+printf '%b' "$EPEE_HEADER\\x04\\x01s\\x0a\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff" >"$bin"
+bin_same "a string length of 2^62"
+{ printf '%b' "$EPEE_HEADER"; head -c 400 /dev/urandom; } >"$bin"
+bin_same "random bytes after the header"
+one=$(epee_u64 1)
+{
+	printf '%b' "$EPEE_HEADER\\x04\\x07heights\\x85\\x42\\x9c\\x00\\x00"
+	for _ in $(seq 10000); do printf '%b' "$one"; done
+} >"$bin"
+bin_same "10,000 heights"
+printf '%b' "$EPEE_HEADER\\x08\\x06client\\x0a\\x00\\x07heights\\x85\\x04$(epee_u64 1)" >"$bin"
+bin_same "an empty client field"
 
 # A client that sends half a request and waits is cut off by the connection timeout.
 check "a slow client is disconnected by the connection timeout" \
