@@ -336,7 +336,7 @@ uint64_t cache_generation(struct cache *c)
 bool cache_put(struct cache *c, const uint8_t key[CACHE_KEY_LEN], const char *body, size_t len,
                int64_t ttl_ms, int64_t height, uint64_t generation, int64_t now_ms)
 {
-    if (len + CACHE_ENTRY_OVERHEAD > c->max_bytes)
+    if (len + CACHE_ENTRY_OVERHEAD > c->max_bytes || (ttl_ms > 0 && len > CACHE_TIP_MAX_BYTES))
         return false;
     struct cache_entry *e = calloc(1, sizeof *e);
     char *copy = malloc(len + 1);

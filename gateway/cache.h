@@ -72,9 +72,14 @@ enum cache_lookup cache_get(struct cache *c, const uint8_t key[CACHE_KEY_LEN], i
 /* The reorg generation: read it before sending the request whose answer will be stored. */
 uint64_t cache_generation(struct cache *c);
 
-/* Stores a tip entry (ttl_ms > 0) or an immutable entry for block height `height`
- * (ttl_ms = 0). An immutable entry is refused when a reorg happened since `generation`
- * was read. Replaces an entry with the same key. False when refused or too large. */
+/* A tip entry lives one probe interval: one larger than this (a wallet's sync batch) is
+ * rarely asked for twice in that time and would push settled answers out. */
+#define CACHE_TIP_MAX_BYTES ((size_t)1 << 20)
+
+/* Stores a tip entry (ttl_ms > 0, at most CACHE_TIP_MAX_BYTES) or an immutable entry for
+ * block height `height` (ttl_ms = 0). An immutable entry is refused when a reorg happened
+ * since `generation` was read. Replaces an entry with the same key. False when refused or
+ * too large. */
 bool cache_put(struct cache *c, const uint8_t key[CACHE_KEY_LEN], const char *body, size_t len,
                int64_t ttl_ms, int64_t height, uint64_t generation, int64_t now_ms);
 

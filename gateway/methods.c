@@ -148,9 +148,12 @@ static const struct method_info PATH_ROWS[] = {
     DENY_JSON("/get_alt_blocks_hashes", READS,
               "Hashes of the node's alternative blocks (denied: restricted in later 0.18)"),
     /* The chain supplement after the client's block_ids (up to 1000 blocks, to the tip) and
-     * the current height: moves with the tip. Stock wallets send prune=true, which any node
-     * answers fully; prune=false needs the prunable data. */
-    BIN("/get_blocks.bin", "/getblocks.bin", PASS, UNPRUNED, BULK,
+     * the current height: fixed for one body at one tip, so cached per tip (the wallet's
+     * client field is stripped): synced wallets polling at the same tip send the same body
+     * and share one answer (sync batches over CACHE_TIP_MAX_BYTES are not kept). Stock
+     * wallets send prune=true, which any node answers fully; prune=false needs the prunable
+     * data. */
+    BIN("/get_blocks.bin", "/getblocks.bin", TIP, UNPRUNED, BULK,
         "Wallet sync: blocks, transactions and output indices after the client's known chain"),
     /* Returns whole transactions with no prune option: a pruned node silently drops the ones it
      * pruned. Stock wallets use it to find a restore height by date. */

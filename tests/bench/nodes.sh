@@ -237,4 +237,4 @@ echo "|---|---|---|---|"
 echo "| one wallet, direct (through the counting HAProxy) | $direct_blocks | ${direct_ms} ms | $direct |"
 echo "| two wallets at once, through the gateway | $(cat "$work/w1") + $(cat "$work/w2") | ${both_ms} ms | $through, of which ~$probes the gateway's own probes: $((through - probes)) for the wallets |"
 echo
-echo "Gateway cache during the two syncs: $hits hits, $misses misses (hit ratio $(ratio "$hits" $((hits + misses))) over cacheable requests); client requests not cacheable by class (wallet sync .bin calls, pool queries) pass through."
+echo "Gateway cache during the two syncs: $hits hits, $misses misses (hit ratio $(ratio "$hits" $((hits + misses))) over cacheable requests: a second wallet's getblocks.bin for the same body at the same tip is a hit); pool queries pass through."

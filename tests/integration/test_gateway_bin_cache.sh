@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The .bin endpoints' settled answers come from the cache, byte for byte what the node
-# sends: get_blocks_by_height.bin for heights deep below the quorum tip, get_outs.bin for
-# outputs that are deep and unlocked, get_output_distribution.bin for the quorum tip. The
-# JSON forms keep the same depth rule, whether asked for by height, hash or index. What is near the tip, or an output still locked, is
-# asked of the node every time. The wallet's client field is stripped, so it does not split
-# the cache; a body that is not portable storage reaches the node as it came.
+# The .bin endpoints' answers come from the cache, byte for byte what the node sends:
+# get_blocks_by_height.bin for heights deep below the quorum tip, get_outs.bin for outputs
+# that are deep and unlocked, get_output_distribution.bin and get_blocks.bin for the quorum
+# tip. The JSON forms keep the same depth rule, whether asked for by height, hash or index.
+# What is near the tip, or an output still locked, is asked of the node every time. The
+# wallet's client field is stripped, so it does not split the cache; a body that is not
+# portable storage reaches the node as it came.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/nodes_lib.sh
@@ -97,6 +98,11 @@ asked_twice /get_output_distribution.bin "the output distribution" miss hit
 new_top=$(mine 1)
 check "the gateway's quorum tip moves to the new block" wait_until 15 quorum_at $((new_top + 1))
 asked_twice /get_output_distribution.bin "the output distribution after a block" miss hit
+
+# get_blocks.bin as a synced wallet polls it: one answer per body and tip, shared.
+genesis=$(rpc "$NODE_A_URL" get_block_header_by_height '{"height":0}' | jq -r '.block_header.hash')
+epee_blocks_body "$genesis" >"$req"
+asked_twice /get_blocks.bin "get_blocks.bin after the genesis block" miss hit
 
 # A body that is not portable storage goes to the node as it came: its answer, not ours.
 printf 'not epee' >"$req"

@@ -139,6 +139,25 @@ static bool put(struct cache *c, int n, const char *body, int64_t ttl, int64_t h
     return cache_put(c, key, body, strlen(body), ttl, height, generation, now);
 }
 
+static void test_tip_entry_size_bound(void **state)
+{
+    (void)state;
+    struct cache *c = cache_new(8 * CACHE_TIP_MAX_BYTES);
+    char *body = malloc(CACHE_TIP_MAX_BYTES + 2);
+    assert_non_null(body);
+    memset(body, 'b', CACHE_TIP_MAX_BYTES + 1);
+    body[CACHE_TIP_MAX_BYTES + 1] = '\0';
+    assert_false(put(c, 1, body, 2000, 0, 0, 0)); /* a tip entry one byte too large */
+    assert_true(put(c, 2, body, 0, 10, 0, 0));    /* the same body, settled: kept */
+    body[CACHE_TIP_MAX_BYTES] = '\0';
+    assert_true(put(c, 3, body, 2000, 0, 0, 0)); /* a tip entry of exactly the bound */
+    assert_int_equal(lookup(c, 1, 0, NULL, 0), CACHE_MISS);
+    assert_int_equal(lookup(c, 2, 0, NULL, 0), CACHE_HIT);
+    assert_int_equal(lookup(c, 3, 0, NULL, 0), CACHE_HIT);
+    free(body);
+    cache_free(c);
+}
+
 static void test_lru_bound(void **state)
 {
     (void)state;
@@ -254,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_id_rewrite),
         cmocka_unit_test(test_patch_tip_fields),
         cmocka_unit_test(test_lru_bound),
+        cmocka_unit_test(test_tip_entry_size_bound),
         cmocka_unit_test(test_tip_ttl_and_refresh),
         cmocka_unit_test(test_reorg_epochs),
         cmocka_unit_test(test_epoch_list_overflow),
