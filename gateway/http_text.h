@@ -1,5 +1,5 @@
-/* http_text — the character rules the two HTTP/1.1 parsers share: http1.c (node answers)
- * and hreq.c (client requests). Pure, inline. */
+/* http_text — the character rules the HTTP/1.1 code shares: http1.c (node answers),
+ * hreq.c (client requests) and nodeconn.c (node URLs). Pure, inline. */
 #ifndef HTTP_TEXT_H
 #define HTTP_TEXT_H
 

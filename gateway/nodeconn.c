@@ -1,5 +1,7 @@
 /* nodeconn — see nodeconn.h. */
 #include "nodeconn.h"
+
+#include "http_text.h"
 #include "xg_clock.h"
 
 #include <arpa/inet.h>
@@ -60,15 +62,8 @@ struct nc_client {
 
 static bool nc_parse_port(const char *s, size_t n, uint16_t *port)
 {
-    if (n == 0 || n > 5)
-        return false;
-    unsigned v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (unsigned)(s[i] - '0');
-    }
-    if (v == 0 || v > 65535)
+    uint64_t v;
+    if (!http_parse_decimal(s, n, 5, &v) || v == 0 || v > 65535)
         return false;
     *port = (uint16_t)v;
     return true;
