@@ -170,6 +170,16 @@ trap _xg_on_exit EXIT
 #                                   runs another gateway on the stack's configuration
 #                                   with the given XMRGATE_* overrides; stopped at exit;
 #                                   returns once its /readyz answers 200 (1 if never)
+#   asan_gateway_built              builds the ASan+UBSan gateway when it is missing;
+#                                   fails when it is not there after that
+#   asan_gateway_start NAME ADMIN_PORT [VAR=VALUE...]
+#                                   runs the ASan+UBSan gateway on the stack's
+#                                   configuration with the given XMRGATE_* overrides
+#                                   (ADMIN_PORT is its XMRGATE_ADMIN_PORT); sets ASAN_PID
+#                                   and ASAN_LOG; stopped at exit; returns once its
+#                                   /readyz answers 200
+#   asan_gateway_stop [WHAT]        SIGTERM, then checks (named after WHAT) a clean exit
+#                                   and nothing from the sanitizers in ASAN_LOG
 #   gw_url PORT                     http://127.0.0.1:PORT
 #   raw PORT REQUEST                sends REQUEST (printf %b escapes) on a new connection
 #                                   to 127.0.0.1:PORT and prints all that comes back
@@ -187,6 +197,37 @@ grant_tenant() {
 }
 
 gw_url() { echo "http://127.0.0.1:$1"; }
+
+XG_ASAN_GATEWAY=$XG_REPO/build/asan/bin/xmrgate-gateway
+
+asan_gateway_built() {
+	[[ -x $XG_ASAN_GATEWAY ]] || make -C "$XG_REPO" SANITIZE=1 all >/dev/null 2>&1
+	test -x "$XG_ASAN_GATEWAY"
+}
+
+asan_gateway_start() {
+	local name=$1 admin=$2
+	shift 2
+	ASAN_LOG=$XG_VAR/log/gateway-$name-asan.log
+	: >"$ASAN_LOG"
+	env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:suppressions=$XG_REPO/tests/ubsan.supp \
+		XMRGATE_ADMIN_PORT="$admin" "$@" \
+		"$XG_ASAN_GATEWAY" --config "$XG_VAR/etc/gateway.ini" >>"$ASAN_LOG" 2>&1 &
+	ASAN_PID=$!
+	defer stop_pid "$ASAN_PID"
+	xg_wait_until 60 curl -sf -o /dev/null "http://127.0.0.1:$admin/readyz"
+}
+
+asan_gateway_stop() {
+	local what=${1:+$1: }
+	kill -TERM "$ASAN_PID"
+	wait "$ASAN_PID"
+	check "${what}the ASan gateway exits cleanly on SIGTERM" test $? -eq 0
+	check "${what}no AddressSanitizer or LeakSanitizer report" bash -c "! grep -q 'Sanitizer' '$ASAN_LOG'"
+	check "${what}no UBSan report" bash -c "! grep -q 'runtime error' '$ASAN_LOG'"
+	grep -E 'Sanitizer|runtime error' -A12 "$ASAN_LOG" | head -40 | sed 's/^/# /' || true
+}
 
 raw() {
 	local fd rc

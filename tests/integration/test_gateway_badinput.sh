@@ -5,20 +5,10 @@
 # AddressSanitizer, LeakSanitizer and UBSan have nothing to report.
 . "$(dirname "$0")/lib.sh"
 
-asan_bin=$XG_REPO/build/asan/bin/xmrgate-gateway
-if [[ ! -x $asan_bin ]]; then
-	make -C "$XG_REPO" SANITIZE=1 all >/dev/null 2>&1
-fi
-check "the ASan+UBSan gateway is built" test -x "$asan_bin"
+check "the ASan+UBSan gateway is built" asan_gateway_built
 port=$((XG_PORT_BASE + 84)) admin=$((XG_PORT_BASE + 85))
-log=$XG_VAR/log/gateway-asan.log
-: >"$log"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	UBSAN_OPTIONS=print_stacktrace=1:suppressions=$XG_REPO/tests/ubsan.supp \
-	XMRGATE_SERVER_PORT=$port XMRGATE_ADMIN_PORT=$admin XMRGATE_SERVER_CONNECTION_TIMEOUT=2s \
-	"$asan_bin" --config "$XG_VAR/etc/gateway.ini" >>"$log" 2>&1 &
-gw_pid=$!
-check "the ASan gateway becomes ready" wait_until 60 curl -sf -o /dev/null "http://127.0.0.1:$admin/readyz"
+check_here "the ASan gateway becomes ready" asan_gateway_start badinput "$admin" \
+	XMRGATE_SERVER_PORT="$port" XMRGATE_SERVER_CONNECTION_TIMEOUT=2s
 check_here "grant a tenant" grant_tenant wallet 1
 GW=http://127.0.0.1:$port
 P=$GW/v1/$TOKEN
@@ -86,9 +76,4 @@ check "a slow client is disconnected by the connection timeout" \
 	raw "$port" 'POST /json_rpc HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"a"'
 check "the gateway still serves after all that" curl -sf -o /dev/null "$P/get_height"
 
-kill -TERM "$gw_pid"
-wait "$gw_pid"
-check "the ASan gateway exits cleanly on SIGTERM" test $? -eq 0
-check "no AddressSanitizer or LeakSanitizer report" bash -c "! grep -q 'Sanitizer' '$log'"
-check "no UBSan report" bash -c "! grep -q 'runtime error' '$log'"
-grep -E 'Sanitizer|runtime error' -A12 "$log" | head -40 | sed 's/^/# /' || true
+asan_gateway_stop

@@ -7,11 +7,7 @@
 # a slow node cost nothing: the gateway goes on serving and exits without a leak.
 . "$(dirname "$0")/lib.sh"
 
-asan_bin=$XG_REPO/build/asan/bin/xmrgate-gateway
-if [[ ! -x $asan_bin ]]; then
-	make -C "$XG_REPO" SANITIZE=1 all >/dev/null 2>&1
-fi
-check "the ASan+UBSan gateway is built" test -x "$asan_bin"
+check "the ASan+UBSan gateway is built" asan_gateway_built
 
 slow_port=$((XG_PORT_BASE + 91))
 native_port=$((XG_PORT_BASE + 92)) native_admin=$((XG_PORT_BASE + 93))
@@ -27,29 +23,11 @@ scratch_db() {
 		psql -X -q "$base_url/$1" -c "INSERT INTO nodes (name, url) VALUES ('n', '$2')"
 }
 
-# start_asan NAME DB: the ASan gateway (own front end) on the native ports, its pid in
-# asan_pid and its log in asan_log.
+# start_asan NAME DB: the ASan gateway (own front end) on the native ports.
 start_asan() {
-	asan_log=$XG_VAR/log/gateway-$1-asan.log
-	: >"$asan_log"
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-		UBSAN_OPTIONS=print_stacktrace=1:suppressions=$XG_REPO/tests/ubsan.supp \
-		XMRGATE_DATABASE_URL=$base_url/$2 XMRGATE_SERVER_PORT=$native_port \
-		XMRGATE_ADMIN_PORT=$native_admin XMRGATE_SERVER_CONNECTION_TIMEOUT=2s \
-		XMRGATE_SERVER_FRONT_END=native \
-		"$asan_bin" --config "$XG_VAR/etc/gateway.ini" >>"$asan_log" 2>&1 &
-	asan_pid=$!
-	wait_until 60 curl -sf -o /dev/null "http://127.0.0.1:$native_admin/readyz"
-}
-
-# stop_asan WHAT: SIGTERM, then a clean exit and nothing from the sanitizers.
-stop_asan() {
-	kill -TERM "$asan_pid"
-	wait "$asan_pid"
-	check "$1: the ASan gateway exits cleanly on SIGTERM" test $? -eq 0
-	check "$1: no AddressSanitizer or LeakSanitizer report" bash -c "! grep -q 'Sanitizer' '$asan_log'"
-	check "$1: no UBSan report" bash -c "! grep -q 'runtime error' '$asan_log'"
-	grep -E 'Sanitizer|runtime error' -A12 "$asan_log" | head -40 | sed 's/^/# /' || true
+	asan_gateway_start "$1" "$native_admin" XMRGATE_DATABASE_URL="$base_url/$2" \
+		XMRGATE_SERVER_PORT="$native_port" XMRGATE_SERVER_CONNECTION_TIMEOUT=2s \
+		XMRGATE_SERVER_FRONT_END=native
 }
 
 check_here "a database with node A" scratch_db xmrgate_front "$NODE_A_URL"
@@ -145,7 +123,7 @@ check "… in the JSON shape" grep -aq '"status"' <<<"$out"
 check "an idle keep-alive connection is closed by the connection timeout" \
 	raw "$N" "GET $P/get_height HTTP/1.1\r\nHost: x\r\n\r\n"
 
-stop_asan "requests and refusals"
+asan_gateway_stop "requests and refusals"
 
 # Clients that leave while their requests wait on a slow node (1.5 s an answer).
 "$XG_REPO/build/release/tests/tools/slow_node" "$slow_port" 1500 &
@@ -170,7 +148,7 @@ leave 30
 assert_eq "after 30 clients left mid-request, the next one is answered" 200 \
 	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$N$P/get_height")"
 leave 10
-stop_asan "clients that left" # with those ten still waiting on the node
+asan_gateway_stop "clients that left" # with those ten still waiting on the node
 
 # Out of descriptors: connections beyond the process's limit wait in the backlog; the
 # gateway does not spin on its listener meanwhile, and serves again once some close.
