@@ -17,11 +17,22 @@ else
 endif
 BIN := $(if $(filter 1,$(SANITIZE)),$(BUILD)/bin,bin)
 
+# The library flags come from pkg-config, read once when make starts. `make run` and
+# `make test` install the packages first (deps) and then build in a second make, which
+# reads them afresh. A build goal on a machine without them stops here with one line.
+NO_BUILD_GOALS := deps run test stop clean format format-check
+ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null || echo missing),)
+  ifneq ($(filter-out $(NO_BUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
+    $(error the libraries to build with are not installed: run 'make run' (as root: installs them, \
+builds, starts the stack) or 'make deps')
+  endif
+endif
+
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
             -Wmissing-prototypes -Wvla -Wno-unused-parameter
 CPPFLAGS := -D_GNU_SOURCE -Icommon -Igateway -Ibilling -I$(BUILD)/gen
-CFLAGS   := -std=c11 $(OPT) -g $(WARN) $(SANFLAGS) $(shell pkg-config --cflags $(PKGS))
-LDLIBS   := $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+CFLAGS   := -std=c11 $(OPT) -g $(WARN) $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS  := $(SANFLAGS)
 
 COMMON_SRC  := $(wildcard common/*.c)
@@ -109,7 +120,8 @@ e2e: all test-tools
 # The README's two commands.
 deps:
 	scripts/deps.sh
-run: deps all test-tools
+run: deps
+	$(MAKE) all test-tools
 	scripts/stack.sh run
 stop:
 	scripts/stack.sh stop

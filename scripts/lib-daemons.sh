@@ -133,6 +133,27 @@ daemons_demo_tenant() {
 	} >"$demo"
 }
 
+# daemon_spawn NAME: starts one of the stack's own processes (rate-server, billing,
+# gateway) in the background, recorded in $RUN/NAME.pid; the supervisor restarts them
+# the same way.
+daemon_spawn() {
+	case $1 in
+	rate-server)
+		xg_spawn "$RUN/rate-server.pid" "$ETC/rate.json" "$LOG/rate-server.log" \
+			"$RATE_SERVER" "$RATE_PORT" "$ETC/rate.json"
+		;;
+	billing)
+		xg_spawn "$RUN/billing.pid" "$ETC/billing.ini" "$LOG/billing.log" \
+			"$REPO/bin/xmrgate-billing" --config "$ETC/billing.ini"
+		;;
+	gateway)
+		xg_spawn "$RUN/gateway.pid" "$ETC/gateway.ini" "$LOG/gateway.log" \
+			"$REPO/bin/xmrgate-gateway" --config "$ETC/gateway.ini"
+		;;
+	*) return 1 ;;
+	esac
+}
+
 daemon_ready() { curl -sf -o /dev/null "http://127.0.0.1:$1/readyz"; }
 
 start_daemons() {
@@ -146,12 +167,9 @@ start_daemons() {
 	daemons_demo_tenant || xg_die "cannot create the demo tenant (see $LOG/billing.log)"
 	[[ -x $RATE_SERVER ]] || xg_die "the rate stand-in is not built: run make test-tools"
 	[[ -s $ETC/rate.json ]] || echo '{"monero": {"usd": 150.00}}' >"$ETC/rate.json"
-	xg_spawn "$RUN/rate-server.pid" "$ETC/rate.json" "$LOG/rate-server.log" \
-		"$RATE_SERVER" "$RATE_PORT" "$ETC/rate.json"
-	xg_spawn "$RUN/billing.pid" "$ETC/billing.ini" "$LOG/billing.log" \
-		"$REPO/bin/xmrgate-billing" --config "$ETC/billing.ini"
-	xg_spawn "$RUN/gateway.pid" "$ETC/gateway.ini" "$LOG/gateway.log" \
-		"$REPO/bin/xmrgate-gateway" --config "$ETC/gateway.ini"
+	daemon_spawn rate-server
+	daemon_spawn billing
+	daemon_spawn gateway
 	xg_wait_until 30 daemon_ready "$GATEWAY_ADMIN_PORT" ||
 		xg_die "the gateway did not become ready (see $LOG/gateway.log)"
 	xg_wait_until 30 daemon_ready "$BILLING_ADMIN_PORT" ||

@@ -4,7 +4,8 @@
 # wallet (monero-wallet-rpc), and then the xmrgate daemons. Used by developers
 # (`make run`) and by the integration tests (tests/run-integration.sh).
 #
-#   scripts/stack.sh run            start, stay in the foreground; Ctrl-C stops all
+#   scripts/stack.sh run            start, stay in the foreground and restart what
+#                                   exits (with backoff); Ctrl-C stops all
 #   scripts/stack.sh start          start in the background, return once ready
 #   scripts/stack.sh stop           stop everything this var dir started
 #   scripts/stack.sh status         what is running (exit 0 all, 1 partly, 3 nothing)
@@ -28,7 +29,8 @@
 #   +41 billing (view-only) wallet-rpc   +42 payer wallet-rpc
 #   +50..+99 the xmrgate daemons (start_daemons)
 #
-# Layout under XG_VAR: pg/ (cluster, owned by postgres), nodes/{a,b,c}/, wallets/,
+# Layout under XG_VAR: pg/ (cluster, owned by postgres; as root, a symlink to
+# /var/lib/xmrgate/pg-<hash> when the postgres user cannot reach XG_VAR), nodes/{a,b,c}/, wallets/,
 # run/ (pidfiles), .stack.lock, log/, etc/ (daemon configs), merchant.keys.json,
 # state.env (addresses; written once the first start completed), stack.env.
 set -euo pipefail
@@ -70,9 +72,10 @@ wallet_url() { echo "http://127.0.0.1:${WALLET_PORT[$1]}"; }
 
 # --- locking and process bookkeeping ---------------------------------------------
 
+# take_lock [WAIT_S]: the var dir's lock, waiting up to WAIT_S seconds (default: none).
 take_lock() {
 	exec 9>"$XG_VAR/.stack.lock"
-	flock -n 9 || xg_die "another stack.sh is already starting or stopping $XG_VAR"
+	flock -w "${1:-0}" 9 || xg_die "another stack.sh is already starting or stopping $XG_VAR"
 }
 release_lock() { exec 9>&-; }
 
@@ -117,10 +120,33 @@ as_pg_user() {
 	fi
 }
 
+# The cluster's directory. PostgreSQL runs as the postgres user when the stack runs as
+# root, and that user must reach its data dir through every parent directory: a clone
+# under /root (mode 700 on Debian) cannot hold it. Then the cluster lives in
+# $PG_HOME/pg-<hash of XG_VAR> and $XG_VAR/pg is a symlink to it; otherwise (and always
+# for a non-root user, whose server runs as itself) it is $XG_VAR/pg. Prints the real path.
+PG_HOME=/var/lib/xmrgate
+pg_dir() {
+	local link=$XG_VAR/pg
+	if [[ -L $link || -d $link ]] || ((EUID != 0)) || as_pg_user test -x "$XG_VAR"; then
+		[[ -L $link || -d $link ]] || mkdir -p "$link"
+		readlink -f "$link"
+		return
+	fi
+	local dir
+	dir=$PG_HOME/pg-$(sha256sum <<<"$XG_VAR" | cut -c1-12)
+	mkdir -p "$dir"
+	ln -sfn "$dir" "$link"
+	echo "$dir"
+}
+
 start_postgres() {
-	local pg=$XG_VAR/pg data=$XG_VAR/pg/data sock=$XG_VAR/pg/sock log=$LOG/postgres.log pid
-	mkdir -p "$pg/sock"
+	local pg data sock log pid
+	pg=$(pg_dir)
+	data=$pg/data sock=$pg/sock log=$pg/postgres.log
+	mkdir -p "$sock"
 	touch "$log"
+	ln -sfn "$log" "$LOG/postgres.log"
 	if ((EUID == 0)); then
 		chown postgres:postgres "$pg" "$sock" "$log"
 		chmod 700 "$pg"
@@ -150,7 +176,8 @@ psql_admin() {
 }
 
 stop_postgres() {
-	local data=$XG_VAR/pg/data
+	local data
+	data=$(readlink -f "$XG_VAR/pg")/data
 	if [[ -e $data/postmaster.pid ]]; then
 		as_pg_user "$PG_BIN/pg_ctl" -D "$data" -m fast -w -t 30 stop >/dev/null 2>&1 || true
 	fi
@@ -198,10 +225,14 @@ nodes_agree() {
 	done
 }
 
+# spawn_node N: starts node N with its own flags (C is the pruned one).
+spawn_node() {
+	if [[ $1 == c ]]; then start_node c --prune-blockchain; else start_node "$1"; fi
+}
+
 spawn_nodes() {
-	start_node a
-	start_node b
-	start_node c --prune-blockchain
+	local n
+	for n in "${NODES[@]}"; do spawn_node "$n"; done
 }
 
 wait_nodes() {
@@ -371,6 +402,9 @@ EOF
 wipe_state() {
 	xg_log "wiping the stack state under $XG_VAR"
 	# Named subdirs only: the default var dir also holds the tests' var/test.
+	local pg
+	pg=$(readlink -f "$XG_VAR/pg")
+	[[ $pg == "$XG_VAR/pg" || $pg == "$PG_HOME"/pg-* ]] && rm -rf "$pg"
 	rm -rf "${XG_VAR:?}/pg" "${XG_VAR:?}/nodes" "$WALLETS" "$RUN" "$LOG" "${XG_VAR:?}/etc" \
 		"$XG_VAR/merchant.keys.json" "$STATE_ENV" "$STACK_ENV"
 }
@@ -478,7 +512,7 @@ stop_all() {
 }
 
 cmd_stop() {
-	take_lock
+	take_lock 90 # a restart in progress finishes first
 	if (($(count_running) == 0)) && [[ ! -e $XG_VAR/pg/data/postmaster.pid ]]; then
 		rm -f "$STACK_ENV" "$RUN"/*.pid
 		xg_log "not running ($XG_VAR)"
@@ -524,25 +558,77 @@ on_run_signal() {
 	exit 0
 }
 
-cmd_run() {
-	local f files
-	start_stack
-	((!ALREADY_RUNNING)) || xg_die "already running: use '$0 stop' first, or '$0 status'"
-	trap on_run_signal INT TERM HUP
-	xg_log "running in the foreground; Ctrl-C stops everything"
+# respawn NAME: starts the process of $RUN/NAME.pid again, the way start_stack did.
+respawn() {
+	local name=$1 w
+	case $name in
+	postgres) start_postgres ;;
+	node-*) spawn_node "${name#node-}" ;;
+	wallet-*)
+		w=${name#wallet-}
+		start_wallet_rpc "$w"
+		xg_wait_until 60 wallet_answers "$w" &&
+			wallet_rpc "$w" open_wallet "{\"filename\":\"$w\",\"password\":\"\"}" >/dev/null
+		;;
+	*) daemon_spawn "$name" ;;
+	esac
+}
+
+# The foreground stack supervises, as an operator's supervisor would: a process that
+# exits while the stack runs is started again after a delay that doubles while it keeps
+# exiting (1 s, 2, 4 … up to SUPERVISE_MAX_DELAY) and starts over once it has run for
+# SUPERVISE_STABLE seconds; the rest keeps running. A restart takes the var dir's lock,
+# and a stop (which removes stack.env first) is never undone by one.
+SUPERVISE_MAX_DELAY=30
+SUPERVISE_STABLE=60
+supervise() {
+	local -A delay=() due=() started=()
+	local files f name d
 	while true; do
-		sleep 2 &
+		sleep 1 &
 		wait $! || true
 		mapfile -t files < <(pidfiles_in_stop_order)
 		((${#files[@]} > 0)) || exit 0 # stopped from elsewhere
 		for f in "${files[@]}"; do
-			if ! xg_pid_owned "$f"; then
-				xg_log "${f##*/} exited unexpectedly; stopping everything"
-				stop_all
-				exit 1
+			[[ -e $STACK_ENV ]] || continue # being stopped
+			xg_pid_owned "$f" && continue
+			name=${f##*/}
+			name=${name%.pid}
+			if [[ -z ${due[$name]:-} ]]; then
+				d=${delay[$name]:-0}
+				if ((d == 0 || SECONDS - ${started[$name]:-0} >= SUPERVISE_STABLE)); then
+					d=1
+				else
+					d=$((d * 2 > SUPERVISE_MAX_DELAY ? SUPERVISE_MAX_DELAY : d * 2))
+				fi
+				delay[$name]=$d
+				due[$name]=$((SECONDS + d))
+				xg_log "$name exited unexpectedly; restarting it in ${d}s (last log line:" \
+					"$(tail -n 1 "$LOG/$name.log" 2>/dev/null | cut -c1-160))"
+				continue
 			fi
+			((SECONDS >= due[$name])) || continue
+			exec 9>"$XG_VAR/.stack.lock"
+			if flock -n 9 && [[ -e $STACK_ENV ]]; then
+				if (respawn "$name"); then
+					xg_log "$name restarted"
+				else
+					xg_log "$name: restart failed"
+				fi
+				started[$name]=$SECONDS
+				unset "due[$name]"
+			fi
+			release_lock
 		done
 	done
+}
+
+cmd_run() {
+	start_stack
+	((!ALREADY_RUNNING)) || xg_die "already running: use '$0 stop' first, or '$0 status'"
+	trap on_run_signal INT TERM HUP
+	xg_log "running in the foreground, restarting what exits; Ctrl-C stops everything"
+	supervise
 }
 
 cmd_mine() {

@@ -10,18 +10,10 @@
 . "$(dirname "$0")/lib_limits.sh"
 defer rm -rf "$LIM_DIR"
 
-PG_BIN=/usr/lib/postgresql/15/bin
-PG_DATA=$XG_VAR/pg/data
-as_postgres() { (cd / && runuser -u postgres -- "$@"); }
-# As scripts/stack.sh starts it (same options, same pidfile), so `stack.sh stop` still works.
-pg_start() {
-	local pid
-	as_postgres "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$XG_VAR/log/postgres.log" -w -t 60 \
-		-o "-p $PGPORT -k $XG_VAR/pg/sock -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-		start >/dev/null
-	read -r pid <"$PG_DATA/postmaster.pid"
-	xg_write_pidfile "$XG_VAR/run/postgres.pid" "$pid" "$PG_DATA"
-}
+# PostgreSQL is stopped and started the way the stack does it (same cluster, options and
+# pidfile), so `stack.sh stop` still works.
+pg_start() { "$XG_REPO/scripts/stack.sh" pg-start; }
+pg_stop() { "$XG_REPO/scripts/stack.sh" pg-stop; }
 
 lim_setup
 lim_tier lt_restart 100000 100000000
@@ -32,7 +24,7 @@ defer lim_gateway_stop g1
 lim_gateway g2 || exit 1
 defer lim_gateway_stop g2
 defer pg_start_if_down
-pg_start_if_down() { [[ -e $PG_DATA/postmaster.pid ]] || pg_start; }
+pg_start_if_down() { [[ -e $XG_VAR/pg/data/postmaster.pid ]] || pg_start; }
 
 # Steady load over both replicas for ~12 s; PostgreSQL is down from ~3 s to ~7 s.
 (
@@ -44,7 +36,7 @@ pg_start_if_down() { [[ -e $PG_DATA/postmaster.pid ]] || pg_start; }
 ) &
 load=$!
 sleep 3
-as_postgres "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w stop >/dev/null
+pg_stop
 check "PostgreSQL is down" bash -c "! psql -X -At '$DATABASE_URL' -c 'SELECT 1' 2>/dev/null"
 sleep 4
 during=$(grep -c '^200$' "$LIM_DIR/codes")
