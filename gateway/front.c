@@ -89,7 +89,8 @@ struct front {
     struct front_conn *oldest, *newest; /* idle-timeout order */
     struct front_conn *resumed_head, *resumed_tail;
     struct front_conn *dead;
-    struct front_conn *live; /* connections not yet closed */
+    struct front_conn *live;   /* connections not yet closed */
+    struct linger_set *linger; /* closed after an answer, draining the client's input */
     time_t date_second;
     char date[64]; /* "Date: ...\r\n" for date_second */
 };
@@ -611,8 +612,13 @@ static void next_request(struct front_conn *c)
     bool close_now = c->close_after || (c->peer_shut && c->in_len == c->consumed);
     end_request(c);
     if (close_now) {
-        shutdown(c->fd, SHUT_WR);
+        /* The client may still be sending (a refused head, a body never read, requests
+         * after this one): a close now would reset the connection, and the client could
+         * lose this answer. The socket lingers instead, out of the connection count. */
+        int fd = c->fd;
+        c->fd = -1;
         conn_close(c);
+        linger_take(c->f->linger, fd, true);
         return;
     }
     size_t rest = c->in_len - c->consumed;
@@ -715,6 +721,8 @@ static void on_listen_event(struct up_watch *w, uint32_t events)
         socklen_t plen = sizeof peer;
         int fd =
             accept4(f->listen_fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && linger_shed(f->linger))
+            continue; /* a lingering socket gave its descriptor to the new connection */
         if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
             /* The listener stays readable: stop watching it until a connection closes
              * (or a moment passed), instead of spinning on it. */
@@ -757,6 +765,7 @@ void front_run(void *front)
             advance(c);
     }
     expire_idle(f);
+    linger_run(f->linger);
     bool freed = f->dead != NULL;
     while (f->dead) {
         struct front_conn *c = f->dead;
@@ -778,9 +787,11 @@ long front_timeout_ms(void *front)
     int64_t due = f->accept_paused ? f->accept_retry_ms : INT64_MAX;
     if (f->oldest && f->oldest->active_ms + f->opt.idle_timeout_ms < due)
         due = f->oldest->active_ms + f->opt.idle_timeout_ms;
-    if (due == INT64_MAX)
-        return -1;
-    return due > now ? (long)(due - now) : 0;
+    long ms = due == INT64_MAX ? -1 : due > now ? (long)(due - now) : 0;
+    long linger_ms = linger_timeout_ms(f->linger);
+    if (linger_ms >= 0 && (ms < 0 || linger_ms < ms))
+        ms = linger_ms;
+    return ms;
 }
 
 /* ---- life cycle ----------------------------------------------------------------------- */
@@ -814,18 +825,25 @@ struct front *front_start(const struct front_options *opt, const struct front_ha
     f->handler = *handler;
     f->engine = e;
     atomic_init(&f->quiescing, false);
-    f->listen_fd = listen_socket(&opt->addr, err, errlen);
-    if (f->listen_fd < 0) {
+    f->linger = linger_new(e, &opt->linger, opt->max_lingering);
+    if (!f->linger) {
+        snprintf(err, errlen, "out of memory");
         free(f);
         return NULL;
     }
+    f->listen_fd = listen_socket(&opt->addr, err, errlen);
+    if (f->listen_fd < 0)
+        goto fail;
     if (!up_engine_watch(e, f->listen_fd, EPOLLIN, &f->watch)) {
         snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
         close(f->listen_fd);
-        free(f);
-        return NULL;
+        goto fail;
     }
     return f;
+fail:
+    linger_free(f->linger);
+    free(f);
+    return NULL;
 }
 
 uint16_t front_port(const struct front *f)
@@ -874,5 +892,6 @@ void front_stop(struct front *f)
         free(c->out_head);
         free(c);
     }
+    linger_free(f->linger);
     free(f);
 }

@@ -19,7 +19,14 @@
  * connection then closes), idle and slow connections (closed after the idle timeout
  * without activity; a request waiting on its handler is not timed out here), a
  * connection count (further connections are accepted and closed at once), and the
- * process's descriptors (when they run out the listener pauses instead of spinning).
+ * process's descriptors (when they run out, lingering sockets are given up first, then
+ * the listener pauses instead of spinning).
+ *
+ * Closing: a connection that closes after an answer (a refusal, a body never read,
+ * Connection: close) lingers (linger.h): the write side is shut once the answer is
+ * written and the client's further input is read and dropped until it closes, within a
+ * budget, so that it can read the answer instead of being reset. Lingering sockets are no
+ * longer connections: they leave the connection count and have their own bound.
  *
  * Threads: everything runs on the engine's thread, except front_start, front_quiesce
  * (safe from any thread) and front_stop (after the engine stopped). */
@@ -31,6 +38,7 @@
 #include <stddef.h>
 
 #include "hreq.h"
+#include "linger.h"
 #include "upstream.h"
 
 struct front;
@@ -61,10 +69,12 @@ struct front_handler {
 
 struct front_options {
     struct sockaddr_in addr;
-    size_t max_head;        /* request head bytes [16384] */
-    size_t max_body;        /* request body bytes */
-    long idle_timeout_ms;   /* no activity for this long closes the connection */
-    size_t max_connections; /* per front */
+    size_t max_head;             /* request head bytes [16384] */
+    size_t max_body;             /* request body bytes */
+    long idle_timeout_ms;        /* no activity for this long closes the connection */
+    size_t max_connections;      /* per front */
+    struct linger_budget linger; /* for each closing connection */
+    size_t max_lingering;        /* sockets lingering at once (> 0) */
 };
 
 /* Opens the listening socket (SO_REUSEADDR, SO_REUSEPORT) and watches it on engine e.

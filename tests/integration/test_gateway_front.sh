@@ -3,8 +3,11 @@
 # with extensions and trailers, Expect: 100-continue, HTTP/1.0 with and without
 # keep-alive, and every malformed or oversized head refused with its status. The own front
 # end runs under ASan+UBSan; a libmicrohttpd front end ([server] front_end) is held to
-# the same answers for what both speak. Clients that leave while their request waits on
-# a slow node cost nothing: the gateway goes on serving and exits without a leak.
+# the same answers for what both speak. A client whose request is refused before it is
+# all sent (a 200 kB body after the refused head) can send the rest and read the refusal:
+# the connection closes lingering, not with a reset. Clients that leave while their
+# request waits on a slow node cost nothing: the gateway goes on serving and exits
+# without a leak.
 . "$(dirname "$0")/lib.sh"
 
 check "the ASan+UBSan gateway is built" asan_gateway_built
@@ -44,6 +47,33 @@ count_rpc='{"jsonrpc":"2.0","id":1,"method":"get_block_count"}'
 # follow the previous body on the same line).
 statuses() { grep -ao 'HTTP/1\.[01] [0-9][0-9][0-9] ' | awk '{printf "%s%s", sep, $2; sep=" "}'; }
 
+# sent_then_read PORT HEAD BYTES: a client that sends HEAD (printf %b escapes), then BYTES
+# bytes the server will not read, all before it reads, as most HTTP clients do. Prints
+# "sent" when all of it went out ("cut off" when the connection failed first), then the
+# answer (all of it until the server closes, within 8 s).
+sent_then_read() {
+	local fd sent='cut off'
+	exec {fd}<>"/dev/tcp/127.0.0.1/$1" || return 1
+	if (
+		trap '' PIPE # a reset connection fails the write instead of killing the shell
+		printf '%b' "$2" && head -c "$3" /dev/zero | timeout 8 tr '\0' x
+	) 1>&"$fd" 2>/dev/null; then
+		sent=sent
+	fi
+	echo "$sent"
+	timeout 8 cat <&"$fd"
+	exec {fd}>&-
+}
+
+# sent_and_statuses < OUTPUT of sent_then_read: "sent 431", say.
+sent_and_statuses() {
+	local first
+	IFS= read -r first
+	echo "$first $(statuses)"
+}
+
+big_header=$(head -c 20000 /dev/zero | tr '\0' a)
+
 # Chunked: the count request in chunks of 7 bytes, one with an extension, and a trailer.
 chunked_count() {
 	local body=$count_rpc out='' i
@@ -72,8 +102,11 @@ for front in native mhd; do
 	out=$(raw "$port" "GET $P/get_height HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET $P/get_height HTTP/1.0\r\n\r\n")
 	assert_eq "$front: HTTP/1.0 keep-alive carries a second request" "200 200" \
 		"$(statuses <<<"$out")"
-	out=$(raw "$port" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nX-Big: $(head -c 20000 /dev/zero | tr '\0' a)\r\n\r\n")
+	out=$(raw "$port" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nX-Big: $big_header\r\n\r\n")
 	assert_eq "$front: a 20 kB header: 431" "431" "$(statuses <<<"$out")"
+	out=$(sent_then_read "$port" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nX-Big: $big_header\r\n\r\n" 200000)
+	assert_eq "$front: a 20 kB header, then 200 kB: all of it is sent, then 431 is read" \
+		"sent 431" "$(sent_and_statuses <<<"$out")"
 	out=$(raw "$port" "GET $P/get_height HTTP/1.1\r\nConnection: close\r\n\r\n")
 	assert_eq "$front: HTTP/1.1 without Host is served (as monerod does)" "200" \
 		"$(statuses <<<"$out")"
@@ -113,6 +146,19 @@ refused "obsolete header folding" 400 "GET $P/get_height HTTP/1.1\r\nHost: x\r\n
 refused "white space before the colon" 400 "GET $P/get_height HTTP/1.1\r\nHost : x\r\n\r\n"
 refused "a bad chunk size" 400 \
 	"POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"
+# The same refusals with 200 kB after them that the gateway never reads: the client can
+# send it all (the connection lingers) and then read why.
+refused_then_body() { # NAME STATUS HEAD
+	local out
+	out=$(sent_then_read "$N" "$3" 200000)
+	assert_eq "$1, then 200 kB: all of it is sent, then $2 is read" "sent $2" \
+		"$(sent_and_statuses <<<"$out")"
+}
+refused_then_body "HTTP/2.0 in the request line" 505 "GET $P/get_height HTTP/2.0\r\nHost: x\r\n\r\n"
+refused_then_body "Content-Length with Transfer-Encoding" 400 \
+	"POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+refused_then_body "a bad chunk size" 400 \
+	"POST $P/json_rpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
 refused "two Host headers" 400 "GET $P/get_height HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"
 refused "an unknown expectation" 417 "GET $P/get_height HTTP/1.1\r\nHost: x\r\nExpect: magic\r\n\r\n"
 out=$(raw "$N" "GET $P/get_height HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n")
