@@ -152,7 +152,6 @@ enum digest_param {
     DP_ALGORITHM,
     DP_QOP,
     DP_CNONCE,
-    DP_OPAQUE,
     DP_NC,
     DP_COUNT,
 };
@@ -175,7 +174,6 @@ static const struct {
     [DP_ALGORITHM] = DIGEST_FIELD("algorithm", algorithm),
     [DP_QOP] = DIGEST_FIELD("qop", qop),
     [DP_CNONCE] = DIGEST_FIELD("cnonce", cnonce),
-    [DP_OPAQUE] = DIGEST_FIELD("opaque", opaque),
     [DP_NC] = DIGEST_FIELD("nc", nc),
 };
 
@@ -296,7 +294,6 @@ static const char *check_digest_fields(struct auth_digest *d, unsigned seen)
         return "Digest response is not hex";
     if ((seen & (1u << DP_ALGORITHM)) && d->algorithm[0] == '\0')
         return "Digest algorithm is empty";
-    d->has_opaque = (seen & (1u << DP_OPAQUE)) != 0;
     if (!(seen & (1u << DP_QOP))) {
         if (seen & ((1u << DP_NC) | (1u << DP_CNONCE)))
             return "Digest nc or cnonce without qop";
@@ -444,15 +441,14 @@ bool auth_challenge_value_ok(const char *value)
 }
 
 bool auth_challenge_digest(char *buf, size_t len, const char *realm, const char *nonce,
-                           const char *opaque, bool stale)
+                           enum auth_digest_algorithm algorithm, bool stale)
 {
-    if (!auth_challenge_value_ok(realm) || !auth_challenge_value_ok(nonce) ||
-        !auth_challenge_value_ok(opaque))
+    if (!auth_challenge_value_ok(realm) || !auth_challenge_value_ok(nonce))
         return false;
-    int n = snprintf(buf, len,
-                     "Digest realm=\"%s\", qop=\"auth\", algorithm=MD5, nonce=\"%s\", "
-                     "opaque=\"%s\"%s",
-                     realm, nonce, opaque, stale ? ", stale=true" : "");
+    int n =
+        snprintf(buf, len, "Digest qop=\"auth\",algorithm=%s,realm=\"%s\",nonce=\"%s\",stale=%s",
+                 algorithm == AUTH_DIGEST_MD5_SESS ? "MD5-sess" : "MD5", realm, nonce,
+                 stale ? "true" : "false");
     return n > 0 && (size_t)n < len;
 }
 

@@ -6,8 +6,9 @@
  * tenant table), and Digest responses are checked by digest_verify.
  *
  * Sources, and what the caller answers
- *   AUTH_NONE          nothing presented. Root (monerod-compatible) paths: 401 with both
- *                      challenges, since stock wallets send credentials only after a 401.
+ *   AUTH_NONE          nothing presented. Root (monerod-compatible) paths: 401 with the
+ *                      two Digest challenges below, since stock wallets send credentials
+ *                      only after a 401.
  *                      Agent paths (/v1/<monerod path>): 402 with the XMR402 challenge.
  *   AUTH_PATH_TOKEN    /v1/<token>/<rest>: token, and rest_path = "/<rest>" (the monerod
  *                      path to serve). "/v1/json_rpc" is NOT a token: a first segment is a
@@ -33,14 +34,21 @@
  *                      (in the JSON-RPC / status shape of the path); out->detail names the
  *                      problem and quotes nothing from the request.
  *
- * Challenges: send the Digest challenge first and Basic second, each in its own
- * WWW-Authenticate header. monero's client (epee http_auth.cpp, 0.18 and later) reads
- * every WWW-Authenticate header, ignores any it cannot parse as Digest (so Basic is
- * harmless), and parses one challenge per header: a Digest challenge must never share a
- * header with another scheme, and must contain only parameters it knows (realm, qop,
- * algorithm, nonce, opaque, stale, domain), or it discards the whole challenge. It takes
- * quoted values verbatim (no unescaping) and refuses empty quoted strings, so realm,
- * nonce and opaque must be non-empty and free of '"' and '\'.
+ * Challenges, as monerod sends them (epee http_auth.cpp add_challenge): two Digest
+ * challenges in two WWW-Authenticate headers, MD5 first, then MD5-sess with the same nonce,
+ * each with no blank after its commas:
+ *   Digest qop="auth",algorithm=MD5,realm="<realm>",nonce="<nonce>",stale=false
+ *   Digest qop="auth",algorithm=MD5-sess,realm="<realm>",nonce="<nonce>",stale=false
+ * Why exactly this shape: monero's client (0.18 and later) parses one challenge per header,
+ * uses the one whose algorithm is MD5 or absent (MD5-sess it skips), and discards one that
+ * carries any parameter outside its table (realm, qop, algorithm, nonce, opaque, stale,
+ * domain) or an empty quoted string; it takes quoted values verbatim (no unescaping), so
+ * realm and nonce must be non-empty and free of '"' and '\'. Client libraries written
+ * against monerod are less careful: they join the headers with ", " and cut at ", Digest",
+ * or split on ',' without trimming, or (Python requests) read the joined text as one
+ * dict, so the later algorithm=MD5-sess wins and they answer with MD5-sess. No opaque is
+ * sent (monerod sends none, and a client that finds none sends opaque="null"). Basic is
+ * never in a root-path answer (see server.c, answer_unauthorized).
  *
  * Ownership: the caller owns struct auth_request and its strings; auth_parse copies what
  * it returns into struct auth_credential except rest_path and scheme_params, which point
@@ -57,7 +65,7 @@
 #define AUTH_HEADER_MAX          4096 /* longer Authorization / X-Api-Key values are malformed */
 #define AUTH_USERNAME_MAX        128
 #define AUTH_SCHEME_MAX          32
-#define AUTH_DIGEST_VALUE_MAX    256 /* realm, nonce, cnonce, opaque */
+#define AUTH_DIGEST_VALUE_MAX    256 /* realm, nonce, cnonce */
 #define AUTH_DIGEST_URI_MAX      2048
 #define AUTH_DIGEST_TOKEN_MAX    32 /* algorithm, qop */
 #define AUTH_DIGEST_RESPONSE_MAX 64 /* hex; MD5 uses 32, SHA-256 64 */
@@ -77,9 +85,11 @@ enum auth_kind {
 
 /* The parameters of an Authorization: Digest header, unquoted and unescaped. Optional
  * parameters that were absent are "". The parser guarantees: username, realm, nonce, uri
- * and response are present and non-empty; response is hex; with qop present, nc is present
- * as 8 hex digits (nc_value >= 1) and cnonce may be absent (monero 0.18 sends none); with
- * qop absent (RFC 2069), nc and cnonce are absent too. */
+ * and response are present and non-empty; response is hex (either case); with qop present
+ * (quoted or not), nc is present as 8 hex digits (nc_value >= 1) and cnonce may be absent
+ * (monero 0.18 sends none); with qop absent (RFC 2069), nc and cnonce are absent too.
+ * opaque, like every parameter not listed here, is skipped: monerod ignores it, and
+ * clients send it absent, echoed, or as "null" when the challenge had none. */
 struct auth_digest {
     char username[AUTH_USERNAME_MAX + 1];
     char realm[AUTH_DIGEST_VALUE_MAX + 1];
@@ -89,8 +99,6 @@ struct auth_digest {
     char algorithm[AUTH_DIGEST_TOKEN_MAX + 1];
     char qop[AUTH_DIGEST_TOKEN_MAX + 1];
     char cnonce[AUTH_DIGEST_VALUE_MAX + 1];
-    char opaque[AUTH_DIGEST_VALUE_MAX + 1];
-    bool has_opaque;
     char nc[AUTH_DIGEST_NC_LEN + 1]; /* as sent: it is hashed as text */
     uint32_t nc_value;
 };
@@ -121,18 +129,22 @@ enum auth_kind auth_parse(const struct auth_request *req, struct auth_credential
 /* The Basic user-name rule: the tenant's handle, or empty. */
 bool auth_basic_user_ok(const struct auth_credential *cred, const char *handle);
 
-/* True iff realm (or a nonce/opaque) can be sent as a quoted challenge value that monero's
+/* True iff realm (or a nonce) can be sent as a quoted challenge value that monero's
  * client reads back verbatim: 1..AUTH_DIGEST_VALUE_MAX printable ASCII characters without
  * '"' or '\'. */
 bool auth_challenge_value_ok(const char *value);
 
-/* Writes the value of a WWW-Authenticate header (without the header name):
- *   Digest realm="<realm>", qop="auth", algorithm=MD5, nonce="<nonce>",
- *          opaque="<opaque>"[, stale=true]
+enum auth_digest_algorithm { AUTH_DIGEST_MD5, AUTH_DIGEST_MD5_SESS };
+
+/* Writes the value of one WWW-Authenticate header (without the header name), byte for
+ * byte as monerod writes it:
+ *   Digest qop="auth",algorithm=<MD5|MD5-sess>,realm="<realm>",nonce="<nonce>",
+ *          stale=<false|true>
  * False if a value fails auth_challenge_value_ok or buf is too small. */
 __attribute__((warn_unused_result)) bool auth_challenge_digest(char *buf, size_t len,
                                                                const char *realm, const char *nonce,
-                                                               const char *opaque, bool stale);
+                                                               enum auth_digest_algorithm algorithm,
+                                                               bool stale);
 
 /*   Basic realm="<realm>", charset="UTF-8" */
 __attribute__((warn_unused_result)) bool auth_challenge_basic(char *buf, size_t len,

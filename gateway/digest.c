@@ -18,13 +18,10 @@
 #define NONCE_MAC_LEN  16
 #define NONCE_RAW_LEN  (NONCE_TIME_LEN + DIGEST_NONCE_ID_LEN + NONCE_MAC_LEN)
 #define NONCE_LABEL    "xmrgate-digest-nonce-v1"
-#define OPAQUE_LABEL   "xmrgate-digest-opaque-v1"
-#define OPAQUE_RAW_LEN 12
 #define REPLAY_WINDOW  64
 #define MD5_HEX_SIZE   33
 
 _Static_assert(TOKEN_B64URL_LEN(NONCE_RAW_LEN) == DIGEST_NONCE_LEN, "nonce length");
-_Static_assert(TOKEN_B64URL_LEN(OPAQUE_RAW_LEN) + 1 == DIGEST_OPAQUE_SIZE, "opaque length");
 
 struct nonce_info {
     int64_t issued_ms;
@@ -50,7 +47,6 @@ struct digest_verifier {
     uint8_t key[DIGEST_KEY_MAX];
     size_t key_len;
     char realm[AUTH_DIGEST_VALUE_MAX + 1];
-    char opaque[DIGEST_OPAQUE_SIZE];
     int64_t lifetime_ms;
     size_t nsets; /* a power of two */
     struct replay_set *sets;
@@ -87,7 +83,6 @@ struct digest_verifier *digest_verifier_new(const struct digest_config *cfg, int
         !auth_challenge_value_ok(cfg->realm) || cfg->nonce_lifetime_ms <= 0 || now_ms < 0)
         return NULL;
     bool ok = false;
-    uint8_t mac[32];
     struct digest_verifier *v = calloc(1, sizeof *v);
     if (v == NULL)
         goto out;
@@ -95,9 +90,6 @@ struct digest_verifier *digest_verifier_new(const struct digest_config *cfg, int
     v->key_len = cfg->nonce_key_len;
     strcpy(v->realm, cfg->realm);
     v->lifetime_ms = cfg->nonce_lifetime_ms;
-    if (!hmac_sha256(v, (const uint8_t *)OPAQUE_LABEL, sizeof OPAQUE_LABEL - 1, mac))
-        goto out;
-    token_b64url_encode(mac, OPAQUE_RAW_LEN, v->opaque);
 
     size_t nsets = sets_for(cfg->replay_slots);
     v->sets = calloc(nsets, sizeof *v->sets);
@@ -133,11 +125,6 @@ void digest_verifier_free(struct digest_verifier *v)
 const char *digest_realm(const struct digest_verifier *v)
 {
     return v->realm;
-}
-
-const char *digest_opaque(const struct digest_verifier *v)
-{
-    return v->opaque;
 }
 
 /* ---- nonces ------------------------------------------------------------------------ */
@@ -228,12 +215,15 @@ enum digest_nonce_status digest_nonce_check(const struct digest_verifier *v, con
     return nonce_is_live(v, info.issued_ms, now_ms) ? DIGEST_NONCE_LIVE : DIGEST_NONCE_EXPIRED;
 }
 
-bool digest_challenge(const struct digest_verifier *v, int64_t now_ms, bool stale, char *buf,
-                      size_t len)
+bool digest_challenge(const struct digest_verifier *v, int64_t now_ms, bool stale,
+                      struct digest_challenges *out)
 {
     char nonce[DIGEST_NONCE_SIZE];
     return digest_nonce_issue(v, now_ms, nonce) &&
-           auth_challenge_digest(buf, len, v->realm, nonce, v->opaque, stale);
+           auth_challenge_digest(out->md5, sizeof out->md5, v->realm, nonce, AUTH_DIGEST_MD5,
+                                 stale) &&
+           auth_challenge_digest(out->md5_sess, sizeof out->md5_sess, v->realm, nonce,
+                                 AUTH_DIGEST_MD5_SESS, stale);
 }
 
 /* ---- responses --------------------------------------------------------------------- */
@@ -256,17 +246,34 @@ out:
     return ok;
 }
 
+enum algorithm { ALGORITHM_MD5, ALGORITHM_MD5_SESS, ALGORITHM_OTHER };
+
+static enum algorithm algorithm_of(const char *name)
+{
+    if (name[0] == '\0' || strcasecmp(name, "MD5") == 0)
+        return ALGORITHM_MD5;
+    if (strcasecmp(name, "MD5-sess") == 0)
+        return ALGORITHM_MD5_SESS;
+    return ALGORITHM_OTHER;
+}
+
 bool digest_response(const uint8_t ha1[TOKEN_HA1_LEN], const char *method,
                      const struct auth_digest *cred, uint8_t out[TOKEN_HA1_LEN])
 {
+    bool ok = false;
     char ha1_hex[MD5_HEX_SIZE], ha2_hex[MD5_HEX_SIZE];
-    uint8_t ha2[TOKEN_HA1_LEN];
+    uint8_t ha2[TOKEN_HA1_LEN], session[TOKEN_HA1_LEN];
     const char *a2[] = {method, cred->uri};
     if (!md5_joined(a2, 2, ha2))
-        return false;
+        goto out;
     xg_hex_encode(ha1, TOKEN_HA1_LEN, ha1_hex);
     xg_hex_encode(ha2, TOKEN_HA1_LEN, ha2_hex);
-    bool ok;
+    if (algorithm_of(cred->algorithm) == ALGORITHM_MD5_SESS) {
+        const char *a1[] = {ha1_hex, cred->nonce, cred->cnonce}; /* RFC 2617 §3.2.2.2 */
+        if (!md5_joined(a1, 3, session))
+            goto out;
+        xg_hex_encode(session, TOKEN_HA1_LEN, ha1_hex);
+    }
     if (cred->qop[0] != '\0') {
         const char *parts[] = {ha1_hex, cred->nonce, cred->nc, cred->cnonce, cred->qop, ha2_hex};
         ok = md5_joined(parts, 6, out);
@@ -274,8 +281,27 @@ bool digest_response(const uint8_t ha1[TOKEN_HA1_LEN], const char *method,
         const char *parts[] = {ha1_hex, cred->nonce, ha2_hex}; /* RFC 2069 */
         ok = md5_joined(parts, 3, out);
     }
+out:
     OPENSSL_cleanse(ha1_hex, sizeof ha1_hex);
+    OPENSSL_cleanse(session, sizeof session);
     return ok;
+}
+
+/* The request target in uri: uri itself, or what follows the authority of an absolute
+ * http(s) URL (RFC 9112 §3.2.2 absolute-form), which some client libraries send. NULL if
+ * uri is an absolute URL without a path. */
+static const char *uri_target(const char *uri)
+{
+    static const char *const schemes[] = {"http://", "https://"};
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
+        size_t n = strlen(schemes[i]);
+        if (strncasecmp(uri, schemes[i], n) != 0)
+            continue;
+        const char *authority = uri + n;
+        const char *path = authority + strcspn(authority, "/?#");
+        return path > authority && *path == '/' ? path : NULL;
+    }
+    return uri;
 }
 
 /* ---- replay table ------------------------------------------------------------------ */
@@ -357,16 +383,15 @@ enum digest_result digest_verify(struct digest_verifier *v, const struct auth_di
     struct nonce_info ni;
     uint8_t expected[TOKEN_HA1_LEN], presented[TOKEN_HA1_LEN];
 
-    if (cred->algorithm[0] != '\0' && strcasecmp(cred->algorithm, "MD5") != 0)
+    if (algorithm_of(cred->algorithm) == ALGORITHM_OTHER)
         return DIGEST_UNSUPPORTED;
     if (cred->qop[0] != '\0' && strcasecmp(cred->qop, "auth") != 0)
         return DIGEST_UNSUPPORTED;
     if (strcmp(cred->realm, v->realm) != 0)
         return DIGEST_BAD_REALM;
-    if (strcmp(cred->uri, request_uri) != 0)
+    const char *target = uri_target(cred->uri);
+    if (strcmp(cred->uri, request_uri) != 0 && (target == NULL || strcmp(target, request_uri) != 0))
         return DIGEST_BAD_URI;
-    if (cred->has_opaque && strcmp(cred->opaque, v->opaque) != 0)
-        return DIGEST_BAD_NONCE;
     switch (nonce_decode(v, cred->nonce, &ni)) {
     case DECODE_OK:
         break;

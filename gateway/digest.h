@@ -1,5 +1,37 @@
-/* digest — HTTP Digest verification as monero wallets speak it (RFC 7616/2617: MD5 only,
- * qop=auth or none), with stateless nonces and a bounded nc replay table.
+/* digest — HTTP Digest as monerod speaks it (epee http_auth.cpp): the challenges of a 401,
+ * and the verification of Authorization: Digest (RFC 7616/2617 MD5 and MD5-sess, qop=auth
+ * or none), with stateless nonces and a bounded nc replay table.
+ *
+ * What we send: what monerod --rpc-login sends, in its order and shape, with our realm and
+ * our nonces (auth.h, auth_challenge_digest, explains each detail):
+ *   WWW-authenticate: Digest qop="auth",algorithm=MD5,realm="<realm>",nonce="<n>",stale=false
+ *   WWW-authenticate: Digest qop="auth",algorithm=MD5-sess,realm="<realm>",nonce="<n>",stale=false
+ * (stale=true on both when the password was right but the nonce is not usable). Clients
+ * that work with monerod therefore work with us unchanged: a wallet and curl --digest take
+ * the MD5 one, Python requests (which merges both into one dict) answers MD5-sess, and a
+ * library that cuts the joined headers at ", Digest" and splits on ',' untrimmed reads
+ * the MD5 one correctly only because there is no blank after a comma.
+ *
+ * What we accept: every response that monerod's clients send, checked by monerod's rules,
+ * with three deliberate strictnesses noted below (uri, realm, algorithm names):
+ *   algorithm  absent (= MD5), MD5 or MD5-sess, any case; MD5-sess hashes HA1 as
+ *              MD5(HA1hex:nonce:cnonce) with the cnonce as sent ("" if absent), as monerod
+ *              does. Anything else is refused (monerod takes any name that starts with
+ *              "MD5" as MD5, and any that also ends in "-sess" as MD5-sess; no client
+ *              sends such names).
+ *   qop        "auth" (any case, quoted or not) with nc, or absent (RFC 2069); auth-int is
+ *              refused.
+ *   cnonce     present or absent, as the wallet version sends it.
+ *   uri        the request target exactly as received, or an absolute URL
+ *              (http[s]://authority + that target) as some libraries send it; its text as
+ *              sent is what HA2 hashes. Any other uri is 400 (RFC 7616 §3.4.6; monerod
+ *              itself does not compare it, but a response for another path must not pass).
+ *   realm      ours ([server] realm); monerod hashes its own and ignores the one sent.
+ *   opaque     ignored, like monerod: absent, echoed, or "null" all pass.
+ *   response   hex in either case.
+ * Whitespace is the parser's (auth.c: any OWS, parameter names in any case), and so is
+ * the header-name case (the HTTP layer's lookups ignore it). Unlike monerod, which keeps
+ * one nonce per connection, any connection (or replica) may answer any nonce of ours.
  *
  * What the wallet does (epee http_auth.cpp, monero 0.18.0.0; later versions noted)
  *   It sends no credential until a 401. From the challenge it needs algorithm MD5 (or
@@ -56,7 +88,6 @@
 #define DIGEST_NONCE_ID_LEN   12
 #define DIGEST_NONCE_LEN      48 /* base64url of 8 + 12 + 16 bytes */
 #define DIGEST_NONCE_SIZE     (DIGEST_NONCE_LEN + 1)
-#define DIGEST_OPAQUE_SIZE    17
 #define DIGEST_KEY_MIN        16
 #define DIGEST_KEY_MAX        64
 #define DIGEST_CLOCK_SKEW_MS  60000 /* replicas' clocks may differ this much */
@@ -81,8 +112,6 @@ struct digest_verifier *digest_verifier_new(const struct digest_config *cfg, int
 void digest_verifier_free(struct digest_verifier *v);
 
 const char *digest_realm(const struct digest_verifier *v);
-/* The opaque value of our challenges: derived from the key, so equal on all replicas. */
-const char *digest_opaque(const struct digest_verifier *v);
 
 /* The nonce for (issued_ms, id): pure, for tests and for digest_nonce_issue. */
 __attribute__((warn_unused_result)) bool digest_nonce_make(const struct digest_verifier *v,
@@ -104,15 +133,24 @@ enum digest_nonce_status {
 enum digest_nonce_status digest_nonce_check(const struct digest_verifier *v, const char *nonce,
                                             int64_t now_ms);
 
-/* Issues a nonce and writes the Digest WWW-Authenticate value (auth_challenge_digest).
- * len >= DIGEST_CHALLENGE_SIZE is always enough. */
+/* The WWW-Authenticate values of one 401 (auth_challenge_digest), to be sent in this
+ * order, each in its own header. */
+struct digest_challenges {
+    char md5[DIGEST_CHALLENGE_SIZE];
+    char md5_sess[DIGEST_CHALLENGE_SIZE];
+};
+
+/* Issues one nonce and writes both challenges with it. False only if RAND_bytes or
+ * OpenSSL fails. */
 __attribute__((warn_unused_result)) bool digest_challenge(const struct digest_verifier *v,
-                                                          int64_t now_ms, bool stale, char *buf,
-                                                          size_t len);
+                                                          int64_t now_ms, bool stale,
+                                                          struct digest_challenges *out);
 
 /* Pure: the expected response (raw 16 bytes) for cred's nonce, nc, cnonce ("" if absent),
- * qop and uri, under HA1 (token_digest_ha1) and the request method. Ignores
- * cred->response. False only if OpenSSL fails. */
+ * qop and uri as sent, under HA1 (token_digest_ha1) and the request method. algorithm
+ * MD5-sess (any case) first turns HA1 into MD5(HA1hex:nonce:cnonce); any other value is
+ * hashed as MD5 (digest_verify refuses the others before). Ignores cred->response. False
+ * only if OpenSSL fails. */
 __attribute__((warn_unused_result)) bool digest_response(const uint8_t ha1[TOKEN_HA1_LEN],
                                                          const char *method,
                                                          const struct auth_digest *cred,
@@ -123,10 +161,10 @@ enum digest_result {
     DIGEST_STALE,        /* right password, nonce expired or forgotten: 401 stale   */
     DIGEST_REPLAY,       /* right password, (nonce, nc) already used: 401 stale     */
     DIGEST_BAD_RESPONSE, /* wrong password or unknown user: 401                    */
-    DIGEST_BAD_NONCE,    /* forged nonce or foreign opaque: 401                     */
+    DIGEST_BAD_NONCE,    /* forged nonce (bad MAC, length or encoding): 401        */
     DIGEST_BAD_REALM,    /* another realm: 401                                     */
     DIGEST_BAD_URI,      /* uri is not this request's: 400 (RFC 7616 §3.4.6)       */
-    DIGEST_UNSUPPORTED,  /* algorithm other than MD5, qop other than auth: 401     */
+    DIGEST_UNSUPPORTED,  /* algorithm not MD5/MD5-sess, qop other than auth: 401   */
     DIGEST_ERROR,        /* OpenSSL failed: 500                                    */
 };
 
@@ -134,7 +172,8 @@ enum digest_result {
  * by cred->username (a handle), or NULL if there is no such tenant: the same work is
  * done and DIGEST_BAD_RESPONSE returned, so timing does not tell unknown users apart.
  * request_uri is the request target exactly as received (path and query, not
- * percent-decoded). Records (nonce, nc) only when the response is correct. Thread-safe. */
+ * percent-decoded); cred->uri must be it, or an absolute URL whose path and query are it.
+ * Records (nonce, nc) only when the response is correct. Thread-safe. */
 enum digest_result digest_verify(struct digest_verifier *v, const struct auth_digest *cred,
                                  const uint8_t *ha1, const char *method, const char *request_uri,
                                  int64_t now_ms);

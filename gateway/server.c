@@ -10,6 +10,7 @@
 #include "gw_metrics.h"
 #include "jsonrpc.h"
 #include "limits.h"
+#include "linger.h"
 #include "proxy.h"
 #include "request.h"
 #include "token.h"
@@ -20,6 +21,7 @@
 #include "xg_clock.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <inttypes.h>
@@ -42,6 +44,7 @@ struct gw_loop {
     struct gw_context ctx;        /* the shared context, with this loop's engine as ctx.up */
     struct front *front;          /* the own front end, or NULL */
     struct MHD_Daemon *daemon;    /* libmicrohttpd, or NULL */
+    struct linger_set *linger;    /* libmicrohttpd's closed sockets, draining; or NULL */
     struct up_engine *own_engine; /* loops after the first start their own; NULL for loop 0 */
     /* The last token this loop hashed and its SHA-256: a client on a kept-alive connection
      * sends the same token with every request, so it is hashed once, not per request.
@@ -155,16 +158,34 @@ static enum MHD_Result answer_error(struct gw_request *req, unsigned status, int
     return rc;
 }
 
-/* 401 with the Digest challenge first and Basic second, each in its own header. */
+/* 401 with monerod's two Digest challenges, MD5 then MD5-sess with one nonce, in
+ * monerod's spelling of the header name too (digest.h says why this exact shape). On the
+ * root paths nothing else: those are the monerod paths that wallets and libraries written
+ * against monerod call, and some of them read all WWW-Authenticate values as one string
+ * (Python requests makes one dict of it), so any other scheme there can only confuse them;
+ * curl -u sends Basic without asking, and Basic is accepted everywhere anyway. On /v1/
+ * paths (token in the path, agents, /v1/usage) Basic comes third: no wallet gets there
+ * (wallet-rpc drops any path of --daemon-address), the clients there are generic HTTP
+ * clients for which "the token is the password" is the simplest login, and after both
+ * Digest challenges it still leaves a reader of the first one, a splitter at ", Digest"
+ * and Python requests' merged dict on MD5 or MD5-sess. */
 static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale, const char *message)
 {
-    char digest[DIGEST_CHALLENGE_SIZE], basic[256];
-    if (!digest_challenge(req->ctx->digest, wall_ms(), stale, digest, sizeof digest) ||
-        !auth_challenge_basic(basic, sizeof basic, req->ctx->cfg->realm))
+    static const char www_authenticate[] = "WWW-authenticate"; /* epee's server_auth_field */
+    struct digest_challenges digest;
+    char basic[256] = "";
+    bool offer_basic = strncmp(req->path, "/v1/", 4) == 0;
+    if (!digest_challenge(req->ctx->digest, wall_ms(), stale, &digest) ||
+        (offer_basic && !auth_challenge_basic(basic, sizeof basic, req->ctx->cfg->realm)))
         return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
                             "cannot build the authentication challenge", NULL);
-    const char *headers[] = {MHD_HTTP_HEADER_WWW_AUTHENTICATE, digest,
-                             MHD_HTTP_HEADER_WWW_AUTHENTICATE, basic, NULL};
+    const char *headers[] = {www_authenticate,
+                             digest.md5,
+                             www_authenticate,
+                             digest.md5_sess,
+                             offer_basic ? www_authenticate : NULL,
+                             basic,
+                             NULL};
     return answer_error(req, MHD_HTTP_UNAUTHORIZED, JSONRPC_INVALID_REQUEST, message, headers);
 }
 
@@ -776,20 +797,46 @@ static void native_on_completed(void *cls, void *request)
     request_free(cls, request);
 }
 
-/* The upstream engine's thread runs the listener: accept, read, answer, resume. */
+/* The upstream engine's thread runs the listener: accept, read, answer, resume; and the
+ * lingering close of what libmicrohttpd closed. */
 static void on_host_run(void *cls)
 {
     struct gw_loop *loop = cls;
     MHD_run(loop->daemon);
+    linger_run(loop->linger);
 }
 
 static long on_host_timeout(void *cls)
 {
     struct gw_loop *loop = cls;
-    MHD_UNSIGNED_LONG_LONG ms;
-    if (MHD_get_timeout(loop->daemon, &ms) != MHD_YES)
-        return -1;
-    return ms > 1000 ? 1000 : (long)ms;
+    long linger_ms = linger_timeout_ms(loop->linger);
+    MHD_UNSIGNED_LONG_LONG mhd_ms;
+    long ms = MHD_get_timeout(loop->daemon, &mhd_ms) != MHD_YES ? -1
+              : mhd_ms > 1000                                   ? 1000
+                                                                : (long)mhd_ms;
+    if (linger_ms >= 0 && (ms < 0 || linger_ms < ms))
+        ms = linger_ms;
+    return ms;
+}
+
+/* libmicrohttpd 0.9.75 closes a connection's socket right after this callback, with
+ * MHD_USE_TURBO not even shut down first: a client still sending (the rest of an
+ * oversized head answered 431, a body refused on its head) would be reset and could lose
+ * the answer. A duplicate of the descriptor keeps the socket open for a lingering close
+ * (linger.h) after libmicrohttpd let go of its own. Engine thread (inside MHD_run); at
+ * MHD_stop_daemon loop->linger is gone and the socket just closes. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    (void)socket_context;
+    struct gw_loop *loop = cls;
+    if (code != MHD_CONNECTION_NOTIFY_CLOSED || !loop->linger)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+    if (fd >= 0)
+        linger_take(loop->linger, fd, false);
 }
 
 /* monerod matches the request target as sent, without percent-decoding; so do we (an
@@ -824,6 +871,8 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
         .max_body = loop->ctx.max_body,
         .idle_timeout_ms = (long)cfg->connection_timeout_ms,
         .max_connections = GW_SERVER_MAX_CONNECTIONS,
+        .linger = LINGER_BUDGET_DEFAULT,
+        .max_lingering = LINGER_MAX_SOCKETS,
     };
     struct front_handler handler = {
         .cls = loop,
@@ -862,6 +911,12 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
     bool tls = srv->tls_cert != NULL;
     if (!tls && strcmp(cfg->front_end, "native") == 0)
         return loop_start_front(loop, addr, err, errlen);
+    struct linger_budget budget = LINGER_BUDGET_DEFAULT;
+    loop->linger = linger_new(loop->ctx.up, &budget, LINGER_MAX_SOCKETS);
+    if (!loop->linger) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
     /* No thread of MHD's own: the loop's engine thread runs it (see server.h). */
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
     if (tls)
@@ -874,6 +929,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
         {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL}, /* SO_REUSEPORT: one port, all loops */
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, loop},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, loop},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL},
         {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
         {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
@@ -978,6 +1034,8 @@ void gw_server_stop(struct gw_server *srv)
             up_engine_stop(srv->loops[i].own_engine);
     for (size_t i = 0; i < srv->nloops; i++) {
         OPENSSL_cleanse(&srv->loops[i].token_memo, sizeof srv->loops[i].token_memo);
+        linger_free(srv->loops[i].linger); /* first: the daemon's last closes do not linger */
+        srv->loops[i].linger = NULL;
         if (srv->loops[i].daemon)
             MHD_stop_daemon(srv->loops[i].daemon);
         front_stop(srv->loops[i].front);

@@ -20,7 +20,7 @@ XG_PACKAGES=(
 	# the real services the local stack and the integration tests run
 	monero postgresql
 	# test, benchmark and proxy tools
-	jq curl wrk haproxy nginx-light zbar-tools bc
+	jq curl wrk haproxy nginx-light zbar-tools bc python3-requests
 	# the browser tests (tests/e2e): playwright-core from npm drives Debian's chromium;
 	# zbarimg decodes the invoice QR codes
 	chromium nodejs

@@ -24,15 +24,14 @@ body='{"jsonrpc":"2.0","id":1,"method":"get_block_count"}'
 ok=0
 for i in $(seq 10); do
 	challenge=$(curl -s -D - -o /dev/null "$GW/json_rpc" -d "$body" | tr -d '\r' |
-		grep -m1 '^WWW-Authenticate: Digest')
+		grep -i -m1 '^WWW-Authenticate: Digest qop="auth",algorithm=MD5,')
 	realm=$(sed -E 's/.*realm="([^"]+)".*/\1/' <<<"$challenge")
 	nonce=$(sed -E 's/.*nonce="([^"]+)".*/\1/' <<<"$challenge")
-	opaque=$(sed -E 's/.*opaque="([^"]+)".*/\1/' <<<"$challenge")
 	ha1=$(md5 "$HANDLE:$realm:$TOKEN") ha2=$(md5 "POST:/json_rpc")
 	for nc in 00000001 00000002; do
 		response=$(md5 "$ha1:$nonce:$nc:c$i:auth:$ha2")
 		auth="Digest username=\"$HANDLE\", realm=\"$realm\", nonce=\"$nonce\", uri=\"/json_rpc\""
-		auth+=", response=\"$response\", opaque=\"$opaque\", qop=auth, nc=$nc, cnonce=\"c$i\""
+		auth+=", response=\"$response\", qop=auth, nc=$nc, cnonce=\"c$i\""
 		answer=$(curl -s -H "Authorization: $auth" "$GW/json_rpc" -d "$body")
 		jq -e '.result.count > 0' >/dev/null 2>&1 <<<"$answer" && ok=$((ok + 1))
 	done

@@ -46,7 +46,9 @@ assert_eq "the invoice is an xmr402 one, provisioned" "xmr402 provisioned" \
 n_before=$(psql_q "SELECT count(*) FROM invoices WHERE channel = 'xmr402'")
 x4_call "" /json_rpc
 assert_eq "root /json_rpc without credentials: 401" 401 "$X4_STATUS"
-check "with the Digest challenge" grep -qi '^WWW-Authenticate: Digest' <<<"$X4_HEADERS"
+assert_eq "with monerod's two Digest challenges, MD5 then MD5-sess, and no other scheme" \
+	$'Digest qop="auth",algorithm=MD5\nDigest qop="auth",algorithm=MD5-sess' \
+	"$(grep -i '^www-authenticate:' <<<"$X4_HEADERS" | cut -d: -f2- | cut -d, -f1-2 | sed 's/^ //')"
 x4_call "" /get_height
 assert_eq "root /get_height without credentials: 401" 401 "$X4_STATUS"
 assert_eq "root paths create no invoice" "$n_before" \

@@ -1,6 +1,7 @@
-/* Tests for gateway/digest: response computation, stateless nonces, nc replay, and the
- * Authorization headers monero wallets actually send, with their responses computed here
- * independently (OpenSSL MD5 over the strings epee's http_auth.cpp hashes). */
+/* Tests for gateway/digest: the challenges, response computation, stateless nonces, nc
+ * replay, and the Authorization headers monero wallets and other clients actually send,
+ * with their responses computed here independently (OpenSSL MD5 over the strings epee's
+ * http_auth.cpp hashes, MD5-sess included). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <ctype.h>
 
 #include <cmocka.h>
 #include <openssl/evp.h>
@@ -42,37 +45,79 @@ static void md5_hex(const char *s, char out[33])
 
 struct wallet {
     const char *user, *password, *realm, *method, *uri;
-    const char *nonce, *opaque; /* opaque NULL: not echoed */
+    const char *nonce, *opaque; /* opaque NULL: not sent */
     const char *cnonce;         /* NULL: monero 0.18 (none sent, hashed as "") */
     const char *nc;             /* NULL: RFC 2069, no qop */
-    const char *algorithm;      /* NULL: "MD5" */
+    const char *algorithm;      /* NULL: "MD5"; "" sends none; as sent (quotes included) */
 };
 
-/* The header exactly as epee formats it (init_client_value + auth_algorithm). */
-static void wallet_header(const struct wallet *w, char *out, size_t len)
+/* What other clients do differently from epee. */
+struct form {
+    const char *qop; /* NULL: auth, unquoted as epee sends it; else as sent */
+    bool upper_hex;  /* the response in upper-case hex */
+};
+
+static const struct form epee_form = {NULL, false};
+
+/* A value as sent, without its quotes if it has them. */
+static void unquote(const char *sent, char *out, size_t len)
 {
-    char a1[512], a2[512], ha1[33], ha2[33], all[1024], resp[33];
+    bool quoted = sent[0] == '"';
+    snprintf(out, len, "%.*s", (int)(strlen(sent) - 2 * quoted), sent + quoted);
+}
+
+/* The response for w, from RFC 2617 §3.2.2 read literally: HA1 = MD5(user:realm:password),
+ * for MD5-sess HA1 = MD5(HA1:nonce:cnonce); HA2 = MD5(method:uri as sent); then
+ * MD5(HA1:nonce:nc:cnonce:qop:HA2), or MD5(HA1:nonce:HA2) without qop. */
+static void wallet_response(const struct wallet *w, const struct form *form, char resp[33])
+{
+    char a1[512], a2[2600], ha1[33], ha2[33], all[1024], qop[32], algorithm[32];
+    unquote(form->qop ? form->qop : "auth", qop, sizeof qop);
+    unquote(w->algorithm ? w->algorithm : "MD5", algorithm, sizeof algorithm);
     snprintf(a1, sizeof a1, "%s:%s:%s", w->user, w->realm, w->password);
     snprintf(a2, sizeof a2, "%s:%s", w->method, w->uri);
     md5_hex(a1, ha1);
     md5_hex(a2, ha2);
+    if (strcasecmp(algorithm, "MD5-sess") == 0) {
+        char sess[512];
+        snprintf(sess, sizeof sess, "%s:%s:%s", ha1, w->nonce, w->cnonce ? w->cnonce : "");
+        md5_hex(sess, ha1);
+    }
     if (w->nc != NULL)
-        snprintf(all, sizeof all, "%s:%s:%s:%s:auth:%s", ha1, w->nonce, w->nc,
-                 w->cnonce ? w->cnonce : "", ha2);
+        snprintf(all, sizeof all, "%s:%s:%s:%s:%s:%s", ha1, w->nonce, w->nc,
+                 w->cnonce ? w->cnonce : "", qop, ha2);
     else
         snprintf(all, sizeof all, "%s:%s:%s", ha1, w->nonce, ha2);
     md5_hex(all, resp);
-    int n =
-        snprintf(out, len,
-                 "Digest algorithm=%s,nonce=\"%s\",realm=\"%s\",response=\"%s\",uri=\"%s\","
-                 "username=\"%s\"",
-                 w->algorithm ? w->algorithm : "MD5", w->nonce, w->realm, resp, w->uri, w->user);
+    for (char *c = resp; form->upper_hex && *c; c++)
+        *c = (char)toupper((unsigned char)*c);
+}
+
+/* The header as epee formats it (init_client_value + auth_algorithm: no blanks), in form. */
+static void wallet_header_as(const struct wallet *w, const struct form *form, char *out, size_t len)
+{
+    char resp[33];
+    wallet_response(w, form, resp);
+    int n = 0;
+    if (w->algorithm == NULL || w->algorithm[0] != '\0')
+        n = snprintf(out, len, "Digest algorithm=%s,", w->algorithm ? w->algorithm : "MD5");
+    else
+        n = snprintf(out, len, "Digest ");
+    n += snprintf(out + n, len - (size_t)n,
+                  "nonce=\"%s\",realm=\"%s\",response=\"%s\",uri=\"%s\",username=\"%s\"", w->nonce,
+                  w->realm, resp, w->uri, w->user);
     if (w->opaque != NULL)
         n += snprintf(out + n, len - (size_t)n, ",opaque=\"%s\"", w->opaque);
     if (w->nc != NULL)
-        n += snprintf(out + n, len - (size_t)n, ",qop=auth,nc=%s", w->nc);
+        n += snprintf(out + n, len - (size_t)n, ",qop=%s,nc=%s", form->qop ? form->qop : "auth",
+                      w->nc);
     if (w->nc != NULL && w->cnonce != NULL)
         snprintf(out + n, len - (size_t)n, ",cnonce=\"%s\"", w->cnonce);
+}
+
+static void wallet_header(const struct wallet *w, char *out, size_t len)
+{
+    wallet_header_as(w, &epee_form, out, len);
 }
 
 /* ---- fixture ------------------------------------------------------------------------- */
@@ -134,8 +179,7 @@ static enum digest_result wallet_request(struct fixture *f, const char *nonce, c
                                          int64_t now)
 {
     char hdr[1024];
-    struct wallet w = {HANDLE, TOKEN, REALM, "POST", "/json_rpc", nonce, digest_opaque(f->v),
-                       NULL,   nc,    NULL};
+    struct wallet w = {HANDLE, TOKEN, REALM, "POST", "/json_rpc", nonce, NULL, NULL, nc, NULL};
     wallet_header(&w, hdr, sizeof hdr);
     return check(f->v, hdr, f->ha1, "POST", "/json_rpc", now);
 }
@@ -175,9 +219,10 @@ static void test_rfc2617_mufasa(void **state)
 static void test_wallet_018_empty_cnonce(void **state)
 {
     struct fixture *f = *state;
-    char challenge[DIGEST_CHALLENGE_SIZE], nonce[DIGEST_NONCE_SIZE];
-    assert_true(digest_challenge(f->v, T0 + 1000, false, challenge, sizeof challenge));
-    const char *p = strstr(challenge, "nonce=\"");
+    struct digest_challenges challenge;
+    char nonce[DIGEST_NONCE_SIZE];
+    assert_true(digest_challenge(f->v, T0 + 1000, false, &challenge));
+    const char *p = strstr(challenge.md5, "nonce=\"");
     assert_non_null(p);
     memcpy(nonce, p + 7, DIGEST_NONCE_LEN);
     nonce[DIGEST_NONCE_LEN] = '\0';
@@ -197,16 +242,9 @@ static void test_wallet_with_cnonce(void **state)
     struct fixture *f = *state;
     char nonce[DIGEST_NONCE_SIZE], hdr[1024];
     make_nonce(f->v, T0 + 1000, 1, nonce);
-    struct wallet w = {HANDLE,
-                       TOKEN,
-                       REALM,
-                       "POST",
-                       "/getblocks.bin",
-                       nonce,
-                       digest_opaque(f->v),
-                       "q83vEjRWeJCrze8SNFZ4kA==",
-                       "00000001",
-                       NULL};
+    struct wallet w = {HANDLE,           TOKEN, REALM, "POST",
+                       "/getblocks.bin", nonce, NULL,  "q83vEjRWeJCrze8SNFZ4kA==",
+                       "00000001",       NULL};
     wallet_header(&w, hdr, sizeof hdr);
     expect_result("cnonce form", check(f->v, hdr, f->ha1, "POST", "/getblocks.bin", T0 + 2000),
                   DIGEST_OK);
@@ -241,7 +279,7 @@ static void test_refusals_table(void **state)
     struct fixture *f = *state;
     char nonce[DIGEST_NONCE_SIZE];
     make_nonce(f->v, T0 + 1000, 3, nonce);
-    const char *op = digest_opaque(f->v);
+    const char *op = NULL;
     struct {
         const char *what;
         struct wallet w;
@@ -270,18 +308,42 @@ static void test_refusals_table(void **state)
          "/get_info",
          false,
          DIGEST_BAD_URI},
+        {"absolute uri of another path",
+         {HANDLE, TOKEN, REALM, "POST", "http://127.0.0.1:18081/get_info", nonce, op, NULL,
+          "00000001", NULL},
+         "/json_rpc",
+         false,
+         DIGEST_BAD_URI},
+        {"absolute uri that only ends in the path",
+         {HANDLE, TOKEN, REALM, "POST", "http://127.0.0.1:18081/x/json_rpc", nonce, op, NULL,
+          "00000001", NULL},
+         "/json_rpc",
+         false,
+         DIGEST_BAD_URI},
+        {"absolute uri without authority",
+         {HANDLE, TOKEN, REALM, "POST", "http:///json_rpc", nonce, op, NULL, "00000001", NULL},
+         "/json_rpc",
+         false,
+         DIGEST_BAD_URI},
+        {"uri of another scheme",
+         {HANDLE, TOKEN, REALM, "POST", "ftp://127.0.0.1/json_rpc", nonce, op, NULL, "00000001",
+          NULL},
+         "/json_rpc",
+         false,
+         DIGEST_BAD_URI},
         {"another realm",
          {HANDLE, TOKEN, "monero-rpc", "POST", "/json_rpc", nonce, op, NULL, "00000001", NULL},
          "/json_rpc",
          false,
          DIGEST_BAD_REALM},
-        {"foreign opaque",
-         {HANDLE, TOKEN, REALM, "POST", "/json_rpc", nonce, "notours", NULL, "00000001", NULL},
+        {"MD5-sess, wrong password",
+         {HANDLE, "xg_wrongwrongwrongwrongwrongwrongwrongwrongww", REALM, "POST", "/json_rpc",
+          nonce, op, "c", "00000001", "MD5-sess"},
          "/json_rpc",
          false,
-         DIGEST_BAD_NONCE},
-        {"MD5-sess",
-         {HANDLE, TOKEN, REALM, "POST", "/json_rpc", nonce, op, "c", "00000001", "MD5-sess"},
+         DIGEST_BAD_RESPONSE},
+        {"a name that only starts with MD5",
+         {HANDLE, TOKEN, REALM, "POST", "/json_rpc", nonce, op, "c", "00000001", "MD5-foo"},
          "/json_rpc",
          false,
          DIGEST_UNSUPPORTED},
@@ -356,6 +418,158 @@ static void test_case_variants_accepted(void **state)
                   DIGEST_OK);
 }
 
+/* ---- what monerod accepts, as clients send it ----------------------------------------- */
+
+static void test_accepted_forms_table(void **state)
+{
+    struct fixture *f = *state;
+    char nonce[DIGEST_NONCE_SIZE];
+    make_nonce(f->v, T0 + 1000, 0x21, nonce);
+    static const struct {
+        const char *what;
+        const char *uri, *opaque, *cnonce, *algorithm, *qop;
+        bool upper_hex;
+        const char *request_uri; /* NULL: uri */
+    } cases[] = {
+        {"wallet 0.18: MD5, no cnonce, no opaque", "/json_rpc", NULL, NULL, NULL, NULL, false,
+         NULL},
+        {"wallet 0.18.3+: a cnonce", "/getblocks.bin", NULL, "q83vEjRWeJCrze8SNFZ4kA==", NULL, NULL,
+         false, NULL},
+        {"opaque echoed", "/json_rpc", "5ccc069c403ebaf9f0171e9517f40e41", NULL, NULL, NULL, false,
+         NULL},
+        {"opaque \"null\" (none in the challenge)", "/json_rpc", "null", "c", NULL, NULL, false,
+         NULL},
+        {"opaque empty", "/json_rpc", "", "c", NULL, NULL, false, NULL},
+        {"qop quoted", "/json_rpc", NULL, "c", NULL, "\"auth\"", false, NULL},
+        {"qop upper-case, hashed as sent", "/json_rpc", NULL, "c", NULL, "AUTH", false, NULL},
+        {"no algorithm: MD5", "/json_rpc", NULL, "c", "", NULL, false, NULL},
+        {"algorithm quoted", "/json_rpc", NULL, "c", "\"MD5\"", NULL, false, NULL},
+        {"upper-case hex response", "/json_rpc", NULL, NULL, NULL, NULL, true, NULL},
+        {"MD5-sess with a cnonce", "/json_rpc", NULL, "0a4f113b", "MD5-sess", NULL, false, NULL},
+        {"MD5-sess without a cnonce (hashed as \"\")", "/json_rpc", NULL, NULL, "MD5-sess", NULL,
+         false, NULL},
+        {"MD5-SESS, quoted", "/json_rpc", NULL, "0a4f113b", "\"MD5-SESS\"", "\"auth\"", false,
+         NULL},
+        {"absolute uri with a port", "http://127.0.0.1:33100/json_rpc", "null", "c", NULL, NULL,
+         false, "/json_rpc"},
+        {"absolute https uri", "https://node.example/get_info", NULL, "c", NULL, NULL, false,
+         "/get_info"},
+        {"absolute uri, scheme in capitals", "HTTP://node.example:80/get_info", NULL, "c", NULL,
+         NULL, false, "/get_info"},
+        {"absolute uri with a query", "http://h/get_info?a=1", NULL, "c", NULL, NULL, false,
+         "/get_info?a=1"},
+        {"path with a query", "/get_info?a=1", NULL, "c", NULL, NULL, false, NULL},
+        {"an absolute request target, the same in uri", "http://h/json_rpc", NULL, "c", NULL, NULL,
+         false, "http://h/json_rpc"},
+        {"MD5-sess, absolute uri, upper-case hex", "http://127.0.0.1:1/json_rpc", "null", "x",
+         "MD5-sess", "auth", true, "/json_rpc"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char hdr[1024], nc[9];
+        snprintf(nc, sizeof nc, "%08zx", i + 1);
+        struct wallet w = {HANDLE, TOKEN,           REALM,           "POST", cases[i].uri,
+                           nonce,  cases[i].opaque, cases[i].cnonce, nc,     cases[i].algorithm};
+        struct form form = {cases[i].qop, cases[i].upper_hex};
+        wallet_header_as(&w, &form, hdr, sizeof hdr);
+        const char *target = cases[i].request_uri ? cases[i].request_uri : cases[i].uri;
+        expect_result(cases[i].what, check(f->v, hdr, f->ha1, "POST", target, T0 + 2000),
+                      DIGEST_OK);
+    }
+}
+
+/* MD5-sess as digest_response computes it, against a response computed here; and the
+ * session key is not the plain one. */
+static void test_md5_sess(void **state)
+{
+    struct fixture *f = *state;
+    char nonce[DIGEST_NONCE_SIZE], hdr[1024];
+    make_nonce(f->v, T0 + 1000, 0x22, nonce);
+    struct wallet w = {HANDLE, TOKEN, REALM, "GET",      "/get_info",
+                       nonce,  NULL,  "cn",  "00000001", "MD5-sess"};
+    wallet_header(&w, hdr, sizeof hdr);
+    struct auth_request req = {.path = "/get_info", .authorization = hdr};
+    struct auth_credential c;
+    assert_int_equal(auth_parse(&req, &c), AUTH_DIGEST);
+    uint8_t got[TOKEN_HA1_LEN], want[TOKEN_HA1_LEN];
+    char want_hex[33];
+    wallet_response(&w, &epee_form, want_hex);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(sscanf(want_hex + 2 * i, "%2hhx", &want[i]), 1);
+    assert_true(digest_response(f->ha1, "GET", &c.digest, got));
+    assert_memory_equal(got, want, sizeof want);
+    strcpy(c.digest.algorithm, "MD5");
+    assert_true(digest_response(f->ha1, "GET", &c.digest, got));
+    assert_memory_not_equal(got, want, sizeof want);
+    /* labelled MD5, the MD5-sess response is wrong; relabelled back it passes once */
+    expect_result("sess response labelled MD5",
+                  digest_verify(f->v, &c.digest, f->ha1, "GET", "/get_info", T0 + 2000),
+                  DIGEST_BAD_RESPONSE);
+    strcpy(c.digest.algorithm, "md5-sess");
+    expect_result("md5-sess", digest_verify(f->v, &c.digest, f->ha1, "GET", "/get_info", T0 + 2000),
+                  DIGEST_OK);
+    expect_result("md5-sess replayed",
+                  digest_verify(f->v, &c.digest, f->ha1, "GET", "/get_info", T0 + 2001),
+                  DIGEST_REPLAY);
+    /* another cnonce with the same nc changes the key, and is a replay all the same */
+    w.cnonce = "other";
+    wallet_header(&w, hdr, sizeof hdr);
+    expect_result("md5-sess, new cnonce, same nc",
+                  check(f->v, hdr, f->ha1, "GET", "/get_info", T0 + 2002), DIGEST_REPLAY);
+    w.nc = "00000002";
+    wallet_header(&w, hdr, sizeof hdr);
+    expect_result("md5-sess, next nc", check(f->v, hdr, f->ha1, "GET", "/get_info", T0 + 2003),
+                  DIGEST_OK);
+    /* stale rules hold for MD5-sess too */
+    w.nc = "00000003";
+    wallet_header(&w, hdr, sizeof hdr);
+    expect_result("md5-sess, expired nonce",
+                  check(f->v, hdr, f->ha1, "GET", "/get_info", T0 + 1000 + LIFETIME + 1),
+                  DIGEST_STALE);
+}
+
+/* The exact headers of the clients the integration tests drive, built as they build them. */
+static void test_client_headers(void **state)
+{
+    struct fixture *f = *state;
+    char nonce[DIGEST_NONCE_SIZE], hdr[1024], resp[33];
+    make_nonce(f->v, T0 + 1000, 0x23, nonce);
+
+    /* Python requests' HTTPDigestAuth, after reading our two challenges as one dict */
+    struct wallet py = {HANDLE,      TOKEN,     REALM, "POST",
+                        "/json_rpc", nonce,     NULL,  "2f4a0c9e8b7d6a51",
+                        "00000001",  "MD5-sess"};
+    wallet_response(&py, &epee_form, resp);
+    snprintf(hdr, sizeof hdr,
+             "Digest username=\"%s\", realm=\"%s\", nonce=\"%s\", uri=\"/json_rpc\", "
+             "response=\"%s\", algorithm=\"MD5-sess\", qop=\"auth\", nc=00000001, "
+             "cnonce=\"2f4a0c9e8b7d6a51\"",
+             HANDLE, REALM, nonce, resp);
+    expect_result("python requests", check(f->v, hdr, f->ha1, "POST", "/json_rpc", T0 + 2000),
+                  DIGEST_OK);
+
+    /* a naive client: absolute uri, opaque "null", qop unquoted, a cnonce, odd blanks */
+    struct wallet naive = {HANDLE, TOKEN, REALM, "POST",     "http://127.0.0.1:33100/json_rpc",
+                           nonce,  NULL,  "abc", "00000002", NULL};
+    wallet_response(&naive, &epee_form, resp);
+    snprintf(hdr, sizeof hdr,
+             "Digest  username=\"%s\",realm=\"%s\" , nonce=\"%s\",\turi=\"http://127.0.0.1:33100/"
+             "json_rpc\", algorithm=MD5,response=\"%s\",opaque=\"null\",qop=auth,nc=00000002,"
+             "cnonce=\"abc\"",
+             HANDLE, REALM, nonce, resp);
+    expect_result("naive client", check(f->v, hdr, f->ha1, "POST", "/json_rpc", T0 + 2001),
+                  DIGEST_OK);
+
+    /* curl --digest: blanks after the commas, qop unquoted, algorithm last */
+    struct wallet curl = {HANDLE, TOKEN, REALM,      "POST",     "/json_rpc",
+                          nonce,  NULL,  "NjE2ZTc4", "00000003", NULL};
+    wallet_response(&curl, &epee_form, resp);
+    snprintf(hdr, sizeof hdr,
+             "Digest username=\"%s\", realm=\"%s\", nonce=\"%s\", uri=\"/json_rpc\", "
+             "cnonce=\"NjE2ZTc4\", nc=00000003, qop=auth, response=\"%s\", algorithm=MD5",
+             HANDLE, REALM, nonce, resp);
+    expect_result("curl", check(f->v, hdr, f->ha1, "POST", "/json_rpc", T0 + 2002), DIGEST_OK);
+}
+
 /* ---- nonce lifetime and forgery ------------------------------------------------------ */
 
 static void test_expiry_is_stale(void **state)
@@ -381,8 +595,8 @@ static void test_expiry_is_stale(void **state)
 
     /* a wrong password on an expired nonce is a wrong password, not "stale" */
     char hdr[1024];
-    struct wallet w = {HANDLE, "not the token",     REALM, "POST",     "/json_rpc",
-                       nonce,  digest_opaque(f->v), NULL,  "00000003", NULL};
+    struct wallet w = {HANDLE, "not the token", REALM, "POST", "/json_rpc", nonce, NULL,
+                       NULL,   "00000003",      NULL};
     wallet_header(&w, hdr, sizeof hdr);
     expect_result("expired, wrong password",
                   check(f->v, hdr, f->ha1, "POST", "/json_rpc", issued + LIFETIME + 1),
@@ -444,16 +658,14 @@ static void test_replicas_share_nonces(void **state)
     struct fixture *f = *state;
     struct digest_verifier *b = new_verifier(key_a, 0);
     struct digest_verifier *c = new_verifier(key_b, 0);
-    assert_string_equal(digest_opaque(f->v), digest_opaque(b));
-    assert_string_not_equal(digest_opaque(f->v), digest_opaque(c));
 
     char nonce[DIGEST_NONCE_SIZE], hdr[1024];
     assert_true(digest_nonce_issue(f->v, T0 + 1000, nonce));
     assert_int_equal(digest_nonce_check(b, nonce, T0 + 1000), DIGEST_NONCE_LIVE);
     assert_int_equal(digest_nonce_check(c, nonce, T0 + 1000), DIGEST_NONCE_FORGED);
 
-    struct wallet w = {HANDLE,           TOKEN, REALM,      "POST", "/json_rpc", nonce,
-                       digest_opaque(b), NULL,  "00000001", NULL};
+    struct wallet w = {HANDLE, TOKEN, REALM, "POST",     "/json_rpc",
+                       nonce,  NULL,  NULL,  "00000001", NULL};
     wallet_header(&w, hdr, sizeof hdr);
     expect_result("replica A", check(f->v, hdr, f->ha1, "POST", "/json_rpc", T0 + 2000), DIGEST_OK);
     w.nc = "00000002";
@@ -576,7 +788,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void base_cred(struct fixture *f, struct auth_digest *d, const char *nonce)
+static void base_cred(struct auth_digest *d, const char *nonce)
 {
     memset(d, 0, sizeof *d);
     strcpy(d->username, HANDLE);
@@ -585,8 +797,6 @@ static void base_cred(struct fixture *f, struct auth_digest *d, const char *nonc
     strcpy(d->uri, "/json_rpc");
     strcpy(d->qop, "auth");
     strcpy(d->algorithm, "MD5");
-    strcpy(d->opaque, digest_opaque(f->v));
-    d->has_opaque = true;
 }
 
 static void test_concurrent_replay_refusal(void **state)
@@ -603,8 +813,8 @@ static void test_concurrent_replay_refusal(void **state)
         char own[DIGEST_NONCE_SIZE];
         make_nonce(f->v, T0 + 1000, (uint8_t)(0xb0 + i), own);
         w[i] = (struct worker){.v = f->v, .ha1 = f->ha1, .accepted = accepted};
-        base_cred(f, &w[i].shared, shared);
-        base_cred(f, &w[i].own, own);
+        base_cred(&w[i].shared, shared);
+        base_cred(&w[i].own, own);
     }
     for (int i = 0; i < THREADS; i++)
         assert_int_equal(pthread_create(&tid[i], NULL, worker_main, &w[i]), 0);
@@ -680,24 +890,34 @@ static void test_verifier_config(void **state)
 static void test_challenge_header(void **state)
 {
     struct fixture *f = *state;
-    char a[DIGEST_CHALLENGE_SIZE], b[DIGEST_CHALLENGE_SIZE], want[DIGEST_CHALLENGE_SIZE];
-    assert_true(digest_challenge(f->v, T0 + 1000, false, a, sizeof a));
-    assert_true(digest_challenge(f->v, T0 + 1000, true, b, sizeof b));
-    const char *n = strstr(a, "nonce=\"") + 7;
-    snprintf(want, sizeof want,
-             "Digest realm=\"xmrgate\", qop=\"auth\", algorithm=MD5, nonce=\"%.*s\", "
-             "opaque=\"%s\"",
-             DIGEST_NONCE_LEN, n, digest_opaque(f->v));
-    assert_string_equal(a, want);
-    assert_non_null(strstr(b, ", stale=true"));
-    assert_string_not_equal(a, b);
-    char nonce[DIGEST_NONCE_SIZE];
+    struct digest_challenges a, b;
+    char want[DIGEST_CHALLENGE_SIZE], nonce[DIGEST_NONCE_SIZE];
+    assert_true(digest_challenge(f->v, T0 + 1000, false, &a));
+    assert_true(digest_challenge(f->v, T0 + 1000, true, &b));
+    const char *n = strstr(a.md5, "nonce=\"") + 7;
     memcpy(nonce, n, DIGEST_NONCE_LEN);
     nonce[DIGEST_NONCE_LEN] = '\0';
+    /* monerod's two challenges, byte for byte, with our realm and one nonce for both */
+    snprintf(want, sizeof want,
+             "Digest qop=\"auth\",algorithm=MD5,realm=\"xmrgate\",nonce=\"%s\",stale=false", nonce);
+    assert_string_equal(a.md5, want);
+    snprintf(want, sizeof want,
+             "Digest qop=\"auth\",algorithm=MD5-sess,realm=\"xmrgate\",nonce=\"%s\",stale=false",
+             nonce);
+    assert_string_equal(a.md5_sess, want);
     assert_int_equal(digest_nonce_check(f->v, nonce, T0 + 1000), DIGEST_NONCE_LIVE);
+
+    n = strstr(b.md5, "nonce=\"") + 7;
+    memcpy(nonce, n, DIGEST_NONCE_LEN);
+    snprintf(want, sizeof want,
+             "Digest qop=\"auth\",algorithm=MD5,realm=\"xmrgate\",nonce=\"%s\",stale=true", nonce);
+    assert_string_equal(b.md5, want);
+    snprintf(want, sizeof want,
+             "Digest qop=\"auth\",algorithm=MD5-sess,realm=\"xmrgate\",nonce=\"%s\",stale=true",
+             nonce);
+    assert_string_equal(b.md5_sess, want);
+    assert_string_not_equal(a.md5, b.md5); /* a new nonce per challenge */
     assert_string_equal(digest_realm(f->v), REALM);
-    assert_int_equal(strlen(digest_opaque(f->v)), DIGEST_OPAQUE_SIZE - 1);
-    assert_false(digest_challenge(f->v, T0, false, a, 100));
 }
 
 int main(void)
@@ -709,6 +929,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rfc2069_no_qop_is_single_use, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_case_variants_accepted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_accepted_forms_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_md5_sess, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_headers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expiry_is_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forged_nonce_is_invalid_not_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replicas_share_nonces, setup, teardown),
