@@ -17,8 +17,9 @@ XG_PACKAGES=(
 	# the C libraries the daemons and the unit tests link
 	libmicrohttpd-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev
 	libcmocka-dev libinih-dev liburcu-dev libqrencode-dev
-	# the real services the local stack and the integration tests run
-	monero postgresql
+	# the real services the local stack and the integration tests run; mmdebstrap builds
+	# the Debian 13 root that holds monero 0.18.4 (scripts/monero-trixie.sh)
+	monero postgresql mmdebstrap
 	# test, benchmark and proxy tools
 	jq curl wrk haproxy nginx-light zbar-tools bc python3-requests
 	# the browser tests (tests/e2e): playwright-core from npm drives Debian's chromium;

@@ -37,6 +37,12 @@ xg_rpc() {
 	jq -c '.result' <<<"$reply"
 }
 
+# xg_monerod_version URL: the version the monerod at URL reports (get_info's
+# `version`, such as 0.18.4.0-unknown; empty from a node in restricted mode).
+xg_monerod_version() {
+	XG_RPC_TIMEOUT=5 xg_rpc "$1" get_info | jq -er '.version'
+}
+
 # xg_wait_until TIMEOUT_S CMD...: runs CMD every 0.25 s until it succeeds.
 # Returns 1 once TIMEOUT_S seconds have passed without a success.
 xg_wait_until() {

@@ -18,6 +18,14 @@
 #   XG_VAR        state dir (default <repo>/var); everything lives under it
 #   XG_PORT_BASE  first loopback port (default 18100); the stack uses base..base+99
 #   XG_FRESH=1    wipe the state under XG_VAR first (refused while running)
+#   XG_MONERO_TRIXIE  the nodes (a b c) and wallet-rpcs (billing payer) that run Debian
+#                 13's monero 0.18.4 instead of this machine's (Debian 12: 0.18.0), as
+#                 a list separated by commas or blanks: `b` mixes the fleet, `b,payer`
+#                 also pays with a 0.18.4 wallet (default: none). Their binaries come
+#                 from a Debian 13 root that scripts/monero-trixie.sh builds once and
+#                 caches (XG_MONERO_TRIXIE_ROOT, default /var/cache/xmrgate/trixie-monero;
+#                 needs root); a 0.18.4 wallet-rpc gets --allow-mismatched-daemon-version,
+#                 without which it refuses a regtest daemon's hard forks.
 #
 # Re-starting after `stop` reuses the database, the chain and the wallets (seconds
 # instead of a fresh mine-and-fund). A start that did not finish leaves no
@@ -184,6 +192,45 @@ stop_postgres() {
 	xg_kill_pidfiles 10 "$RUN/postgres.pid"
 }
 
+# --- monero 0.18.4 from Debian 13 (XG_MONERO_TRIXIE) ------------------------------
+
+TRIXIE_SH=$REPO/scripts/monero-trixie.sh
+declare -A TRIXIE=() # stack member (a b c billing payer) -> 1: runs 0.18.4
+
+parse_trixie() {
+	local names name
+	IFS=', ' read -ra names <<<"${XG_MONERO_TRIXIE:-}"
+	for name in "${names[@]}"; do
+		case $name in
+		a | b | c | billing | payer) TRIXIE[$name]=1 ;;
+		*) xg_die "XG_MONERO_TRIXIE: '$name' is neither a node (a b c) nor a wallet-rpc (billing payer)" ;;
+		esac
+	done
+}
+
+in_trixie() { [[ -n ${TRIXIE[$1]:-} ]]; }
+
+# The members that run 0.18.4, in stack order, on one line.
+trixie_members() {
+	local m out=()
+	for m in a b c billing payer; do in_trixie "$m" && out+=("$m"); done
+	echo "${out[*]}"
+}
+
+# Builds the Debian 13 root when it is not there yet (about a minute, once).
+ensure_trixie_root() {
+	"$TRIXIE_SH" root >/dev/null 9>&- || xg_die "no Debian 13 root with monero 0.18.4"
+}
+
+# monero_cmd MEMBER PROGRAM: sets MONERO_CMD to the words that start PROGRAM for the
+# stack member: PROGRAM itself, or, for one in XG_MONERO_TRIXIE, PROGRAM from the
+# Debian 13 root with XG_VAR bound inside (same pid, same command line).
+monero_cmd() {
+	MONERO_CMD=("$2")
+	in_trixie "$1" && MONERO_CMD=("$TRIXIE_SH" exec "$XG_VAR" "$2")
+	return 0
+}
+
 # --- monerod ---------------------------------------------------------------------
 
 start_node() {
@@ -197,9 +244,11 @@ start_node() {
 	# private IP at 25, and every loopback client (gateway pools, tests, wallets) is
 	# one IP. --max-connections-per-ip: the three nodes' P2P links all come from
 	# 127.0.0.1 too (the default of 1 would drop all but one). --keep-fakechain:
-	# without it a regtest node deletes its chain on every start.
+	# without it a regtest node deletes its chain on every start. 0.18.4 takes the
+	# same flags.
+	monero_cmd "$n" monerod
 	xg_spawn "$RUN/node-$n.pid" "$dir" "$LOG/node-$n.out" \
-		monerod --regtest --fixed-difficulty 1 --data-dir "$dir" \
+		"${MONERO_CMD[@]}" --regtest --fixed-difficulty 1 --data-dir "$dir" \
 		--keep-fakechain --log-file "$LOG/node-$n.log" --log-level 0 --non-interactive \
 		--p2p-bind-ip 127.0.0.1 --p2p-bind-port "${NODE_P2P[$n]}" "${peers[@]}" \
 		--max-connections-per-ip 10 \
@@ -255,12 +304,16 @@ mine_blocks() {
 # --- wallets ---------------------------------------------------------------------
 
 start_wallet_rpc() {
-	local w=$1
+	local w=$1 extra=()
+	monero_cmd "$w" monero-wallet-rpc
+	# 0.18.4 (0.18.0 has no such flag) checks the daemon's hard fork versions against
+	# mainnet's heights, and regtest's are not those.
+	in_trixie "$w" && extra=(--allow-mismatched-daemon-version)
 	xg_spawn "$RUN/wallet-$w.pid" "$LOG/wallet-$w.log" "$LOG/wallet-$w.out" \
-		monero-wallet-rpc --daemon-address "127.0.0.1:${NODE_RPC[a]}" --trusted-daemon \
+		"${MONERO_CMD[@]}" --daemon-address "127.0.0.1:${NODE_RPC[a]}" --trusted-daemon \
 		--rpc-bind-ip 127.0.0.1 --rpc-bind-port "${WALLET_PORT[$w]}" --disable-rpc-login \
 		--wallet-dir "$WALLETS" --shared-ringdb-dir "$WALLETS/ringdb" \
-		--log-file "$LOG/wallet-$w.log" --log-level 0 --non-interactive
+		--log-file "$LOG/wallet-$w.log" --log-level 0 --non-interactive "${extra[@]}"
 }
 
 wallet_rpc() { xg_rpc "$(wallet_url "$1")" "${@:2}"; }
@@ -374,6 +427,20 @@ EOF
 	mv "$tmp" "$STACK_ENV"
 }
 
+# What each node reports (get_info) and which monero each wallet-rpc runs.
+versions_line() {
+	local n w out=() line
+	for n in "${NODES[@]}"; do
+		out+=("${n^^} $(xg_monerod_version "$(node_url "$n")" 2>/dev/null || echo '?')")
+	done
+	for w in billing payer; do
+		monero_cmd "$w" monero-wallet-rpc
+		out+=("$w $("${MONERO_CMD[@]}" --version 2>/dev/null | sed -n 's/.*(v\(.*\)).*/\1/p')")
+	done
+	line=$(printf '%s, ' "${out[@]}")
+	echo "${line%, }"
+}
+
 print_banner() {
 	local height balance
 	height=$(node_height a)
@@ -385,6 +452,7 @@ xmrgate regtest stack is up (ready in ${1}s), state in $XG_VAR
   monerod     A $(node_url a)  B $(node_url b)  C (pruned) $(node_url c)  height $height
   wallets     billing (view-only) $(wallet_url billing)  payer $(wallet_url payer)
               payer unlocked: $balance piconero
+  versions    $(versions_line)
   logs        $LOG/
 $(daemons_banner)
 
@@ -450,6 +518,11 @@ start_stack() {
 
 	step() { xg_log "[$((SECONDS - started))s] $*"; }
 	step "ports $XG_PORT_BASE+, $( ((fresh)) && echo 'fresh state' || echo 'reusing state')"
+	parse_trixie
+	if ((${#TRIXIE[@]} > 0)); then
+		ensure_trixie_root
+		step "monero 0.18.4 from Debian 13 for: $(trixie_members)"
+	fi
 	# Independent steps run side by side: PostgreSQL, the nodes and the wallet-rpcs
 	# start together; the billing wallets are made while the payer is funded.
 	local pg_job billing_job

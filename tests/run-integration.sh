@@ -8,6 +8,9 @@
 # from a wiped state; exports its stack.env; runs every tests/integration/test_*.sh
 # whose file name contains one of the PATTERNs (all when none is given), each under
 # a 10-minute timeout; stops the stack on exit (XG_KEEP_STACK=1 leaves it running).
+# The fleet is mixed, as in the field: node B runs monero 0.18.4 (Debian 13's; the root
+# is built on the first run, about a minute), A and C this machine's
+# (XG_TEST_MONERO_TRIXIE, default b, becomes the stack's XG_MONERO_TRIXIE; empty: none).
 # Two runs on the same test var dir take turns: the second waits for the first.
 #
 # Counting: every `ok - …` / `not ok - …` line a test prints is one assertion, and
@@ -19,6 +22,7 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export XG_VAR=${XG_TEST_VAR:-$REPO/var/test}
 export XG_PORT_BASE=${XG_TEST_PORT_BASE:-28100}
+export XG_MONERO_TRIXIE=${XG_TEST_MONERO_TRIXIE-b}
 STACK=$REPO/scripts/stack.sh
 
 tests=()
