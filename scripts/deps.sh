@@ -14,6 +14,8 @@ set -euo pipefail
 XG_PACKAGES=(
 	# toolchain, formatting and linters (make lint, shell scripts)
 	build-essential pkg-config clang-format cppcheck shellcheck
+	# libFuzzer drivers (make fuzz, tests/fuzz)
+	clang
 	# the C libraries the daemons and the unit tests link
 	libmicrohttpd-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev
 	libcmocka-dev libinih-dev liburcu-dev libqrencode-dev
@@ -22,17 +24,14 @@ XG_PACKAGES=(
 	monero postgresql mmdebstrap
 	# test, benchmark and proxy tools
 	jq curl wrk haproxy nginx-light zbar-tools bc python3-requests
-	# the browser tests (tests/e2e): playwright-core from npm drives Debian's chromium;
-	# zbarimg decodes the invoice QR codes
-	chromium nodejs
+	# the browser tests (tests/e2e): Debian's python3-selenium drives Debian's chromium
+	# through its chromedriver (chromium-driver); zbarimg decodes the invoice QR codes
+	chromium chromium-driver python3-selenium
 	# promtool (checks the alert rules and the metrics exposition)
 	prometheus
 	# process and socket tools the scripts use (pgrep, ss); openssl makes the stack's keys
 	procps iproute2 openssl
 )
-# Debian's nodejs comes without npm; a Node.js installed with its own npm (NodeSource)
-# conflicts with Debian's npm package, so ask for it only when the command is missing.
-command -v npm >/dev/null 2>&1 || XG_PACKAGES+=(npm)
 
 missing_packages() {
 	local installed p

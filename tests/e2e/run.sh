@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Browser tests of the web pages (tests/e2e/e2e.mjs): Playwright (playwright-core from
-# npm, pinned by package-lock.json) driving Debian's /usr/bin/chromium — the browser
-# comes from scripts/deps.sh, never from the test tool.
+# Browser tests of the web pages (tests/e2e/e2e.py): Selenium (Debian's python3-selenium)
+# driving Debian's /usr/bin/chromium through Debian's /usr/bin/chromedriver, all from
+# scripts/deps.sh; nothing is downloaded (Selenium Manager never runs).
 #
 # Runs against a local stack: the one named by XG_VAR when it is running (it is left
-# running), else its own (XG_VAR=var/e2e, XG_PORT_BASE=29500), started with a local
-# exchange-rate source, a 1 s wallet poll and generous invoice limits, and stopped after.
-# Screenshots go to tests/artifacts/screenshots/. The last line is "N passed, N failed";
-# the exit status is non-zero on any failure.
+# running), else its own (XG_E2E_VAR, default var/e2e; XG_PORT_BASE=XG_E2E_PORT_BASE,
+# default 29500), started with a local exchange-rate source, a 1 s wallet poll and generous
+# invoice limits, and stopped after. Screenshots go to tests/artifacts/screenshots/. The
+# last line is "N passed, N failed"; the exit status is non-zero on any failure.
 set -euo pipefail
 set +m
 
@@ -18,16 +18,14 @@ die() {
 	exit 2
 }
 
+# Debian's python3, with Debian's selenium (not a python of pyenv, venv or PATH).
+PYTHON=/usr/bin/python3
 [[ -x /usr/bin/chromium ]] || die "/usr/bin/chromium is missing: run scripts/deps.sh"
-command -v zbarimg >/dev/null || die "zbarimg is missing: run scripts/deps.sh"
-command -v npm >/dev/null || die "npm is missing: run scripts/deps.sh"
-
-# Dependencies exactly as locked; the browser download of playwright is never involved
-# (playwright-core has none), and nothing else is fetched.
-if [[ ! -f $HERE/node_modules/playwright-core/package.json ||
-	$HERE/package-lock.json -nt $HERE/node_modules/.package-lock.json ]]; then
-	(cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
-fi
+[[ -x /usr/bin/chromedriver ]] || die "/usr/bin/chromedriver is missing (chromium-driver): run scripts/deps.sh"
+command -v zbarimg >/dev/null || die "zbarimg is missing (zbar-tools): run scripts/deps.sh"
+[[ -x $PYTHON ]] || die "$PYTHON is missing: run scripts/deps.sh"
+"$PYTHON" -c 'import selenium.webdriver' 2>/dev/null ||
+	die "$PYTHON cannot import selenium (python3-selenium): run scripts/deps.sh"
 
 OWN_STACK=0
 RATE_PID=
@@ -47,7 +45,7 @@ trap cleanup EXIT
 if [[ -n ${XG_VAR:-} && -s $XG_VAR/stack.env ]] && XG_VAR=$XG_VAR "$REPO/scripts/stack.sh" status >/dev/null 2>&1; then
 	echo "e2e: using the running stack in $XG_VAR"
 else
-	export XG_VAR=$REPO/var/e2e XG_PORT_BASE=${XG_E2E_PORT_BASE:-29500}
+	export XG_VAR=${XG_E2E_VAR:-$REPO/var/e2e} XG_PORT_BASE=${XG_E2E_PORT_BASE:-29500}
 	make -s -C "$REPO" build/release/tests/tools/rate_server >/dev/null
 	mkdir -p "$XG_VAR"
 	echo '{"monero":{"usd":162.40}}' >"$XG_VAR/rate.json"
@@ -74,4 +72,4 @@ set -a
 # shellcheck source=/dev/null
 . "$XG_VAR/stack.env"
 set +a
-node "$HERE/e2e.mjs"
+"$PYTHON" "$HERE/e2e.py"
