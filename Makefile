@@ -1,21 +1,32 @@
 # xmrgate build. `make` builds both daemons; `make test` is the whole suite.
-# SANITIZE=1 builds everything with ASan+UBSan into build/asan (see `make asan`).
+# SANITIZE=1 builds everything with ASan+UBSan into build/asan (see `make asan`);
+# SANITIZE=fuzz builds it with clang, ASan+UBSan and libFuzzer's coverage into build/fuzz
+# (see `make fuzz`).
 
 CC       ?= cc
 PKGS     := libmicrohttpd libcurl jansson libpq openssl inih liburcu-bp liburcu-cds libqrencode
 SANITIZE ?= 0
 
+ASANFLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+              -fsanitize-recover=alignment
+FUZZ_BUILD := build/fuzz
 ifeq ($(SANITIZE),1)
   BUILD    ?= build/asan
-  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
-              -fsanitize-recover=alignment
+  SANFLAGS := $(ASANFLAGS)
   OPT      := -O1
+else ifeq ($(SANITIZE),fuzz)
+  CC       := clang
+  BUILD    ?= $(FUZZ_BUILD)
+  SANFLAGS := $(ASANFLAGS) -fsanitize=fuzzer-no-link
+  OPT      := -O1
+  # clang's -Wformat=2 also flags the va_list formatters (xg_log.c, xg_httpd.c), gcc's not.
+  WARN_CC  := -Wno-format-nonliteral
 else
   BUILD    ?= build/release
   SANFLAGS :=
   OPT      := -O2
 endif
-BIN := $(if $(filter 1,$(SANITIZE)),$(BUILD)/bin,bin)
+BIN := $(if $(filter 1 fuzz,$(SANITIZE)),$(BUILD)/bin,bin)
 
 # The library flags come from pkg-config, read once when make starts. `make run` and
 # `make test` install the packages first (deps) and then build in a second make, which
@@ -29,7 +40,7 @@ builds, starts the stack) or 'make deps')
 endif
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
-            -Wmissing-prototypes -Wvla -Wno-unused-parameter
+            -Wmissing-prototypes -Wvla -Wno-unused-parameter $(WARN_CC)
 CPPFLAGS := -D_GNU_SOURCE -Icommon -Igateway -Ibilling -I$(BUILD)/gen
 CFLAGS   := -std=c11 $(OPT) -g $(WARN) $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
@@ -48,7 +59,7 @@ BILLING_OBJ := $(call obj,$(BILLING_SRC))
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 .PHONY: all deps run stop test unit asan integration e2e format format-check docs docs-check \
-        test-tools observability-check \
+        test-tools observability-check fuzz fuzz-drivers fuzz-run fuzz-smoke \
         bench clean lint
 all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing $(BIN)/xmrgate-admin $(BIN)/xmr402-agent
 
@@ -111,6 +122,29 @@ asan:
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp \
 	    $(MAKE) SANITIZE=1 unit
 
+# libFuzzer drivers (tests/fuzz/README.md), built with SANITIZE=fuzz into build/fuzz/drivers.
+# fuzz-smoke runs each briefly over its corpus and its regression inputs; fuzz-run runs each
+# for FUZZ_RUNS executions.
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_DRIVERS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/drivers/%,$(FUZZ_SRC))
+FUZZ_RUNS    ?= 10000000
+fuzz:
+	$(MAKE) SANITIZE=fuzz fuzz-drivers
+ifeq ($(SANITIZE),fuzz)
+fuzz-drivers: $(FUZZ_DRIVERS)
+$(BUILD)/drivers/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(BUILD)/libxggateway.a \
+                    $(BUILD)/libxgbilling.a $(BUILD)/libxgcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/fuzz $< $(BUILD)/libxggateway.a $(BUILD)/libxgbilling.a \
+	    $(BUILD)/libxgcommon.a $(LDFLAGS) -fsanitize=fuzzer $(LDLIBS) -o $@
+else
+fuzz-drivers: fuzz
+endif
+fuzz-run: fuzz
+	tests/fuzz/run.sh run $(FUZZ_RUNS) $(FUZZ_DRIVERS)
+fuzz-smoke: fuzz
+	tests/fuzz/run.sh smoke 0 $(FUZZ_DRIVERS)
+
 integration: all test-tools
 	tests/run-integration.sh
 
@@ -130,6 +164,7 @@ test: deps
 	$(MAKE) format-check docs-check observability-check
 	$(MAKE) unit
 	$(MAKE) asan
+	$(MAKE) fuzz-smoke
 	$(MAKE) integration
 	$(MAKE) e2e
 

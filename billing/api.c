@@ -40,9 +40,10 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_x402_payment_upsert",
                                    "bl_x402_tenant",
                                    "bl_invoice_lock",
-                                   "bl_invoice_payment_facts",
+                                   "bl_invoice_payment_sums",
                                    "bl_invoice_set_state",
                                    "bl_invoice_set_provisioned",
+                                   "bl_tenant_renewal_facts",
                                    "bl_tenant_extend",
                                    NULL};
 

@@ -6,10 +6,16 @@
  *     answer only (its hash and the wrapped HA1 wait on the invoice until it is paid);
  *   - renewal: the tenant's persistent subaddress (a granted tenant gets one now); an
  *     untouched pending invoice on it is superseded, any other open one is a 409;
- *   - free tier: provisioned at once with a working token, no payment.
+ *   - free tier: provisioned at once with a working token, no payment;
+ *   - a tier change carries the time left at the price ratio (price_carry, applied when
+ *     the renewal is settled); one that cannot be priced (the time left on a fiat-priced
+ *     tier onto an XMR-priced one: no rate is locked to value it) is refused.
  *
- * Order of checks: body, Idempotency-Key (a replay answers before any limit), tier and
- * months, renewal token, per-client rate limit, then the wallet and the database. */
+ * Order of checks: body, tier and months, the per-client rate limit, Idempotency-Key, the
+ * quote, then the wallet and the database (renewal token, tier change). The limit comes
+ * before the key: a replay answers with the invoice and, for a purchase, its token, so
+ * unlimited lookups would let anyone try weak keys for tokens. A replay therefore counts
+ * against the limit like the request it repeats. */
 #include "api_internal.h"
 #include "credentials.h"
 #include "xg_log.h"
@@ -46,7 +52,8 @@ struct create_req {
     int64_t tenant_id;
     char invoice_id[API_INVOICE_ID_SIZE];
     char open_invoice[API_INVOICE_ID_SIZE];
-    enum { CR_OK, CR_NO_TENANT, CR_NEED_SUBADDRESS, CR_INVOICE_OPEN } outcome;
+    char old_tier[40], old_currency[8]; /* renewal: the tenant's tier now */
+    enum { CR_OK, CR_NO_TENANT, CR_NEED_SUBADDRESS, CR_INVOICE_OPEN, CR_CARRY_UNPRICED } outcome;
 };
 
 static int64_t monotonic_ms(void)
@@ -287,7 +294,8 @@ static enum xg_tx_result on_purchase_tx(struct xg_pg *pg, void *ctx)
     return insert_invoice(pg, t->api, t->cr, false) ? XG_TX_COMMIT : xg_pg_tx_classify(pg);
 }
 
-/* The tenant's subaddress; CR_NEED_SUBADDRESS when it has none and none was drawn yet. */
+/* The tenant's subaddress; CR_NEED_SUBADDRESS when it has none and none was drawn yet,
+ * CR_CARRY_UNPRICED when its time left cannot be priced on the invoice's tier. */
 static enum xg_tx_result renewal_subaddress(struct xg_pg *pg, struct create_req *cr)
 {
     const char *params[] = {cr->token_hash};
@@ -305,7 +313,27 @@ static enum xg_tx_result renewal_subaddress(struct xg_pg *pg, struct create_req 
         cr->sub_index = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
         snprintf(cr->address, sizeof cr->address, "%s", PQgetvalue(res, 0, 2));
     }
+    /* settle applies the same rule with the same locked quote: what is priced here is
+     * priced there */
+    struct price_carry_input carry = {
+        .remaining = xg_pg_int64(res, 0, 6),
+        .old_tier = PQgetvalue(res, 0, 3),
+        .old_currency = PQgetvalue(res, 0, 4),
+        .old_minor = xg_pg_int64(res, 0, 5),
+        .new_tier = cr->tier,
+        .new_currency = cr->currency,
+        .new_minor = cr->price_minor,
+        .rate_e8 = cr->rate_e8,
+    };
+    int64_t carried;
+    bool priced = price_carry(&carry, &carried);
+    snprintf(cr->old_tier, sizeof cr->old_tier, "%s", carry.old_tier);
+    snprintf(cr->old_currency, sizeof cr->old_currency, "%s", carry.old_currency);
     PQclear(res);
+    if (!priced) {
+        cr->outcome = CR_CARRY_UNPRICED;
+        return XG_TX_ROLLBACK;
+    }
     if (has)
         return XG_TX_COMMIT;
     if (cr->sub_index <= 0) {
@@ -454,6 +482,11 @@ static enum MHD_Result create_renewal(const struct xg_httpd_request *req, struct
     }
     if (r == XG_TX_ROLLBACK && cr->outcome == CR_NO_TENANT)
         return api_error(req, 404, "unknown_token", "that token belongs to no tenant");
+    if (r == XG_TX_ROLLBACK && cr->outcome == CR_CARRY_UNPRICED)
+        return api_error(req, 400, "tier_change_unpriced",
+                         "the time left on tier %s (priced in %s) cannot be carried onto tier %s "
+                         "(priced in %s); renew %s, or change tiers once it has run out",
+                         cr->old_tier, cr->old_currency, cr->tier, cr->currency, cr->old_tier);
     if (r == XG_TX_ROLLBACK && cr->outcome == CR_INVOICE_OPEN)
         return api_error(req, 409, "invoice_open",
                          "invoice %s is still waiting for its payment on this tenant's "
@@ -462,11 +495,10 @@ static enum MHD_Result create_renewal(const struct xg_httpd_request *req, struct
     return after_tx(req, pg, cr, r);
 }
 
-/* Checks tier, months and quote. Returns false with the answer queued in *mr. */
+/* Checks tier and months. Returns false with the answer queued in *mr. */
 static bool check_tier(const struct xg_httpd_request *req, struct xg_pg *pg, struct create_req *cr,
                        enum MHD_Result *mr)
 {
-    struct api *api = api_of(req);
     enum lookup l = load_tier(pg, cr);
     if (l != LOOKUP_OK) {
         *mr = l == LOOKUP_DB ? api_db_error(req, pg)
@@ -484,6 +516,14 @@ static bool check_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
                         "the free tier cannot be renewed; buy a new free token");
         return false;
     }
+    return true;
+}
+
+/* Locks the quote (the rate for a fiat price). Returns false with the answer queued in *mr. */
+static bool check_quote(const struct xg_httpd_request *req, struct create_req *cr,
+                        enum MHD_Result *mr)
+{
+    struct api *api = api_of(req);
     if (strcmp(cr->currency, "XMR") != 0 && cr->price_minor > 0 &&
         !price_source_rate(api->prices, cr->currency, &cr->rate_e8)) {
         *mr = api_error(req, 503, "rate_unavailable",
@@ -535,9 +575,11 @@ enum MHD_Result api_handle_invoice_create(const struct xg_httpd_request *req)
         return api_error(req, 400, "invalid_idempotency_key",
                          "Idempotency-Key must be 1 to 255 visible ASCII characters");
     struct xg_pg *pg = pgpool_get(api->pool);
+    if (!check_tier(req, pg, &cr, &mr) || !check_rate_limit(req, &cr, &mr))
+        goto out;
     if (cr.idem_key && replay(req, pg, &cr, &mr))
         goto out;
-    if (!check_tier(req, pg, &cr, &mr) || !check_rate_limit(req, &cr, &mr))
+    if (!check_quote(req, &cr, &mr))
         goto out;
     if (cr.price_minor == 0)
         mr = create_free(req, pg, &cr);

@@ -1,9 +1,11 @@
 /* GET /api/invoices/<id> — an invoice's status, amounts, payments and, once provisioned,
  * the tenant's validity and connection settings. The stored state is the poller's
  * verdict; `remaining` and the late disposition come from the same pure state machine
- * over the stored payments (invoice_state.h). */
+ * over the stored payments, all of them summed as settle reads them (invoice_state.h,
+ * settle.h); the list shows the first MAX_SHOWN_PAYMENTS. */
 #include "api_internal.h"
 #include "invoice_state.h"
+#include "settle.h"
 #include "xg_reply.h"
 #include "xg_str.h"
 
@@ -13,30 +15,19 @@
 
 #define MAX_SHOWN_PAYMENTS 256
 
-/* Loads the payments as JSON and as state-machine input. */
-static bool load_payments(struct xg_pg *pg, const char *id, json_t *list, struct inv_payment *pays,
-                          size_t *npays)
+/* Loads the payments to show, as JSON. */
+static bool load_payments(struct xg_pg *pg, const char *id, json_t *list)
 {
     const char *params[] = {id};
     PGresult *res = xg_pg_exec(pg, "bl_invoice_payments_list", 1, params);
     if (!res)
         return false;
-    *npays = 0;
-    for (int i = 0; i < PQntuples(res) && *npays < MAX_SHOWN_PAYMENTS; i++) {
-        struct inv_payment *p = &pays[*npays];
-        if (!inv_pay_state_parse(PQgetvalue(res, i, 3), &p->state))
-            continue;
-        p->amount = xg_pg_int64(res, i, 1);
-        p->confirmations = xg_pg_int64(res, i, 2);
-        p->unlock_time = xg_pg_int64(res, i, 4);
-        p->first_seen = xg_pg_int64(res, i, 5);
-        (*npays)++;
+    for (int i = 0; i < PQntuples(res) && i < MAX_SHOWN_PAYMENTS; i++)
         json_array_append_new(
-            list,
-            json_pack("{s:s, s:o, s:I, s:s, s:s}", "txid", PQgetvalue(res, i, 0), "amount",
-                      api_json_piconero(p->amount), "confirmations", (json_int_t)p->confirmations,
-                      "state", PQgetvalue(res, i, 3), "first_seen_at", PQgetvalue(res, i, 6)));
-    }
+            list, json_pack("{s:s, s:o, s:I, s:s, s:s}", "txid", PQgetvalue(res, i, 0), "amount",
+                            api_json_piconero(xg_pg_int64(res, i, 1)), "confirmations",
+                            (json_int_t)xg_pg_int64(res, i, 2), "state", PQgetvalue(res, i, 3),
+                            "first_seen_at", PQgetvalue(res, i, 6)));
     PQclear(res);
     return true;
 }
@@ -94,7 +85,7 @@ static json_t *invoice_json(struct api *api, const PGresult *res, json_t *paymen
 enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out)
 {
     const char *params[] = {id};
-    struct inv_payment pays[MAX_SHOWN_PAYMENTS];
+    struct inv_payment *pays = NULL;
     size_t npays = 0;
     PGresult *res = xg_pg_exec(pg, "bl_invoice_get", 1, params);
     if (!res)
@@ -104,7 +95,8 @@ enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id
         return API_LOAD_NOT_FOUND;
     }
     json_t *payments = json_array();
-    if (!load_payments(pg, id, payments, pays, &npays)) {
+    if (!load_payments(pg, id, payments) ||
+        !settle_load_payments(pg, id, api->late_grace_s, &pays, &npays)) {
         json_decref(payments);
         PQclear(res);
         return API_LOAD_DB_ERROR;
@@ -119,6 +111,7 @@ enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id
     if (!inv_state_parse(PQgetvalue(res, 0, 4), &in.current))
         in.current = INV_PENDING;
     struct inv_outcome o = inv_evaluate(&in);
+    free(pays);
     *out = invoice_json(api, res, payments, &o);
     PQclear(res);
     return *out ? API_LOAD_OK : API_LOAD_DB_ERROR;

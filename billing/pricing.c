@@ -24,7 +24,9 @@ bool price_parse_rate(const char *text, size_t len, int64_t *rate_e8)
 {
     size_t i = 0, int_digits = 0, frac_digits = 0;
     int64_t v = 0;
-    for (; i < len && isdigit((unsigned char)text[i]); i++, int_digits++)
+    /* Stops one digit past the bound, before v could overflow. */
+    for (; i < len && isdigit((unsigned char)text[i]) && int_digits <= RATE_MAX_INT_DIGITS;
+         i++, int_digits++)
         v = v * 10 + (text[i] - '0');
     if (int_digits == 0 || int_digits > RATE_MAX_INT_DIGITS)
         return false;
@@ -112,6 +114,47 @@ bool price_quote(const char *currency, int64_t price_minor, int64_t months, int6
         return true;
     }
     return price_fiat_to_piconero(total, price_minor_exponent(currency), rate_e8, piconero);
+}
+
+/* The two monthly prices in one unit: minor units of a shared currency, else piconero. */
+static bool carry_prices(const struct price_carry_input *in, int64_t *old_unit, int64_t *new_unit)
+{
+    bool old_xmr = strcmp(in->old_currency, "XMR") == 0;
+    bool new_xmr = strcmp(in->new_currency, "XMR") == 0;
+    if (strcmp(in->old_currency, in->new_currency) == 0) {
+        *old_unit = in->old_minor;
+        *new_unit = in->new_minor;
+        return true;
+    }
+    if (!old_xmr && !new_xmr) /* one rate cannot convert two fiat currencies */
+        return false;
+    return price_quote(in->old_currency, in->old_minor, 1, in->rate_e8, old_unit) &&
+           price_quote(in->new_currency, in->new_minor, 1, in->rate_e8, new_unit);
+}
+
+bool price_carry(const struct price_carry_input *in, int64_t *carried)
+{
+    int64_t old_unit, new_unit;
+    if (in->remaining <= 0) {
+        *carried = 0;
+        return true;
+    }
+    if (strcmp(in->old_tier, in->new_tier) == 0) { /* a renewal: the time stays as it is */
+        *carried = in->remaining;
+        return true;
+    }
+    if (in->old_minor == 0) { /* time nobody paid for is worth nothing on a paid tier */
+        *carried = 0;
+        return true;
+    }
+    if (in->new_minor <= 0 || !carry_prices(in, &old_unit, &new_unit) || new_unit <= 0)
+        return false;
+    unsigned __int128 q = (unsigned __int128)in->remaining * (unsigned __int128)old_unit /
+                          (unsigned __int128)new_unit;
+    if (q > (unsigned __int128)INT64_MAX)
+        return false;
+    *carried = (int64_t)q;
+    return true;
 }
 
 /* ---- a JSON value's raw text at a path ----------------------------------------------

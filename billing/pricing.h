@@ -53,6 +53,26 @@ __attribute__((warn_unused_result)) bool price_quote(const char *currency, int64
                                                      int64_t months, int64_t rate_e8,
                                                      int64_t *piconero);
 
+/* A tier change's carried time (docs/BILLING.md, "Tier changes"). The time left on the old
+ * tier keeps its value: it becomes remaining × old price / new price on the new tier,
+ * rounded down, in 128-bit integers. The prices are the two tiers' monthly ones, compared
+ * in minor units when both are in one currency, else in piconero, the fiat one converted
+ * at rate_e8 (price_quote's rounding). So a dearer tier gets less time, a cheaper one more;
+ * a renewal of the same tier carries remaining unchanged, a free old tier nothing. */
+struct price_carry_input {
+    int64_t remaining; /* time left on the old tier, in any unit (the result's); <= 0: none */
+    const char *old_tier, *old_currency;
+    int64_t old_minor; /* the old tier's monthly price, as the tiers table has it now */
+    const char *new_tier, *new_currency;
+    int64_t new_minor; /* the new tier's monthly price, as the invoice locked it */
+    int64_t rate_e8;   /* the fiat currency's rate (the invoice's); 0 when it has none */
+};
+
+/* The carried time in *carried. False when the two prices cannot be compared (a fiat price
+ * and no rate, two fiat currencies, a free new tier) or the result would not fit in int64. */
+__attribute__((warn_unused_result)) bool price_carry(const struct price_carry_input *in,
+                                                     int64_t *carried);
+
 /* Finds the value at a dotted path in a JSON document and copies its text: a number's
  * exact characters, or a string's contents. False when the document is not valid
  * JSON, the path is missing, the value is neither, or it does not fit in out. */

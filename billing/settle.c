@@ -1,27 +1,26 @@
 /* settle — see settle.h. */
 #include "settle.h"
 
+#include "pricing.h"
 #include "xg_log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SETTLE_MAX_PAYMENTS 256 /* more transfers to one invoice is abuse: the rest wait */
-
-const char *const settle_queries[] = {"bl_invoice_lock",
-                                      "bl_invoice_payment_facts",
-                                      "bl_invoice_set_state",
-                                      "bl_invoice_set_provisioned",
-                                      "bl_tenant_from_invoice",
-                                      "bl_tenant_extend",
-                                      NULL};
+const char *const settle_queries[] = {"bl_invoice_lock",        "bl_invoice_payment_sums",
+                                      "bl_invoice_set_state",   "bl_invoice_set_provisioned",
+                                      "bl_tenant_from_invoice", "bl_tenant_renewal_facts",
+                                      "bl_tenant_extend",       NULL};
 
 struct locked_invoice {
     bool renewal;
     enum inv_state state;
     int64_t amount, required, expires_at, now, months, tenant_id;
     char tier[40];
+    /* the locked quote: the new tier's monthly price and, for fiat, the rate (else 0) */
+    char currency[8];
+    int64_t price_minor, rate_e8;
 };
 
 static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct locked_invoice *li)
@@ -40,32 +39,46 @@ static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct l
         li->months = xg_pg_int64(res, 0, 6);
         li->tenant_id = xg_pg_int64(res, 0, 7);
         li->now = xg_pg_int64(res, 0, 8);
+        snprintf(li->currency, sizeof li->currency, "%s", PQgetvalue(res, 0, 9));
+        li->price_minor = xg_pg_int64(res, 0, 10);
+        const char *rate = PQgetvalue(res, 0, 11);
+        if (!*rate || !price_parse_rate(rate, strlen(rate), &li->rate_e8))
+            li->rate_e8 = 0;
         r = XG_TX_COMMIT;
     }
     PQclear(res);
     return r;
 }
 
-/* Fills pays (up to cap) from the stored payments; returns the count or -1. */
-static long load_payments(struct xg_pg *pg, const char *id, struct inv_payment *pays, size_t cap)
+bool settle_load_payments(struct xg_pg *pg, const char *invoice_id, int64_t late_grace_s,
+                          struct inv_payment **pays, size_t *npays)
 {
-    const char *params[] = {id};
-    PGresult *res = xg_pg_exec(pg, "bl_invoice_payment_facts", 1, params);
+    char grace[24];
+    snprintf(grace, sizeof grace, "%lld", (long long)late_grace_s);
+    const char *params[] = {invoice_id, grace};
+    *pays = NULL;
+    *npays = 0;
+    PGresult *res = xg_pg_exec(pg, "bl_invoice_payment_sums", 2, params);
     if (!res)
-        return -1;
-    size_t n = 0;
-    for (int i = 0; i < PQntuples(res) && n < cap; i++) {
-        struct inv_payment *p = &pays[n];
+        return false;
+    int rows = PQntuples(res);
+    bool ok = true;
+    if (rows > 0 && !(*pays = calloc((size_t)rows, sizeof **pays))) {
+        xg_log(XG_LOG_ERROR, "out_of_memory", "the payments of invoice %s", invoice_id);
+        ok = false;
+    }
+    for (int i = 0; ok && i < rows; i++) {
+        struct inv_payment *p = &(*pays)[*npays];
         if (!inv_pay_state_parse(PQgetvalue(res, i, 2), &p->state))
-            continue;
+            continue; /* the schema allows no other state */
         p->amount = xg_pg_int64(res, i, 0);
         p->confirmations = xg_pg_int64(res, i, 1);
         p->unlock_time = xg_pg_int64(res, i, 3);
         p->first_seen = xg_pg_int64(res, i, 4);
-        n++;
+        (*npays)++;
     }
     PQclear(res);
-    return (long)n;
+    return ok;
 }
 
 static bool exec_ok(struct xg_pg *pg, const char *name, int n, const char *const *params,
@@ -81,17 +94,55 @@ static bool exec_ok(struct xg_pg *pg, const char *name, int n, const char *const
     return ok;
 }
 
+/* The time a renewal carries over, in microseconds (price_carry). The API refuses a tier
+ * change it cannot price; one that gets here anyway (the operator moved the tenant to
+ * another tier, or repriced one, after the quote) keeps the time as it is, logged. */
+static bool carried_time(struct xg_pg *pg, const char *tenant, const struct locked_invoice *li,
+                         int64_t *carried)
+{
+    const char *params[] = {tenant};
+    PGresult *res = xg_pg_exec(pg, "bl_tenant_renewal_facts", 1, params);
+    if (!res)
+        return false;
+    bool found = PQntuples(res) == 1;
+    if (found) {
+        struct price_carry_input in = {
+            .remaining = xg_pg_int64(res, 0, 3),
+            .old_tier = PQgetvalue(res, 0, 0),
+            .old_currency = PQgetvalue(res, 0, 1),
+            .old_minor = xg_pg_int64(res, 0, 2),
+            .new_tier = li->tier,
+            .new_currency = li->currency,
+            .new_minor = li->price_minor,
+            .rate_e8 = li->rate_e8,
+        };
+        if (!price_carry(&in, carried)) {
+            *carried = in.remaining;
+            xg_log(XG_LOG_WARN, "renewal_carry_unpriced",
+                   "tenant %s: the time left on tier %s (%s) cannot be priced on tier %s (%s); "
+                   "carried as it is",
+                   tenant, in.old_tier, in.old_currency, in.new_tier, in.new_currency);
+        }
+    }
+    PQclear(res);
+    return found;
+}
+
 static bool provision(struct xg_pg *pg, const char *id, const struct locked_invoice *li,
                       const struct inv_outcome *o, int64_t *tenant_id)
 {
-    char tenant[24], months[24], paid[24], conf[24];
+    char tenant[24], months[24], paid[24], conf[24], carried[24];
     snprintf(months, sizeof months, "%lld", (long long)li->months);
     snprintf(paid, sizeof paid, "%lld", (long long)o->paid);
     snprintf(conf, sizeof conf, "%lld", (long long)o->confirmations);
     if (li->renewal) {
+        int64_t carried_us;
         snprintf(tenant, sizeof tenant, "%lld", (long long)li->tenant_id);
-        const char *p[] = {tenant, li->tier, months};
-        if (!exec_ok(pg, "bl_tenant_extend", 3, p, tenant_id))
+        if (!carried_time(pg, tenant, li, &carried_us))
+            return false;
+        snprintf(carried, sizeof carried, "%lld", (long long)carried_us);
+        const char *p[] = {tenant, li->tier, months, carried};
+        if (!exec_ok(pg, "bl_tenant_extend", 4, p, tenant_id))
             return false;
     } else {
         const char *p[] = {id};
@@ -116,14 +167,14 @@ enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
                                  const struct settle_policy *policy, struct settle_result *out)
 {
     struct locked_invoice li = {0};
-    struct inv_payment pays[SETTLE_MAX_PAYMENTS];
+    struct inv_payment *pays;
+    size_t n;
     memset(out, 0, sizeof *out);
     enum xg_tx_result r = lock_invoice(pg, invoice_id, &li);
     if (r != XG_TX_COMMIT)
         return r;
     out->before = out->after = li.state;
-    long n = load_payments(pg, invoice_id, pays, SETTLE_MAX_PAYMENTS);
-    if (n < 0)
+    if (!settle_load_payments(pg, invoice_id, policy->late_grace_s, &pays, &n))
         return xg_pg_tx_classify(pg);
     struct inv_input in = {
         .current = li.state,
@@ -134,9 +185,10 @@ enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
         .now = li.now,
         .chain_height = policy->chain_height,
         .payments = pays,
-        .npayments = (size_t)n,
+        .npayments = n,
     };
     struct inv_outcome o = inv_evaluate(&in);
+    free(pays);
     if (o.provision) {
         if (!provision(pg, invoice_id, &li, &o, &out->tenant_id))
             return xg_pg_tx_classify(pg);

@@ -126,6 +126,12 @@ static void h1_on_header_line(struct h1_parser *p, const char *s, size_t n)
     } else if (h1_token_equals(s, name_len, "Connection")) {
         h1_each_list_token(p, v, vn, h1_on_connection_token);
     } else if (h1_token_equals(s, name_len, "Content-Type")) {
+        /* The value goes into the client's answer head: a control character there is a
+         * broken (or hostile) node, and its whole answer is refused, never repaired. */
+        if (!http_field_value_ok(v, vn)) {
+            h1_fail(p, "malformed Content-Type");
+            return;
+        }
         if (vn < sizeof p->content_type) {
             memcpy(p->content_type, v, vn);
             p->content_type[vn] = '\0';

@@ -6,7 +6,9 @@
  * what the engine needs (status, Content-Type, whether the connection may be reused) and
  * hands body bytes to a callback as they arrive, so a body is copied exactly once, into
  * the caller's buffer. Interim 1xx answers are skipped. Anything malformed ends in
- * H1_FAILED with a reason; the parser never reads past the end of the answer. */
+ * H1_FAILED with a reason, a Content-Type with a control character included (it would be
+ * copied into the client's answer head); the parser never reads past the end of the
+ * answer. */
 #ifndef HTTP1_H
 #define HTTP1_H
 

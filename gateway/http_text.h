@@ -13,6 +13,18 @@ static inline bool http_is_blank(char c)
     return c == ' ' || c == '\t';
 }
 
+/* s[0..n) is a field value that may be copied into another message's head: no control
+ * character but HTAB (RFC 9110 §5.5), so no CR, LF or NUL that would split or cut it. */
+static inline bool http_field_value_ok(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return false;
+    }
+    return true;
+}
+
 /* s[0..*n) without leading and trailing blanks: returns the new start, shortens *n. */
 static inline const char *http_trim(const char *s, size_t *n)
 {

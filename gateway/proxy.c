@@ -280,17 +280,39 @@ static void answer_error(struct gw_request *req, unsigned status, const char *me
     req->answered = true;
 }
 
-static void answer_unavailable(struct gw_request *req, const char *why)
+void proxy_node_ref(int32_t id, char out[PROXY_NODE_REF_SIZE])
+{
+    snprintf(out, PROXY_NODE_REF_SIZE, "n%" PRId32, id);
+}
+
+/* 502 in the client's shape. why is ours and fit for a tenant: it names a node by its
+ * proxy_node_ref at most. node (NULL: none) and detail (the node client's error text,
+ * which may carry host names and addresses; NULL: none) go to the operators' line only. */
+static void answer_unavailable(struct gw_request *req, const char *why,
+                               const struct node_info *node, const char *detail)
 {
     char message[256], id[GW_REQUEST_ID_SIZE];
     snprintf(message, sizeof message, "no node could answer: %s", why);
     /* An error line for operators, with the id the client sees in X-Request-Id. */
     gw_request_id_text(req->id, id);
-    xg_log_fields(
-        XG_LOG_WARN, "request_failed",
-        json_pack("{s:s,s:s}", "request_id", id, "method", req->info ? req->info->name : "?"), "%s",
-        message);
+    json_t *fields =
+        json_pack("{s:s,s:s}", "request_id", id, "method", req->info ? req->info->name : "?");
+    if (fields && node)
+        json_object_set_new(fields, "node", json_string(node->name));
+    if (fields && detail)
+        json_object_set_new(fields, "detail", json_string(detail));
+    xg_log_fields(XG_LOG_WARN, "request_failed", fields, "%s", message);
     answer_error(req, MHD_HTTP_BAD_GATEWAY, message);
+}
+
+/* The last attempt failed without an answer to pass on: the node's id and outcome for the
+ * tenant, the node client's error text for the log. */
+static void answer_node_failed(struct gw_request *req, const struct up_result *res)
+{
+    char ref[PROXY_NODE_REF_SIZE], why[64];
+    proxy_node_ref(req->px->current.id, ref);
+    snprintf(why, sizeof why, "node %s: %s", ref, up_outcome_name(res->outcome));
+    answer_unavailable(req, why, &req->px->current, res->error);
 }
 
 static void set_answer(struct gw_request *req, long status, char *body, size_t len,
@@ -771,7 +793,7 @@ static void on_node_done(const struct up_result *res, void *arg)
             set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
                        res->content_type);
         } else {
-            answer_unavailable(req, res->error ? res->error : up_outcome_name(res->outcome));
+            answer_node_failed(req, res);
         }
         finish(req);
         return;
@@ -835,7 +857,7 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
     /* Historical reads may use a node a few blocks behind; everything else the tip. */
     px->need_tip = req->info->cls != METHOD_IMMUTABLE;
     if (pick_nodes(req, px->need_tip, px->want_full, 0, false) == 0 && fallback_nodes(req) == 0) {
-        answer_unavailable(req, "no node is configured");
+        answer_unavailable(req, "no node is configured", NULL, NULL);
         return false;
     }
     mark_degraded(req, q);
@@ -844,7 +866,7 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
         add_header(req, "X-Xmrgate-Cache", "miss");
     const char *why;
     if (!submit_attempt(req, &why)) {
-        answer_unavailable(req, why);
+        answer_unavailable(req, why, NULL, NULL);
         return false;
     }
     return true;
@@ -874,7 +896,9 @@ static void broadcast_finish(struct gw_request *req)
     struct broadcast_slot *best = NULL;
     for (size_t i = 0; i < px->nslots; i++) {
         struct broadcast_slot *s = &px->slots[i];
-        int w = snprintf(header + used, sizeof header - used, "%s%s=%s", i ? "," : "", s->node.name,
+        char ref[PROXY_NODE_REF_SIZE];
+        proxy_node_ref(s->node.id, ref);
+        int w = snprintf(header + used, sizeof header - used, "%s%s=%s", i ? "," : "", ref,
                          slot_word(s->outcome));
         if (w > 0 && (size_t)w < sizeof header - used)
             used += (size_t)w;
@@ -889,7 +913,7 @@ static void broadcast_finish(struct gw_request *req)
         set_answer(req, best->http, best->body, best->len, best->type);
         best->body = NULL;
     } else {
-        answer_unavailable(req, "no node accepted the connection");
+        answer_unavailable(req, "no node accepted the connection", NULL, NULL);
     }
     for (size_t i = 0; i < px->nslots; i++) {
         free(px->slots[i].body);
@@ -915,6 +939,9 @@ static void on_broadcast_done(const struct up_result *res, void *arg)
         s->body = up_result_take_body(res);
         xg_str_copy(s->type, sizeof s->type, res->content_type);
     }
+    if (s->outcome == BC_FAILED)
+        xg_log(XG_LOG_DEBUG, "broadcast_node_failed", "node %s: %s (HTTP %ld)", s->node.name,
+               res->error ? res->error : up_outcome_name(res->outcome), res->http_status);
     prober_report(req->ctx->prober, s->node.id, s->outcome != BC_FAILED);
     gw_metrics_node_call(req->ctx->metrics, s->node.name,
                          gw_metrics_node_outcome(res->outcome, res->http_status, false),
@@ -938,7 +965,7 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
         memcpy(nodes, px->candidates, n * sizeof nodes[0]);
     }
     if (n == 0) {
-        answer_unavailable(req, "no node is configured");
+        answer_unavailable(req, "no node is configured", NULL, NULL);
         return false;
     }
     mark_degraded(req, q);
@@ -987,8 +1014,9 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
         atomic_fetch_sub(&px->bc_pending, 1);
     }
     if (submitted == 0) {
-        answer_unavailable(req, "no broadcast could be sent (the gateway is stopping, or out of "
-                                "memory)");
+        answer_unavailable(req,
+                           "no broadcast could be sent (the gateway is stopping, or out of memory)",
+                           NULL, NULL);
         return false;
     }
     if (atomic_fetch_sub(&px->bc_pending, 1) == 1)

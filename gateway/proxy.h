@@ -14,6 +14,10 @@
  *   - broadcast: every healthy node in parallel; accepted if any node accepted (status OK,
  *     "already in pool" included); the outcome per node in X-Xmrgate-Broadcast; never
  *     retried.
+ * A tenant sees a node only by its opaque id (proxy_node_ref): in X-Xmrgate-Broadcast and
+ * in a 502, which names the failed node and its outcome but never the node client's own
+ * error text (it carries host names and addresses). That detail is logged for operators
+ * ("request_failed", with the node's name), who map ids to nodes with the admin API.
  * A read goes to rank 1 (gateway/prober.h); a connection error, timeout, 5xx or BUSY is
  * retried once on rank 2 inside the client's deadline, never a third time. A request
  * needing unpruned data goes to a full node, and a pruned answer (as_hex empty,
@@ -80,6 +84,12 @@ void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_fact
  * always (*height -1: its answer names the heights, checked against deep when stored). */
 bool proxy_bin_request_immutable(const char *path, const char *body, size_t len, int64_t deep,
                                  int64_t *height);
+
+#define PROXY_NODE_REF_SIZE 16
+
+/* Pure: the name a tenant sees for node `id` (its nodes.id, which the admin API's GET /nodes
+ * lists): "n" and the id, stable while the node's name or URL changes, naming no host. */
+void proxy_node_ref(int32_t id, char out[PROXY_NODE_REF_SIZE]);
 
 /* Pure: whether an attempt's outcome allows trying the next node for a read. */
 bool proxy_retryable(int outcome, long http_status);

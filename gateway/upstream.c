@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "http1.h"
+#include "http_text.h"
 #include "nodeconn.h"
 #include "xg_clock.h"
 
@@ -619,11 +620,15 @@ static void up_finish_curl(struct up_engine *e, struct up_xfer *x, CURLcode code
     memset(r, 0, sizeof *r);
     r->outcome = up_outcome_of(code, x);
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &r->http_status);
-    if (r->outcome == UP_OK) {
+    char *ct = NULL;
+    if (r->outcome == UP_OK)
+        curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+    if (ct && !http_field_value_ok(ct, strlen(ct))) { /* as http1.c: the answer is refused */
+        r->outcome = UP_PROTOCOL_ERROR;
+        r->error = "malformed Content-Type";
+    } else if (r->outcome == UP_OK) {
         r->body = x->resp ? x->resp : "";
         r->body_len = x->resp_len;
-        char *ct = NULL;
-        curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
         r->content_type = ct;
     } else if (r->outcome == UP_TOO_LARGE) {
         snprintf(x->msg, sizeof x->msg, "the node's answer exceeds %zu bytes",

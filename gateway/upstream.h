@@ -88,7 +88,7 @@ struct up_result {
      * NULL with body_len 0 unless outcome is UP_OK. */
     const char *body;
     size_t body_len;
-    const char *content_type; /* the node's Content-Type, or NULL */
+    const char *content_type; /* the node's Content-Type (no control characters), or NULL */
     double seconds;           /* from up_submit to completion, queueing included */
     const char *error;        /* why, when outcome != UP_OK; NULL otherwise */
 };

@@ -137,7 +137,7 @@ static enum param param_of(const char *name, size_t n)
     return P_OTHER;
 }
 
-static const char *check_fields(struct xmr402_auth *out, const bool seen[3], size_t max_proof)
+static const char *check_fields(struct xmr402_auth *out, const bool seen[3])
 {
     if (!seen[P_TXID] || !seen[P_PROOF])
         return "XMR402 credentials need txid=\"…\" and proof=\"…\"";
@@ -146,8 +146,6 @@ static const char *check_fields(struct xmr402_auth *out, const bool seen[3], siz
     for (char *c = out->txid; *c; c++)
         if (*c >= 'A' && *c <= 'F')
             *c = (char)(*c - 'A' + 'a');
-    if (strlen(out->proof) > max_proof)
-        return "XMR402 proof is too long";
     if (!proof_ok(out->proof))
         return "XMR402 proof must be the OutProofV… text from get_tx_proof";
     if (seen[P_INVOICE] && !xg_str_is_uuid(out->invoice))
@@ -191,13 +189,16 @@ bool xmr402_parse_params(const char *params, size_t max_proof, struct xmr402_aut
                     : which == P_PROOF   ? out->proof
                     : which == P_INVOICE ? out->invoice
                                          : other;
+        /* max_proof <= XMR402_PROOF_LIMIT, so a proof's cap never exceeds its field: a
+         * longer proof overflows here instead of writing past out->proof. */
         size_t cap = which == P_TXID      ? sizeof out->txid
-                     : which == P_PROOF   ? max_proof + 2
+                     : which == P_PROOF   ? max_proof + 1
                      : which == P_INVOICE ? sizeof out->invoice
                                           : sizeof other;
         if (!parse_value(&p, end, dst, cap, &overflow)) {
-            *detail = overflow ? "XMR402 parameter value is too long"
-                               : "XMR402 parameter value is malformed or truncated";
+            *detail = !overflow          ? "XMR402 parameter value is malformed or truncated"
+                      : which == P_PROOF ? "XMR402 proof is too long"
+                                         : "XMR402 parameter value is too long";
             return false;
         }
         if (which != P_OTHER)
@@ -210,7 +211,7 @@ bool xmr402_parse_params(const char *params, size_t max_proof, struct xmr402_aut
         if (p < end)
             p = skip_ows(p + 1, end);
     }
-    *detail = check_fields(out, seen, max_proof);
+    *detail = check_fields(out, seen);
     return *detail == NULL;
 }
 

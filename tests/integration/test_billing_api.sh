@@ -84,7 +84,8 @@ read -r st body <<<"$(bt_invoice api '{"tier":"bt-xmr","months":3}' "Idempotency
 err_is "same key, different body" 409 idempotency_key_reused "$st" "$body"
 
 # --- the free tier -------------------------------------------------------------------
-read -r st body <<<"$(bt_invoice api '{"tier":"free"}')"
+free_key="bt-free-$$-$RANDOM"
+read -r st body <<<"$(bt_invoice api '{"tier":"free"}' "Idempotency-Key: $free_key")"
 assert_eq "free tier: 201" 201 "$st"
 assert_json "free tier: provisioned at once, no address, with a token and settings" "$body" \
 	'.status == "provisioned" and .amount == "0" and .address == null and
@@ -100,8 +101,21 @@ out=$(curl -s -D - -H 'Content-Type: application/json' --data-binary '{"tier":"f
 assert_json "free tier: the third is refused with 429 rate_limited" "$(sed -n '/^{/,$p' <<<"$out")" \
 	'.error.code == "rate_limited"'
 check "free tier: the 429 says when to retry" grep -qi '^Retry-After: [1-9]' <<<"$out"
+# The limit comes before the Idempotency-Key lookup: a replay answers with the token, so
+# unlimited replays would let anyone guess weak keys for tokens.
+out=$(curl -s -D - -H 'Content-Type: application/json' -H "Idempotency-Key: $free_key" \
+	--data-binary '{"tier":"free"}' "$API/api/invoices")
+assert_json "free tier: a replay of the first, over the limit, is refused too (no token)" \
+	"$(sed -n '/^{/,$p' <<<"$out")" '.error.code == "rate_limited" and (has("token") | not)'
 read -r st body <<<"$(bt_invoice api "{\"tier\":\"free\",\"token\":\"$free_token\"}")"
 err_is "the free tier cannot be renewed" 400 free_tier_not_renewable "$st" "$body"
+
+# --- a tier change that cannot be priced ------------------------------------------------
+# Time left on a USD-priced tier has no locked rate to be valued in XMR (docs/BILLING.md).
+granted=$("$BT_BIN" --config "$BT_DIR/api.ini" grant --tier wallet --days 30 2>/dev/null |
+	sed -n 's/^TOKEN=//p')
+read -r st body <<<"$(bt_invoice api "{\"tier\":\"bt-xmr\",\"months\":1,\"token\":\"$granted\"}")"
+err_is "time left on a USD tier onto an XMR-priced one" 400 tier_change_unpriced "$st" "$body"
 
 # --- a stale rate ------------------------------------------------------------------------
 rm -f "$RATE_FILE"

@@ -2,7 +2,8 @@
 # Payments through the real view-only wallet: exact, 1% short (accepted), 5% short
 # (underpaid, then a second payment covers it: two transactions add up), overpaid
 # (recorded), paid after expiry (late, honoured within the grace period), and a renewal
-# with a tier change that extends valid_until from max(now, valid_until).
+# with a tier change onto a dearer tier: the time left is carried at the price ratio, and
+# 300 dust payments to the renewal subaddress do not hide the real one.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/billing_lib.sh
@@ -107,21 +108,35 @@ check "three blocks are mined" mine 3
 check "late and honoured: provisioned" bt_wait_status leader "$L" provisioned 30
 
 # --- renewal with a tier change ---------------------------------------------------------
-before=$(bt_db "SELECT extract(epoch FROM t.valid_until)::bigint FROM tenants t
+us() { echo "(extract(epoch FROM $1) * 1000000)::bigint"; } # a timestamp in microseconds
+before=$(bt_db "SELECT $(us t.valid_until) FROM tenants t
                  JOIN invoices i ON i.tenant_id = t.id WHERE i.id = '$E'")
 renew=$(new_invoice leader "{\"tier\":\"bt-pay-plus\",\"months\":2,\"token\":\"$token\"}")
 assert_json "a renewal is an invoice to the tenant's own subaddress, without a new token" "$renew" \
 	".kind == \"renewal\" and .address == \"$(field "$exact" address)\" and
 	 .amount == \"$((PRICE * 4))\" and (has(\"token\") | not)"
 R=$(field "$renew" id)
+# Dust first: 300 transfers of 1 piconero to the renewal subaddress, settled long ago
+# (below the poller's window). The invoice is summed whole, whatever their number.
+bt_db "INSERT INTO payments (txid, subaddress_index, invoice_id, amount, height, confirmations,
+                             state, source)
+       SELECT encode(sha256(('dust-$R-' || n)::bytea), 'hex'), i.subaddress_index, i.id, 1, 1,
+              100, 'confirmed', 'poller'
+         FROM invoices i, generate_series(1, 300) n WHERE i.id = '$R'" >/dev/null
 bt_pay "$(field "$renew" address)" $((PRICE * 4)) >/dev/null
 check "the renewal payment is seen" bt_wait_status leader "$R" seen 30
 check "three blocks are mined" mine 3
 check "the renewal is provisioned" bt_wait_status leader "$R" provisioned 30
-after=$(bt_db "SELECT extract(epoch FROM t.valid_until)::bigint FROM tenants t
+assert_json "the dust and the real payment are all counted" "$(bt_get leader "$R")" \
+	".paid == \"$((PRICE * 4 + 300))\" and .remaining == \"0\""
+after=$(bt_db "SELECT $(us t.valid_until) FROM tenants t
                 JOIN invoices i ON i.tenant_id = t.id WHERE i.id = '$E'")
-expected=$(bt_db "SELECT extract(epoch FROM to_timestamp($before) + interval '2 months')::bigint")
-assert_eq "valid_until = old valid_until (in the future) + 2 months" "$expected" "$after"
+# The month left on bt-pay is worth half as long on bt-pay-plus (twice the price), counted
+# from the settling transaction's now() (the invoice's provisioned_at), then 2 months.
+expected=$(bt_db "SELECT $(us "provisioned_at + (($before - $(us provisioned_at)) / 2)
+                              * interval '1 microsecond' + interval '2 months'")
+                    FROM invoices WHERE id = '$R'")
+assert_eq "valid_until = now + half the time left (price ratio 1:2) + 2 months" "$expected" "$after"
 assert_eq "the tier changed to the renewal's" bt-pay-plus \
 	"$(bt_db "SELECT t.tier_id FROM tenants t JOIN invoices i ON i.tenant_id = t.id WHERE i.id = '$E'")"
 assert_eq "still one tenant for that token" 1 \

@@ -42,7 +42,8 @@ assert_eq "PUT: 405" 405 "$(code -X PUT "$P/get_height")"
 assert_eq "OPTIONS: 405" 405 "$(code -X OPTIONS "$P/get_height")"
 
 # .bin bodies, which the gateway reads (to strip the wallet's client field, to cache settled
-# answers): whatever their bytes, the client gets node A's own status for them.
+# answers): whatever their bytes, the client gets node A's own status for them (for a body
+# that is not portable storage, the gateway gives that status itself).
 . "$XG_REPO/tests/epee_bodies.sh"
 bin=$XG_VAR/badinput-bin
 bin_same() {
@@ -52,6 +53,10 @@ bin_same() {
 }
 printf '%b' "$EPEE_HEADER\\x04\\x07heights" >"$bin"
 bin_same "an epee body cut short"
+: >"$bin"
+bin_same "an empty body"
+printf 'not epee' >"$bin"
+bin_same "not portable storage"
 {
 	printf '%b' "$EPEE_HEADER"
 	for _ in $(seq 200); do printf '%b' '\x04\x01o\x0c'; done

@@ -104,7 +104,8 @@ genesis=$(rpc "$NODE_A_URL" get_block_header_by_height '{"height":0}' | jq -r '.
 epee_blocks_body "$genesis" >"$req"
 asked_twice /get_blocks.bin "get_blocks.bin after the genesis block" miss hit
 
-# A body that is not portable storage goes to the node as it came: its answer, not ours.
+# A body that is not portable storage is refused by the gateway itself, never forwarded,
+# with the status monerod gives it.
 printf 'not epee' >"$req"
 bin_post "$NODE_A_URL" /get_blocks_by_height.bin "$req" "$direct" | head -1 >"$XG_VAR/bin-status-direct"
 bin_post "$GW_URL" /get_blocks_by_height.bin "$req" "$through" | head -1 >"$XG_VAR/bin-status-gw"

@@ -41,12 +41,24 @@ printf '\x01\x11\x01\x01\x01\x01\x02\x01\x01\x08\x06client\x0a\x20abcdefgh\x0cst
 	>"$XG_VAR/bin-body"
 printf '\x01\x11\x01\x01\x01\x01\x02\x01\x01\x04\x0cstart_height\x08\x05' >"$XG_VAR/bin-forwarded"
 curl -sf "$GW/v1/$TOKEN/get_hashes.bin" --data-binary @"$XG_VAR/bin-body" -o /dev/null
+# A body that is not portable storage (that body with one byte after it, or cut short) is
+# refused by the gateway itself with monerod's status for it, 400, and never forwarded:
+# its client field cannot be stripped from bytes the gateway cannot read.
+{ cat "$XG_VAR/bin-body"; printf 'x'; } >"$XG_VAR/bin-trailing"
+head -c 30 "$XG_VAR/bin-body" >"$XG_VAR/bin-short"
+for bad in trailing short; do
+	assert_eq "a .bin body with the client field that is not portable storage ($bad): 400" 400 \
+		"$(curl -s -o /dev/null -w '%{http_code}' "$GW/v1/$TOKEN/get_hashes.bin" \
+			--data-binary @"$XG_VAR/bin-$bad")"
+done
 
 # The gateway's own health probes reach the capture server too: every request counts
 # for the header checks; the three client requests are picked out for the body checks.
 all=$(jq -s . "$log")
 mine=$(jq -c '[.[] | select(.url != "/json_rpc" or (.body | fromjson | .method) == "get_block_count")]' <<<"$all")
 assert_json "the capture server saw the three client requests" "$mine" 'length == 3'
+assert_json "no body that reaches the node has a client field" "$all" \
+	'[.[].body | select(test("client"))] == []'
 for h in X-Forwarded-For X-Real-IP Forwarded Cookie User-Agent Authorization Referer \
 	Accept-Language Via X-Api-Key; do
 	assert_json "no $h reaches the node" "$all" \
@@ -65,3 +77,11 @@ assert_json "the node is asked for the monerod path, not the token path" "$mine"
 check "a .bin body reaches the node without its client field, the rest unchanged" \
 	test "$(jq -j '.[2].body' <<<"$mine" | od -An -c | tr -d ' \n')" = \
 	"$(od -An -c "$XG_VAR/bin-forwarded" | tr -d ' \n')"
+
+# Nor does anything of the node reach the client: with the node gone, the 502 names it by
+# its opaque id at most, never by its name, address or the node client's error text.
+stop_pid "$capture_pid"
+gone=$(curl -s -w '\n%{http_code}' -H "Authorization: Bearer $TOKEN" "$GW/get_limit")
+assert_eq "with the node gone: 502" 502 "$(tail -n 1 <<<"$gone")"
+assert_json "the 502 names no node address, port or name" "$(sed '$d' <<<"$gone")" \
+	'.status | test("127\\.0\\.0\\.1|'"$capture_port"'|capture|refused") | not'

@@ -138,6 +138,18 @@ static const struct answer_case cases[] = {
     {"no colon", IN("HTTP/1.1 200 OK\r\nBogus header\r\n\r\n"),
      FAILS(200, "malformed header line")},
     {"empty name", IN("HTTP/1.1 200 OK\r\n: value\r\n\r\n"), FAILS(200, "malformed header line")},
+    /* A Content-Type is copied into the client's answer head: a control character in it
+     * (a bare CR splitting that head, say) makes the answer malformed. */
+    {"type with bare CR", IN(OK_CL "2\r\nContent-Type: a/b\rSet-Cookie: x=1\r\n\r\nok"),
+     FAILS(200, "malformed Content-Type")},
+    {"type with NUL", IN(OK_CL "2\r\nContent-Type: a/b\0x\r\n\r\nok"),
+     FAILS(200, "malformed Content-Type")},
+    {"type with DEL", IN(OK_CL "2\r\nContent-Type: a/\x7f\r\n\r\nok"),
+     FAILS(200, "malformed Content-Type")},
+    {"type with VT", IN(OK_CL "2\r\nContent-Type: a/b\v\r\n\r\nok"),
+     FAILS(200, "malformed Content-Type")},
+    {"type with inner tab", IN(OK_CL "0\r\nContent-Type: a/b;\tq=1\r\n\r\n"), DONE(200, true),
+     .content_type = "a/b;\tq=1"},
     /* Malformed chunks. */
     {"chunk size xyz", IN(OK_CHUNKED "xyz\r\n"), FAILS(200, "malformed chunk size")},
     {"chunk size empty", IN(OK_CHUNKED "\r\n"), FAILS(200, "malformed chunk size")},

@@ -36,7 +36,8 @@ static void test_parse_rate(void **state)
         {"+1", false, 0},
         {"1e3", false, 0},
         {"1.2.3", false, 0},
-        {"12345678901", false, 0}, /* 11 integer digits */
+        {"12345678901", false, 0},          /* 11 integer digits */
+        {"55555555555555555555", false, 0}, /* 20 digits: refused, no int64 overflow (UBSan) */
         {"1 ", false, 0},
         {"0x10", false, 0},
     };
@@ -119,6 +120,56 @@ static void test_quote(void **state)
     assert_false(price_quote("XMR", 1, 0, 0, &p));
 }
 
+/* A tier change carries the time left at the price ratio, in integers; the example of
+ * docs/BILLING.md first: 12 months of Wallet ($5) onto Sovereign ($99) is not 12 months. */
+static void test_carry_table(void **state)
+{
+    (void)state;
+    enum { YEAR = 365 * 86400, MONTH = 30 * 86400 };
+    int64_t rate100;
+    assert_true(price_parse_rate("100", 3, &rate100));
+    static const int64_t unpriced = -1;
+    const struct {
+        const char *name;
+        struct price_carry_input in;
+        int64_t carried; /* unpriced: price_carry is false */
+    } rows[] = {
+        {"cheaper to dearer: shorter",
+         {YEAR, "wallet", "USD", 500, "sovereign", "USD", 9900, 0},
+         (int64_t)YEAR * 500 / 9900},
+        {"dearer to cheaper: longer",
+         {MONTH, "sovereign", "USD", 9900, "wallet", "USD", 500, 0},
+         (int64_t)MONTH * 9900 / 500},
+        {"same tier: unchanged, whatever the prices",
+         {YEAR, "wallet", "USD", 500, "wallet", "USD", 600, 0},
+         YEAR},
+        {"same price, other tier: unchanged", {MONTH, "a", "XMR", 7, "b", "XMR", 7, 0}, MONTH},
+        {"rounded down", {10, "a", "XMR", 1, "b", "XMR", 3, 0}, 3},
+        {"nothing left", {0, "wallet", "USD", 500, "sovereign", "USD", 9900, 0}, 0},
+        {"lapsed (negative)", {-5, "wallet", "USD", 500, "sovereign", "USD", 9900, 0}, 0},
+        {"free time carries nothing", {MONTH, "free", "XMR", 0, "wallet", "USD", 500, 0}, 0},
+        {"lapsed fiat to XMR needs no rate", {0, "wallet", "USD", 500, "x", "XMR", 1, 0}, 0},
+        /* 0.25 XMR against $5 at 100 USD/XMR (0.05 XMR): five times as long */
+        {"XMR to fiat at the invoice's rate",
+         {1000, "x", "XMR", 250000000000, "wallet", "USD", 500, rate100},
+         5000},
+        {"fiat to XMR without a rate", {MONTH, "wallet", "USD", 500, "x", "XMR", 1, 0}, unpriced},
+        {"two fiat currencies", {MONTH, "a", "USD", 500, "b", "EUR", 500, rate100}, unpriced},
+        {"onto a free tier", {MONTH, "wallet", "USD", 500, "free", "XMR", 0, 0}, unpriced},
+        {"too long to fit", {INT64_MAX, "a", "XMR", 2, "b", "XMR", 1, 0}, unpriced},
+        {"microseconds of a year, dearer ×20",
+         {(int64_t)YEAR * 1000000, "a", "XMR", 20, "b", "XMR", 1, 0},
+         (int64_t)YEAR * 1000000 * 20},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int64_t carried = -7;
+        bool ok = price_carry(&rows[i].in, &carried);
+        if (ok != (rows[i].carried != unpriced) || (ok && carried != rows[i].carried))
+            fail_msg("%s: %s, carried %lld (want %lld)", rows[i].name, ok ? "true" : "false",
+                     (long long)carried, (long long)rows[i].carried);
+    }
+}
+
 static void test_format(void **state)
 {
     (void)state;
@@ -190,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_fiat_to_piconero),
         cmocka_unit_test(test_rounding_covers_price),
         cmocka_unit_test(test_quote),
+        cmocka_unit_test(test_carry_table),
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_json_path),
         cmocka_unit_test(test_exponents),

@@ -220,6 +220,21 @@ static void test_answer_status(void **state)
     assert_false(proxy_answer_status("nope", 4, status, sizeof status));
 }
 
+/* What a tenant sees of a node: "n" and its database id, nothing of its name or URL. */
+static void test_node_ref(void **state)
+{
+    (void)state;
+    static const struct {
+        int32_t id;
+        const char *ref;
+    } rows[] = {{1, "n1"}, {42, "n42"}, {INT32_MAX, "n2147483647"}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char ref[PROXY_NODE_REF_SIZE];
+        proxy_node_ref(rows[i].id, ref);
+        assert_string_equal(ref, rows[i].ref);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_bin_request_immutable_table),
         cmocka_unit_test(test_retryable_table),
         cmocka_unit_test(test_answer_status),
+        cmocka_unit_test(test_node_ref),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1681,6 +1681,50 @@ static void test_native_malformed_answers(void **state)
     close(r.fd);
 }
 
+/* A Content-Type the client's answer head would carry with a control character in it is
+ * a malformed answer on either path, never an answer passed on (curl itself cuts a value
+ * at a CR, so the curl cases are the other control characters). */
+static void check_control_in_content_type(const char *host, const char *const *types, size_t n)
+{
+    struct raw_node r;
+    assert_true(raw_listen(&r, false));
+    struct up_engine *e = engine_start(4, 16, 0);
+    char url[128], req[RAW_REQUEST], answer[256];
+    raw_url(url, sizeof url, &r, host, "/get_info");
+    for (size_t i = 0; i < n; i++) {
+        int len = snprintf(answer, sizeof answer,
+                           "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: %s\r\n"
+                           "Connection: close\r\n\r\nok",
+                           types[i]);
+        struct outcome o;
+        outcome_init(&o);
+        assert_true(submit_recorded(e, get_job(url, 5000), &o));
+        int c = raw_accept(&r);
+        assert_true(c >= 0);
+        assert_true(raw_read_request(c, req, sizeof req) > 0);
+        assert_true(raw_send(c, answer, (size_t)len));
+        shutdown(c, SHUT_WR);
+        outcome_wait(&o, 1, 5.0);
+        fprintf(stderr, "#   %s case %zu: %s: %s\n", host, i, up_outcome_name(o.outcome), o.error);
+        assert_int_equal(o.outcome, UP_PROTOCOL_ERROR);
+        assert_null(o.body);
+        assert_false(o.has_content_type);
+        assert_non_null(strstr(o.error, "Content-Type"));
+        outcome_clear(&o);
+        close(c);
+    }
+    up_engine_free(e);
+    close(r.fd);
+}
+
+static void test_control_in_content_type_is_malformed(void **state)
+{
+    static const char *const native[] = {"a/b\rSet-Cookie: x=1", "a/b\x01", "a/\x7f", "a/b\v"};
+    static const char *const curl[] = {"a/b\x01", "a/\x7f", "a/b\x1b[2J"};
+    check_control_in_content_type(NATIVE_HOST, native, sizeof native / sizeof native[0]);
+    check_control_in_content_type(CURL_HOST, curl, sizeof curl / sizeof curl[0]);
+}
+
 static void test_native_ipv6_literal(void **state)
 {
     struct raw_node r;
@@ -2123,6 +2167,7 @@ int main(void)
         cmocka_unit_test(test_native_connection_close_answer),
         cmocka_unit_test(test_native_answer_delimited_by_close),
         cmocka_unit_test(test_native_malformed_answers),
+        cmocka_unit_test(test_control_in_content_type_is_malformed),
         cmocka_unit_test(test_native_ipv6_literal),
         cmocka_unit_test(test_idle_connection_yields_to_another_node_through_curl),
         /* These show bugs (see each test's comment). */

@@ -3,6 +3,7 @@
  * challenge header. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -133,6 +134,32 @@ static void test_parse_oversized(void **state)
     free(huge);
 }
 
+/* A proof of max_proof + 1 characters at the largest max_proof is refused without a byte
+ * written past the proof field: the invoice parsed before it (the next field in the struct)
+ * stays intact. ASan cannot see this overwrite, it stays inside the struct. */
+static void test_parse_proof_at_limit(void **state)
+{
+    (void)state;
+    static const char head[] = "invoice=\"" INV "\", txid=\"" TXID "\", proof=\"OutProofV2";
+    for (size_t len = XMR402_PROOF_LIMIT - 1; len <= XMR402_PROOF_LIMIT + 1; len++) {
+        size_t fill = len - (sizeof "OutProofV2" - 1);
+        char *hdr = malloc(sizeof head + fill + 2);
+        assert_non_null(hdr);
+        memcpy(hdr, head, sizeof head - 1);
+        memset(hdr + sizeof head - 1, 'a', fill);
+        strcpy(hdr + sizeof head - 1 + fill, "\"");
+        struct xmr402_auth a;
+        const char *detail = NULL;
+        bool ok = xmr402_parse_params(hdr, XMR402_PROOF_LIMIT, &a, &detail);
+        if (ok != (len <= XMR402_PROOF_LIMIT))
+            fail_msg("proof of %zu characters: %s", len, ok ? "accepted" : detail);
+        if (!ok)
+            assert_non_null(strstr(detail, "too long"));
+        assert_string_equal(a.invoice, INV);
+        free(hdr);
+    }
+}
+
 /* The parameters auth_parse hands over for an XMR402 header are what we parse. */
 static void test_auth_hands_over_xmr402(void **state)
 {
@@ -183,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_parse_well_formed),
         cmocka_unit_test(test_parse_malformed),
         cmocka_unit_test(test_parse_oversized),
+        cmocka_unit_test(test_parse_proof_at_limit),
         cmocka_unit_test(test_auth_hands_over_xmr402),
         cmocka_unit_test(test_tier_ids),
         cmocka_unit_test(test_challenge_header),
