@@ -20,11 +20,11 @@ static json_t *tenant_json(const PGresult *res)
 {
     bool is_true[2] = {strcmp(PQgetvalue(res, 0, 7), "t") == 0,
                        strcmp(PQgetvalue(res, 0, 9), "t") == 0};
-    return json_pack("{s:s, s:{s:s, s:s, s:o, s:o, s:b}, s:s, s:s, s:b, s:{s:s, s:o, s:o}}",
+    return json_pack("{s:s, s:{s:s, s:s, s:o, s:o, s:o, s:b}, s:s, s:s, s:b, s:{s:s, s:o, s:o}}",
                      "handle", PQgetvalue(res, 0, 0), "tier", "id", PQgetvalue(res, 0, 1), "name",
-                     PQgetvalue(res, 0, 2), "burst_rps", num(res, 3), "daily_quota", num(res, 4),
-                     "free", is_true[1], "state", PQgetvalue(res, 0, 5), "valid_until",
-                     PQgetvalue(res, 0, 6), "active",
+                     PQgetvalue(res, 0, 2), "burst_rps", num(res, 3), "burst_size", num(res, 11),
+                     "daily_quota", num(res, 4), "free", is_true[1], "state", PQgetvalue(res, 0, 5),
+                     "valid_until", PQgetvalue(res, 0, 6), "active",
                      is_true[0] && strcmp(PQgetvalue(res, 0, 5), "active") == 0, "usage_today",
                      "day", PQgetvalue(res, 0, 10), "used", num(res, 8), "quota", num(res, 4));
 }

@@ -43,9 +43,10 @@ static json_t *tier_json(struct api *api, const PGresult *res, int row)
         price_format_xmr(minor, price);
     else
         format_minor(minor, price_minor_exponent(currency), price, sizeof price);
-    return json_pack("{s:s, s:s, s:I, s:I, s:{s:s, s:s}, s:o, s:I, s:I, s:b}", "id",
+    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:{s:s, s:s}, s:o, s:I, s:I, s:b}", "id",
                      PQgetvalue(res, row, 0), "name", PQgetvalue(res, row, 1), "burst_rps",
-                     (json_int_t)strtoll(PQgetvalue(res, row, 2), NULL, 10), "daily_quota",
+                     (json_int_t)strtoll(PQgetvalue(res, row, 2), NULL, 10), "burst_size",
+                     (json_int_t)strtoll(PQgetvalue(res, row, 8), NULL, 10), "daily_quota",
                      (json_int_t)strtoll(PQgetvalue(res, row, 3), NULL, 10), "price_per_month",
                      "currency", currency, "amount", price, "quote_per_month",
                      quote_json(api, currency, minor), "confirmations",

@@ -585,11 +585,12 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     snprintf(login, sizeof login, "%s:%s", handle, token);
     snprintf(url, sizeof url, "%s/v1/%s", api->gateway_url, token);
     json_t *body = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:s, s:s, s:I, s:I, s:s, s:I, s:b}, s:o, s:s}",
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:s, s:s, s:I, s:I, s:I, s:s, s:I, s:b}, s:o, s:s}",
         "state", "provisioned", "invoice", v->inv.id, "token", token, "login", login, "rpc_url",
         url, "gateway_url", api->gateway_url, "tenant", "id", (json_int_t)xg_pg_int64(res, 0, 0),
         "handle", handle, "tier", tier, "burst_rps", (json_int_t)xg_pg_int64(res, 0, 3),
-        "daily_quota", (json_int_t)xg_pg_int64(res, 0, 4), "valid_until", PQgetvalue(res, 0, 5),
+        "burst_size", (json_int_t)xg_pg_int64(res, 0, 9), "daily_quota",
+        (json_int_t)xg_pg_int64(res, 0, 4), "valid_until", PQgetvalue(res, 0, 5),
         "valid_until_unix", (json_int_t)xg_pg_int64(res, 0, 6), "suspended",
         strcmp(PQgetvalue(res, 0, 8), "active") != 0, "receipt",
         receipt ? json_string(receipt) : json_null(), "receipt_key", api->receipt_public_hex);

@@ -572,12 +572,13 @@ static json_t *tenant_json(struct admin_api *api, int64_t id, bool *found)
     }
     int mem = memory_state(api, id);
     json_t *out = json_pack(
-        "{s:I,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:i,s:{s:b,s:s?}}", "id", (json_int_t)id, "handle",
+        "{s:I,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:{s:b,s:s?}}", "id", (json_int_t)id, "handle",
         PQgetvalue(res, 0, 1), "tier", PQgetvalue(res, 0, 2), "state", PQgetvalue(res, 0, 3),
         "valid_until", PQgetvalue(res, 0, 4), "created_at", PQgetvalue(res, 0, 5), "used_today",
         (json_int_t)strtoll(PQgetvalue(res, 0, 6), NULL, 10), "daily_quota",
         (json_int_t)strtoll(PQgetvalue(res, 0, 7), NULL, 10), "burst_rps",
-        atoi(PQgetvalue(res, 0, 8)), "this_replica", "loaded", mem >= 0, "state",
+        atoi(PQgetvalue(res, 0, 8)), "burst_size", atoi(PQgetvalue(res, 0, 9)), "this_replica",
+        "loaded", mem >= 0, "state",
         mem < 0 ? NULL
         : mem   ? "suspended"
                 : "active");

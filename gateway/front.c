@@ -334,6 +334,17 @@ void front_resume(struct front_conn *c)
     up_engine_host_due(f->engine);
 }
 
+bool front_peer_left(const struct front_conn *c)
+{
+    return c->gone || c->peer_shut;
+}
+
+void front_abandon(struct front_conn *c)
+{
+    c->gone = true; /* advance() sees FC_WRITE and gone, and closes */
+    c->state = FC_WRITE;
+}
+
 void front_client_address(const struct front_conn *c, char *out, size_t outlen)
 {
     out[0] = '\0';

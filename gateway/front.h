@@ -106,6 +106,15 @@ bool front_respond(struct front_conn *c, unsigned status, const struct front_hea
  * batch of events (never inside this call). Engine thread only. */
 void front_resume(struct front_conn *c);
 
+/* True when c's client closed or shut its side (EOF, reset) since its request came: for a
+ * handler that held the request and wonders whether anyone still waits for it. */
+bool front_peer_left(const struct front_conn *c);
+
+/* The handler gives up c's current request without an answer (its client left): the
+ * connection closes and on_completed runs, from the loop. Same calling rules as
+ * front_respond. */
+void front_abandon(struct front_conn *c);
+
 /* The peer's IPv4/IPv6 address as text, "" when unknown. */
 void front_client_address(const struct front_conn *c, char *out, size_t outlen);
 

@@ -47,7 +47,8 @@ struct gw_config {
     int64_t cache_size;
     int64_t cache_min_depth;
     /* [limits] */
-    bool limits_enabled; /* burst rate and daily quota; off only to measure their cost */
+    bool limits_enabled;         /* burst rate and daily quota; off only to measure their cost */
+    int64_t limits_max_delay_ms; /* longest hold of a request over its burst bucket */
     /* [xmr402]: agents buying access with HTTP 402 (gateway/xmr402_flow.h) */
     bool xmr402_enabled;
     char *xmr402_billing_url;  /* billing's API base, for challenges and proofs */

@@ -28,6 +28,9 @@
 static const double latency_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                         0.25,   0.5,   1,      2.5,   5,    10,    30};
 static const double apply_bounds[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1};
+/* Seconds a request over its burst bucket is held: from one token's share (1/rate) to
+ * [limits] max_delay (2 s by default, at most 60). */
+static const double delay_bounds[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10};
 
 static const char *const class_values[] = {"immutable", "tip",  "passthrough", "broadcast",
                                            "denied",    "none", NULL};
@@ -58,7 +61,7 @@ struct gw_metrics {
     const char **method_names; /* methods_at order, NULL-terminated (owned array) */
     struct method_slot method_slots[METHOD_SLOTS];
     /* the request path */
-    struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited,
+    struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited, *burst_delay,
         *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes, *slow,
         *notify_applied, *notify_seconds, *full_reloads;
     /* collected */
@@ -212,6 +215,11 @@ static bool request_families(struct gw_metrics *m)
     m->rate_limited =
         xg_metric_counter(m->reg, "xmrgate_gateway_rate_limited_total",
                           "Requests refused with 429, by the limit hit.", L(m->limit), 1);
+    m->burst_delay = xg_metric_histogram(
+        m->reg, "xmrgate_gateway_burst_delay_seconds",
+        "Requests over their tier's burst bucket held until their token was due instead of "
+        "refused, by the delay given (_count: requests delayed, _sum: total delay).",
+        NULL, 0, delay_bounds, sizeof delay_bounds / sizeof delay_bounds[0]);
     m->payment_required =
         xg_metric_counter(m->reg, "xmrgate_gateway_payment_required_total",
                           "Requests answered 402 Payment Required (XMR402).", NULL, 0);
@@ -240,9 +248,9 @@ static bool request_families(struct gw_metrics *m)
         xg_metric_counter(m->reg, "xmrgate_gateway_full_reloads_total",
                           "Full reloads of tenants and nodes (start, reconnect).", NULL, 0);
     return m->requests && m->outcomes && m->duration && m->auth_failures && m->rate_limited &&
-           m->payment_required && m->node_requests && m->node_duration && m->broadcasts &&
-           m->broadcast_nodes && m->slow && m->notify_applied && m->notify_seconds &&
-           m->full_reloads;
+           m->burst_delay && m->payment_required && m->node_requests && m->node_duration &&
+           m->broadcasts && m->broadcast_nodes && m->slow && m->notify_applied &&
+           m->notify_seconds && m->full_reloads;
 }
 
 #define PLAIN_GAUGE(name, help)   xg_metric_gauge(m->reg, name, help, NULL, 0)
@@ -401,6 +409,12 @@ void gw_metrics_rate_limited(struct gw_metrics *m, bool quota)
 {
     if (m)
         xg_metric_inc(m->rate_limited, (unsigned[]){quota ? 1u : 0u});
+}
+
+void gw_metrics_burst_delayed(struct gw_metrics *m, double seconds)
+{
+    if (m)
+        xg_metric_observe(m->burst_delay, NULL, seconds);
 }
 
 void gw_metrics_payment_required(struct gw_metrics *m)

@@ -95,6 +95,8 @@ void gw_metrics_auth_failure(struct gw_metrics *m, const char *scheme);
 
 /* A 429: quota = the daily quota, else the burst rate. A 402 (XMR402 payment required). */
 void gw_metrics_rate_limited(struct gw_metrics *m, bool quota);
+/* A request over its burst bucket held for `seconds` instead of refused. */
+void gw_metrics_burst_delayed(struct gw_metrics *m, double seconds);
 void gw_metrics_payment_required(struct gw_metrics *m);
 
 /* One call to a node (client traffic, not probes). */

@@ -13,17 +13,19 @@
 
 struct gw_limits {
     bool enabled;
+    int64_t max_delay_us;
     struct rl_table *buckets;
     struct quota_table *quota;
     struct usage_flush *flusher;
 };
 
-struct gw_limits *limits_start(bool enabled, const char *conninfo)
+struct gw_limits *limits_start(bool enabled, int64_t max_delay_us, const char *conninfo)
 {
     struct gw_limits *l = calloc(1, sizeof *l);
     if (!l)
         return NULL;
     l->enabled = enabled;
+    l->max_delay_us = max_delay_us;
     if (!enabled)
         return l;
     l->buckets = rl_table_new();
@@ -78,16 +80,19 @@ void limits_view_format(struct limits_view *view)
     xg_str_i64(view->reset, view->quota.reset);
 }
 
-void limits_burst_refusal(int32_t burst_rps, int64_t retry_after_ms, struct limits_refusal *out)
+void limits_burst_refusal(const struct rl_limit *lim, int64_t retry_after_ms,
+                          struct limits_refusal *out)
 {
     int64_t seconds = (retry_after_ms + 999) / 1000;
     if (seconds < 1)
         seconds = 1;
+    int64_t wait_ms = lim->max_delay_us / 1000;
     snprintf(out->retry_after, sizeof out->retry_after, "%" PRId64, seconds);
     snprintf(out->message, sizeof out->message,
              "rate limit exceeded: burst limit of %" PRId32 " requests per second "
-             "(bursts up to %" PRId64 "); retry in %" PRId64 " s",
-             burst_rps, rl_capacity(burst_rps), seconds);
+             "(bursts of %" PRId32 ", queued up to %" PRId64 ".%03" PRId64 " s); retry in %" PRId64
+             " s",
+             lim->rate, lim->size, wait_ms / 1000, wait_ms % 1000, seconds);
 }
 
 void limits_quota_refusal(const struct quota_status *quota, unsigned weight, int64_t now_unix,
@@ -109,20 +114,34 @@ void limits_quota_refusal(const struct quota_status *quota, unsigned weight, int
                  "daily quota of %" PRId64 " exhausted; it resets at %s", quota->limit, reset);
 }
 
-bool limits_burst(struct gw_limits *l, const struct tenant_row *tenant, int64_t now_us,
-                  int64_t now_unix, struct limits_view *view, struct limits_refusal *why)
+struct rl_limit limits_burst_limit(const struct tenant_row *tenant, int64_t max_delay_us,
+                                   int64_t now_us, int64_t deadline_us)
 {
+    int64_t left = deadline_us - now_us;
+    int64_t wait = max_delay_us < left ? max_delay_us : left;
+    return (struct rl_limit){
+        .rate = tenant->burst_rps, .size = tenant->burst_size, .max_delay_us = wait > 0 ? wait : 0};
+}
+
+enum limits_burst limits_burst(struct gw_limits *l, const struct tenant_row *tenant, int64_t now_us,
+                               int64_t deadline_us, int64_t now_unix, struct limits_view *view,
+                               int64_t *delay_us, struct limits_refusal *why)
+{
+    *delay_us = 0;
     if (!limits_enabled(l)) {
         view->set = false;
-        return true;
+        return LIMITS_BURST_NOW;
     }
     quota_peek(l->quota, tenant->id, tenant->daily_quota, now_unix, &view->quota);
     limits_view_format(view);
-    int64_t retry_ms = 0;
-    if (rl_take(l->buckets, tenant->id, tenant->burst_rps, now_us, &retry_ms))
-        return true;
-    limits_burst_refusal(tenant->burst_rps, retry_ms, why);
-    return false;
+    struct rl_limit lim = limits_burst_limit(tenant, l->max_delay_us, now_us, deadline_us);
+    struct rl_verdict v = rl_take(l->buckets, tenant->id, &lim, now_us);
+    if (!v.allowed) {
+        limits_burst_refusal(&lim, v.retry_after_ms, why);
+        return LIMITS_BURST_REFUSED;
+    }
+    *delay_us = v.delay_us;
+    return v.delay_us > 0 ? LIMITS_BURST_HOLD : LIMITS_BURST_NOW;
 }
 
 bool limits_charge(struct gw_limits *l, const struct tenant_row *tenant, unsigned weight,
@@ -155,11 +174,12 @@ char *limits_usage_body(const struct tenant_row *tenant, const struct quota_stat
     char valid_until[21], resets_at[21];
     limits_rfc3339(tenant->valid_until, valid_until);
     limits_rfc3339(quota->reset, resets_at);
-    json_t *obj = json_pack(
-        "{s:s, s:s, s:I, s:I, s:I, s:s, s:i, s:s, s:s}", "status", "OK", "tier", tenant->tier_id,
-        "daily_quota", (json_int_t)quota->limit, "used_today", (json_int_t)quota->used,
-        "remaining_today", (json_int_t)quota->remaining, "resets_at", resets_at, "burst_rps",
-        (int)tenant->burst_rps, "valid_until", valid_until, "handle", tenant->handle);
+    json_t *obj =
+        json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:i, s:i, s:s, s:s}", "status", "OK", "tier",
+                  tenant->tier_id, "daily_quota", (json_int_t)quota->limit, "used_today",
+                  (json_int_t)quota->used, "remaining_today", (json_int_t)quota->remaining,
+                  "resets_at", resets_at, "burst_rps", (int)tenant->burst_rps, "burst_size",
+                  (int)tenant->burst_size, "valid_until", valid_until, "handle", tenant->handle);
     if (!obj)
         return NULL;
     char *text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);

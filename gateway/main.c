@@ -164,7 +164,8 @@ static bool context_init(struct gateway *gw, char *err, size_t errlen)
         return false;
     if (!nodes_start(gw, err, errlen))
         return false;
-    ctx->limits = limits_start(gw->cfg.limits_enabled, gw->cfg.database_url);
+    ctx->limits = limits_start(gw->cfg.limits_enabled, gw->cfg.limits_max_delay_ms * 1000,
+                               gw->cfg.database_url);
     if (!ctx->limits) {
         snprintf(err, errlen, "cannot start the usage flusher");
         return false;

@@ -36,8 +36,8 @@ struct pgsync {
     struct gw_metrics *metrics; /* NOTIFY apply times, full reloads; may be NULL */
 };
 
-bool pgsync_parse_tenant(const char *const cols[9], const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
-                         struct tenant_row *out)
+bool pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
+                         const uint8_t ha1_key[TOKEN_HA1_KEY_LEN], struct tenant_row *out)
 {
     memset(out, 0, sizeof *out);
     uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN];
@@ -67,6 +67,10 @@ bool pgsync_parse_tenant(const char *const cols[9], const uint8_t ha1_key[TOKEN_
     if (*end)
         return false;
     out->suspended = cols[8][0] == 't';
+    long long size = strtoll(cols[9], &end, 10);
+    if (*end || size <= 0 || size > INT32_MAX)
+        return false;
+    out->burst_size = (int32_t)size;
     return true;
 }
 
@@ -75,8 +79,8 @@ static bool apply_tenant_rows(struct pgsync *sync, PGresult *res)
 {
     int rows = PQntuples(res);
     for (int r = 0; r < rows; r++) {
-        const char *cols[9];
-        for (int c = 0; c < 9; c++)
+        const char *cols[PGSYNC_TENANT_COLUMNS];
+        for (int c = 0; c < PGSYNC_TENANT_COLUMNS; c++)
             cols[c] = PQgetvalue(res, r, c);
         struct tenant_row row;
         if (!pgsync_parse_tenant(cols, sync->ha1_key, &row)) {

@@ -29,10 +29,13 @@ void pgsync_stop(struct pgsync *sync);
 /* True once a full load has completed on the current connection. */
 bool pgsync_synced(struct pgsync *sync, char *reason, size_t len);
 
+/* The columns of a tenant row (sql/queries_gateway.sql, gw_tenants_*). */
+#define PGSYNC_TENANT_COLUMNS 10
+
 /* Pure: parses one tenant row as gw_tenants_all returns it (text columns), unwrapping
  * the Digest HA1 with ha1_key (zeroed when it does not unwrap). */
 __attribute__((warn_unused_result)) bool
-pgsync_parse_tenant(const char *const cols[9], const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
-                    struct tenant_row *out);
+pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
+                    const uint8_t ha1_key[TOKEN_HA1_KEY_LEN], struct tenant_row *out);
 
 #endif

@@ -11,51 +11,60 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-/* Refilling from empty to full takes capacity / rps = 2 s; longer gaps add nothing, and
- * capping them keeps elapsed × rps far from overflowing. */
-#define RL_FILL_US 2000000LL
-
 static int64_t min64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
 }
 
-/* The bucket's tokens at now_us and the time base to store with them. */
-static int64_t refill(const struct rl_bucket *b, int32_t rps, int64_t now_us, int64_t *base_us)
+static int64_t ceil_div(int64_t a, int64_t b)
 {
-    int64_t cap = rl_capacity(rps) * RL_UNIT;
+    return a <= 0 ? 0 : (a + b - 1) / b;
+}
+
+/* The bucket's tokens at now_us and the time base to store with them. */
+static int64_t refill(const struct rl_bucket *b, const struct rl_limit *lim, int64_t now_us,
+                      int64_t *base_us)
+{
+    int64_t cap = (int64_t)lim->size * RL_UNIT;
     *base_us = now_us;
-    if (b->tokens < 0)
+    if (b->tokens == RL_FRESH)
         return cap;
     int64_t elapsed = now_us - b->last_us;
     if (elapsed <= 0)
-        return min64(b->tokens, cap); /* a lowered rate also lowers what is held */
-    return min64(b->tokens + min64(elapsed, RL_FILL_US) * rps, cap);
+        return min64(b->tokens, cap); /* a smaller bucket also lowers what is held */
+    int64_t gap = cap - b->tokens;
+    /* Compared before multiplying: elapsed × rate then stays below gap + rate. */
+    if (gap <= 0 || elapsed >= gap / lim->rate + 1)
+        return cap;
+    return min64(b->tokens + elapsed * lim->rate, cap);
 }
 
-bool rl_bucket_take(struct rl_bucket *b, int32_t rps, int64_t now_us, uint32_t cost,
-                    int64_t *retry_after_ms)
+struct rl_verdict rl_bucket_take(struct rl_bucket *b, const struct rl_limit *lim, int64_t now_us,
+                                 uint32_t cost)
 {
     int64_t base;
-    int64_t tokens = refill(b, rps, now_us, &base);
-    int64_t need = (int64_t)cost * RL_UNIT;
-    b->last_us = base;
-    if (tokens >= need) {
-        b->tokens = tokens - need;
-        return true;
+    int64_t tokens = refill(b, lim, now_us, &base);
+    int64_t max_delay = lim->max_delay_us < 0 ? 0 : min64(lim->max_delay_us, RL_MAX_DELAY_US);
+    int64_t floor = -(int64_t)lim->rate * max_delay; /* the deepest debt allowed */
+    int64_t after = tokens - (int64_t)cost * RL_UNIT;
+    struct rl_verdict v = {.allowed = after >= floor};
+    if (v.allowed) {
+        tokens = after;
+        v.delay_us = ceil_div(-after, lim->rate);
+    } else {
+        v.retry_after_ms = ceil_div(floor - after, (int64_t)lim->rate * 1000);
     }
     b->tokens = tokens;
-    if (retry_after_ms) {
-        int64_t per_ms = (int64_t)rps * 1000; /* tokens (in RL_UNIT) refilled per ms */
-        *retry_after_ms = (need - tokens + per_ms - 1) / per_ms;
-    }
-    return false;
+    b->last_us = base;
+    b->full_us = base + ceil_div((int64_t)lim->size * RL_UNIT - tokens, lim->rate);
+    return v;
 }
 
-int64_t rl_bucket_available(const struct rl_bucket *b, int32_t rps, int64_t now_us)
+int64_t rl_bucket_available(const struct rl_bucket *b, const struct rl_limit *lim, int64_t now_us)
 {
     int64_t base;
-    return refill(b, rps, now_us, &base) / RL_UNIT;
+    int64_t tokens = refill(b, lim, now_us, &base);
+    return tokens >= 0 ? tokens / RL_UNIT : -ceil_div(-tokens, RL_UNIT);
 }
 
 /* ---- the table ---------------------------------------------------------------------- */
@@ -151,22 +160,22 @@ static void entry_unlock(struct rl_entry *e)
     spinlock_release(&e->busy);
 }
 
-bool rl_take(struct rl_table *t, int64_t tenant_id, int32_t rps, int64_t now_us,
-             int64_t *retry_after_ms)
+struct rl_verdict rl_take(struct rl_table *t, int64_t tenant_id, const struct rl_limit *lim,
+                          int64_t now_us)
 {
-    bool allowed = true;
+    struct rl_verdict v = {.allowed = true};
     rcu_read_lock();
     struct rl_entry *e = entry_get(t, tenant_id);
     if (e) {
         entry_lock(e);
-        allowed = rl_bucket_take(&e->bucket, rps, now_us, 1, retry_after_ms);
+        v = rl_bucket_take(&e->bucket, lim, now_us, 1);
         entry_unlock(e);
     }
     rcu_read_unlock();
-    return allowed;
+    return v;
 }
 
-size_t rl_sweep(struct rl_table *t, int64_t now_us, int64_t idle_us)
+size_t rl_sweep(struct rl_table *t, int64_t now_us)
 {
     size_t dropped = 0;
     struct cds_lfht_iter iter;
@@ -176,11 +185,11 @@ size_t rl_sweep(struct rl_table *t, int64_t now_us, int64_t idle_us)
          cds_lfht_next(t->ht, &iter)) {
         struct rl_entry *e = caa_container_of(node, struct rl_entry, node);
         entry_lock(e);
-        int64_t last = e->bucket.last_us;
+        bool full = e->bucket.tokens != RL_FRESH && now_us >= e->bucket.full_us;
         entry_unlock(e);
-        /* A request racing with this delete updates a bucket about to be freed: it is
-         * idle, so the next request gets a new full bucket, which is what it held. */
-        if (now_us - last >= idle_us && cds_lfht_del(t->ht, &e->node) == 0) {
+        /* A request racing with this delete updates a bucket about to be freed: it was
+         * full, so the next request gets a new full bucket, which is what it held. */
+        if (full && cds_lfht_del(t->ht, &e->node) == 0) {
             call_rcu(&e->rcu, free_entry_rcu);
             dropped++;
         }

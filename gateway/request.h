@@ -3,7 +3,9 @@
  *
  * Lifetime: created by server when the request head arrives, freed only when the front
  * end reports the request over. While proxy (or the XMR402 flow) holds it, nothing else
- * touches it; it hands it back by filling the answer and calling gw_request_resume. */
+ * touches it; it hands it back by filling the answer and calling gw_request_resume. A
+ * request the burst limit holds (server.c, hold.h) is suspended the same way, and resumed
+ * by its loop's timer. */
 #ifndef REQUEST_H
 #define REQUEST_H
 
@@ -13,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hold.h"
 #include "limits.h"
 #include "methods.h"
 #include "nodes.h"
@@ -61,6 +64,12 @@ struct gw_request {
 
     /* The daily quota as this request saw it: X-RateLimit-* on every answer (limits.h). */
     struct limits_view limit;
+
+    /* Held by the burst limit until its token is due (server.c, hold.h): its timer in the
+     * loop's set, and the tenant it was admitted as (owned; NULL when not held). */
+    struct hold_entry hold;
+    struct tenant_row *held_tenant;
+    bool hold_over; /* the timer fired: serve it */
 
     /* Operations (gw_metrics.h): when it arrived (monotonic), its id in logs and in the
      * X-Request-Id answer header, and whether the answer came from the cache. */

@@ -8,6 +8,7 @@
 #include "digest.h"
 #include "front.h"
 #include "gw_metrics.h"
+#include "hold.h"
 #include "jsonrpc.h"
 #include "limits.h"
 #include "linger.h"
@@ -27,6 +28,7 @@
 #include <inttypes.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -45,6 +47,7 @@ struct gw_loop {
     struct front *front;          /* the own front end, or NULL */
     struct MHD_Daemon *daemon;    /* libmicrohttpd, or NULL */
     struct linger_set *linger;    /* libmicrohttpd's closed sockets, draining; or NULL */
+    struct hold_set *holds;       /* requests held by the burst limit until their token */
     struct up_engine *own_engine; /* loops after the first start their own; NULL for loop 0 */
     /* The last token this loop hashed and its SHA-256: a client on a kept-alive connection
      * sends the same token with every request, so it is hashed once, not per request.
@@ -403,17 +406,23 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
         req->endpoint = GW_EP_BIN;
         /* The received body is what goes to the node, but for the wallet's "client" field
          * (an RPC-payment signature that identifies it), stripped in place as from JSON
-         * bodies. A body that is not portable storage goes as it came: the node answers. */
-        req->forward_body = req->body;
-        req->forward_len = req->body_len;
-        req->body = NULL;
-        req->body_len = req->body_cap = 0;
+         * bodies. A body that is not portable storage (an empty one included) cannot be
+         * stripped, so it is never forwarded: the gateway refuses it itself with what
+         * monerod answers such a body (MAP_URI_AUTO_BIN2: 400, no body). That includes
+         * bytes after the root section, which monerod would ignore (epee.h): nothing the
+         * gateway did not read reaches a node. */
         bool removed;
         size_t stripped_len;
-        if (req->forward_len &&
-            epee_strip(req->forward_body, req->forward_len, "client", req->forward_body,
-                       req->forward_len, &stripped_len, &removed) == EPEE_OK)
-            req->forward_len = stripped_len;
+        enum epee_status st = epee_strip(req->body, req->body_len, "client", req->body,
+                                         req->body_len, &stripped_len, &removed);
+        if (st != EPEE_OK) {
+            *rc = queue(req, MHD_HTTP_BAD_REQUEST, "text/plain", "", 0, NULL);
+            return false;
+        }
+        req->forward_body = req->body;
+        req->forward_len = stripped_len;
+        req->body = NULL;
+        req->body_len = req->body_cap = 0;
         return true;
     }
     req->endpoint = GW_EP_JSON;
@@ -487,6 +496,69 @@ static void remember_rpc_id(struct gw_request *req)
 
 static enum MHD_Result queue_node_answer(struct gw_request *req);
 static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant);
+static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenant_row *tenant);
+
+/* ---- held requests (burst limit) --------------------------------------------------- */
+
+static void on_hold_due(struct hold_entry *e)
+{
+    struct gw_request *req =
+        (struct gw_request *)(void *)((char *)e - offsetof(struct gw_request, hold));
+    req->hold_over = true;
+    gw_request_resume(req);
+    if (req->conn) /* libmicrohttpd takes the resumed connection back in its next run */
+        up_engine_host_due(req->ctx->up);
+}
+
+/* Holds an admitted request over its tenant's burst bucket until due_us, when its token
+ * is there: the connection stays suspended, as for a node's answer, and the loop's timer
+ * set wakes it on the same loop. It costs a timer entry and a copy of the tenant row; no
+ * thread, no node connection. False when memory runs out (nothing is held then). */
+static bool hold_request(struct gw_request *req, const struct tenant_row *tenant, int64_t due_us)
+{
+    req->held_tenant = malloc(sizeof *req->held_tenant);
+    if (!req->held_tenant || !hold_add(loop_of(req)->holds, &req->hold, due_us, on_hold_due)) {
+        free(req->held_tenant);
+        req->held_tenant = NULL;
+        return false;
+    }
+    *req->held_tenant = *tenant;
+    suspend(req);
+    return true;
+}
+
+/* Whether the client of a held request closed or shut its side meanwhile. As nginx does
+ * for a request it waits on (ngx_http_upstream_check_broken_connection), a peer that
+ * shut its side counts as gone: a client that closes looks the same until we write. */
+static bool client_left(const struct gw_request *req)
+{
+    if (req->fc)
+        return front_peer_left(req->fc);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return false;
+    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/* A held request's token is due: on with the request path, unless its client left while
+ * it waited; that request ends here, without a node call and without an answer. */
+static enum MHD_Result continue_held(struct gw_request *req)
+{
+    struct tenant_row tenant = *req->held_tenant;
+    free(req->held_tenant);
+    req->held_tenant = NULL;
+    req->hold_over = false;
+    req->suspended = false;
+    if (client_left(req)) {
+        if (!req->fc)
+            return MHD_NO; /* libmicrohttpd closes the connection */
+        front_abandon(req->fc);
+        return MHD_YES;
+    }
+    return serve_admitted(req, &tenant);
+}
 
 /* An agent endpoint without a credential, or with XMR402 proof: billing is asked while
  * the connection waits (xmr402_flow.h). */
@@ -547,21 +619,39 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
     }
 
     struct limits_refusal over;
-    int64_t now_unix = (int64_t)time(NULL);
-    if (!limits_burst(req->ctx->limits, &tenant, xg_monotonic_us(), now_unix, &req->limit, &over)) {
+    int64_t now_us = xg_monotonic_us(), delay_us;
+    switch (limits_burst(req->ctx->limits, &tenant, now_us, req->deadline_us, (int64_t)time(NULL),
+                         &req->limit, &delay_us, &over)) {
+    case LIMITS_BURST_REFUSED:
         gw_metrics_rate_limited(req->ctx->metrics, false);
         return answer_over_limit(req, &over);
+    case LIMITS_BURST_HOLD:
+        if (hold_request(req, &tenant, now_us + delay_us)) {
+            gw_metrics_burst_delayed(req->ctx->metrics, (double)delay_us / 1e6);
+            return MHD_YES;
+        }
+        break; /* out of memory: served at once, not refused */
+    case LIMITS_BURST_NOW:
+        break;
     }
-    if (is_usage_path(req->rest))
-        return answer_usage(req, &tenant);
+    return serve_admitted(req, &tenant);
+}
 
+/* The request path once the burst limit admitted the request: usage, classification,
+ * quota, cache and the nodes. */
+static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenant_row *tenant)
+{
+    if (is_usage_path(req->rest))
+        return answer_usage(req, tenant);
+
+    struct limits_refusal over;
+    int64_t now_unix = (int64_t)time(NULL);
     enum MHD_Result rc = MHD_NO;
     bool dispatch =
         req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc) : prepare_path(req, &rc);
     if (!dispatch)
         return rc;
-    if (!limits_charge(req->ctx->limits, &tenant, req->info->weight, now_unix, &req->limit,
-                       &over)) {
+    if (!limits_charge(req->ctx->limits, tenant, req->info->weight, now_unix, &req->limit, &over)) {
         gw_metrics_rate_limited(req->ctx->metrics, true);
         return answer_over_limit(req, &over);
     }
@@ -603,6 +693,8 @@ static enum MHD_Result continue_resumed(struct gw_request *req)
         req->rpc_id = NULL;
         return serve_tenant(req, &bought);
     }
+    if (req->hold_over)
+        return continue_held(req);
     if (!req->answered)
         return MHD_YES; /* spurious wake-up; the answer is not ready */
     return queue_node_answer(req);
@@ -729,6 +821,8 @@ static void record_request(const struct gw_request *req)
 
 static void request_free(struct gw_loop *loop, struct gw_request *req)
 {
+    hold_cancel(loop->holds, &req->hold); /* the client left while its request was held */
+    free(req->held_tenant);
     record_request(req);
     free(req->path);
     free(req->body);
@@ -908,6 +1002,11 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
             return false;
         loop->ctx.up = loop->own_engine;
     }
+    loop->holds = hold_set_new(loop->ctx.up);
+    if (!loop->holds) {
+        snprintf(err, errlen, "cannot create the burst limit's timer");
+        return false;
+    }
     bool tls = srv->tls_cert != NULL;
     if (!tls && strcmp(cfg->front_end, "native") == 0)
         return loop_start_front(loop, addr, err, errlen);
@@ -1036,9 +1135,15 @@ void gw_server_stop(struct gw_server *srv)
         OPENSSL_cleanse(&srv->loops[i].token_memo, sizeof srv->loops[i].token_memo);
         linger_free(srv->loops[i].linger); /* first: the daemon's last closes do not linger */
         srv->loops[i].linger = NULL;
-        if (srv->loops[i].daemon)
+        if (srv->loops[i].daemon) {
+            /* libmicrohttpd must not stop with suspended connections: held ones (the drain
+             * gave up on them) are resumed, then closed by the stop. */
+            if (srv->loops[i].holds)
+                (void)hold_run(srv->loops[i].holds, INT64_MAX);
             MHD_stop_daemon(srv->loops[i].daemon);
-        front_stop(srv->loops[i].front);
+        }
+        front_stop(srv->loops[i].front); /* closes held requests too */
+        hold_set_free(srv->loops[i].holds);
         up_engine_free(srv->loops[i].own_engine);
     }
     free(srv->tls_cert);

@@ -24,7 +24,8 @@ struct tenant_row {
     uint8_t digest_ha1[16];
     char handle[TENANT_HANDLE_MAX + 1];
     char tier_id[TENANT_TIER_MAX + 1];
-    int32_t burst_rps;
+    int32_t burst_rps;  /* the tier's sustained rate, requests per second */
+    int32_t burst_size; /* the tier's burst bucket, requests (ratelimit.h) */
     int64_t daily_quota;
     int64_t valid_until; /* unix seconds */
     bool suspended;

@@ -18,7 +18,6 @@
 
 /* Buckets idle this long are full again; dropping them loses nothing. */
 #define SWEEP_EVERY_MS 60000
-#define SWEEP_IDLE_US  60000000LL
 /* The last flush at shutdown retries this long while PostgreSQL does not answer. */
 #define FINAL_FLUSH_MS 3000
 
@@ -218,8 +217,7 @@ static void *flush_loop(void *arg)
         if (f->buckets && now - last_sweep >= SWEEP_EVERY_MS) {
             struct timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
-            (void)rl_sweep(f->buckets, (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
-                           SWEEP_IDLE_US);
+            (void)rl_sweep(f->buckets, (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
             last_sweep = now;
         }
     }

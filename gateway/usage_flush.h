@@ -10,7 +10,8 @@
  * A crash loses what was counted since the last successful flush: one interval normally,
  * everything counted during an outage of PostgreSQL (docs/LIMITS.md).
  *
- * It also sweeps idle burst buckets (rl_sweep) once a minute, when given a table.
+ * It also sweeps the burst buckets that are full again (rl_sweep) once a minute, when
+ * given a table.
  *
  * Ownership: the quota and ratelimit tables are the caller's and must outlive the flusher.
  * usage_flush_kick matches quota_table_new's kick callback. */

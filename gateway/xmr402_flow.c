@@ -233,10 +233,11 @@ static bool tenant_from(const json_t *doc, struct tenant_row *t)
     snprintf(t->handle, sizeof t->handle, "%s", handle);
     snprintf(t->tier_id, sizeof t->tier_id, "%s", tier);
     t->burst_rps = (int32_t)json_integer_value(json_object_get(tn, "burst_rps"));
+    t->burst_size = (int32_t)json_integer_value(json_object_get(tn, "burst_size"));
     t->daily_quota = json_integer_value(json_object_get(tn, "daily_quota"));
     t->valid_until = json_integer_value(json_object_get(tn, "valid_until_unix"));
     t->suspended = json_is_true(json_object_get(tn, "suspended"));
-    return t->id > 0 && t->burst_rps > 0;
+    return t->id > 0 && t->burst_rps > 0 && t->burst_size > 0;
 }
 
 static void on_provisioned(struct xmr402_work *w, const json_t *doc)

@@ -34,7 +34,7 @@ SELECT t.id, t.handle, t.tier_id, t.state,
        coalesce((SELECT u.used FROM usage_daily u
                   WHERE u.tenant_id = t.id
                     AND u.day = (now() AT TIME ZONE 'UTC')::date), 0),
-       r.daily_quota, r.burst_rps
+       r.daily_quota, r.burst_rps, r.burst_size
   FROM tenants t JOIN tiers r ON r.id = t.tier_id
  WHERE t.id = $1::bigint;
 

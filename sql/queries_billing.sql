@@ -10,7 +10,8 @@ SELECT $1, decode($2, 'hex'), decode($3, 'hex'), t.id, now() + make_interval(day
 RETURNING id, to_char(valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
 
 -- name: bl_tiers_public
-SELECT id, name, burst_rps, daily_quota, price_currency, price_minor, confirmations, max_months
+SELECT id, name, burst_rps, daily_quota, price_currency, price_minor, confirmations, max_months,
+       burst_size
   FROM tiers
  WHERE public
  ORDER BY sort_order, id;
@@ -24,10 +25,15 @@ SELECT id, price_currency, price_minor, confirmations, max_months, public
 SELECT coalesce(max(confirmations), 0) FROM tiers;
 
 -- name: bl_tenant_by_token_hash
-SELECT id, subaddress_index, subaddress
-  FROM tenants
- WHERE token_hash = decode($1, 'hex')
-   FOR UPDATE;
+-- The tenant a renewal is for, with its tier's monthly price and the time it has left in
+-- microseconds (what a tier change would carry, billing/pricing.h price_carry).
+SELECT t.id, t.subaddress_index, t.subaddress, t.tier_id, tr.price_currency, tr.price_minor,
+       greatest((extract(epoch FROM t.valid_until) - extract(epoch FROM now())) * 1000000,
+                0)::bigint
+  FROM tenants t
+  JOIN tiers tr ON tr.id = t.tier_id
+ WHERE t.token_hash = decode($1, 'hex')
+   FOR UPDATE OF t;
 
 -- name: bl_tenant_set_subaddress
 -- A granted tenant gets its persistent subaddress at its first renewal.
@@ -67,15 +73,28 @@ RETURNING id::text;
 -- The invoice as the state machine needs it, locked for the settling transaction; the
 -- database's clock is the one clock every instance shares.
 SELECT kind, state, amount, confirmations_required, extract(epoch FROM expires_at)::bigint,
-       tier_id, months, tenant_id, extract(epoch FROM now())::bigint
+       tier_id, months, tenant_id, extract(epoch FROM now())::bigint, price_currency,
+       price_minor, coalesce(rate_fiat_per_xmr::text, '')
   FROM invoices
  WHERE id = $1::uuid
    FOR UPDATE;
 
--- name: bl_invoice_payment_facts
-SELECT amount, confirmations, state, unlock_time, extract(epoch FROM first_seen_at)::bigint
-  FROM payments
- WHERE invoice_id = $1::uuid;
+-- name: bl_invoice_payment_sums
+-- The invoice's payments summed per class the state machine tells apart
+-- (billing/invoice_state.h): state, confirmations, unlock_time, and whether first seen by
+-- expires_at, within the late grace period after it ($2 seconds) or later, compared in
+-- whole seconds as bl_invoice_lock gives them. However many payments there are (dust sent
+-- to a renewal subaddress included), all are counted, in one row per class; a row's
+-- first_seen is its class's latest, on the same side of both limits.
+SELECT sum(p.amount)::bigint, p.confirmations, p.state, p.unlock_time,
+       max(extract(epoch FROM p.first_seen_at)::bigint)
+  FROM payments p
+  JOIN invoices i ON i.id = p.invoice_id
+ WHERE p.invoice_id = $1::uuid
+ GROUP BY p.state, p.confirmations, p.unlock_time,
+          extract(epoch FROM p.first_seen_at)::bigint <= extract(epoch FROM i.expires_at)::bigint,
+          extract(epoch FROM p.first_seen_at)::bigint
+              <= extract(epoch FROM i.expires_at)::bigint + $2::bigint;
 
 -- name: bl_invoice_set_state
 UPDATE invoices SET state = $2, paid = $3::bigint, confirmations = $4::int
@@ -98,10 +117,25 @@ SELECT handle, token_hash, digest_ha1, tier_id, now() + make_interval(months => 
  WHERE id = $1::uuid
 RETURNING id;
 
+-- name: bl_tenant_renewal_facts
+-- What a renewal carries over (billing/pricing.h price_carry): the tenant's tier, its
+-- monthly price now, and the time left in microseconds (0 once lapsed); the row locked
+-- until the renewal commits.
+SELECT t.tier_id, tr.price_currency, tr.price_minor,
+       greatest((extract(epoch FROM t.valid_until) - extract(epoch FROM now())) * 1000000,
+                0)::bigint
+  FROM tenants t
+  JOIN tiers tr ON tr.id = t.tier_id
+ WHERE t.id = $1::bigint
+   FOR UPDATE OF t;
+
 -- name: bl_tenant_extend
--- A renewal or tier change: valid_until = max(valid_until, now) + months, at the new tier.
+-- A renewal or tier change: valid_until = now + the carried time ($4 microseconds: the
+-- time left, at a tier change converted by price) + months, at the new tier. Unchanged
+-- tier: greatest(valid_until, now) + months, to the microsecond.
 UPDATE tenants
-   SET valid_until = greatest(valid_until, now()) + make_interval(months => $3::int),
+   SET valid_until = now() + $4::bigint * interval '1 microsecond'
+                     + make_interval(months => $3::int),
        tier_id = $2
  WHERE id = $1::bigint
 RETURNING id;
@@ -243,7 +277,8 @@ RETURNING invoice_id::text;
 -- The tenant an XMR402 invoice provisioned, as the gateway needs it to serve at once.
 SELECT t.id, t.handle, t.tier_id, tr.burst_rps, tr.daily_quota,
        to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       extract(epoch FROM t.valid_until)::bigint, encode(t.token_hash, 'hex'), t.state
+       extract(epoch FROM t.valid_until)::bigint, encode(t.token_hash, 'hex'), t.state,
+       tr.burst_size
   FROM tenants t
   JOIN tiers tr ON tr.id = t.tier_id
  WHERE t.id = $1::bigint;

@@ -3,20 +3,20 @@
 -- name: gw_tenants_all
 SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle, t.tier_id,
        r.burst_rps, r.daily_quota, extract(epoch FROM t.valid_until)::bigint,
-       t.state = 'suspended'
+       t.state = 'suspended', r.burst_size
   FROM tenants t JOIN tiers r ON r.id = t.tier_id;
 
 -- name: gw_tenant_by_id
 SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle, t.tier_id,
        r.burst_rps, r.daily_quota, extract(epoch FROM t.valid_until)::bigint,
-       t.state = 'suspended'
+       t.state = 'suspended', r.burst_size
   FROM tenants t JOIN tiers r ON r.id = t.tier_id
  WHERE t.id = $1::bigint;
 
 -- name: gw_tenants_by_tier
 SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle, t.tier_id,
        r.burst_rps, r.daily_quota, extract(epoch FROM t.valid_until)::bigint,
-       t.state = 'suspended'
+       t.state = 'suspended', r.burst_size
   FROM tenants t JOIN tiers r ON r.id = t.tier_id
  WHERE t.tier_id = $1;
 

@@ -6,7 +6,7 @@
 SELECT t.handle, t.tier_id, tr.name, tr.burst_rps, tr.daily_quota, t.state,
        to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        t.valid_until > now(), coalesce(u.used, 0), tr.price_minor = 0,
-       to_char((now() AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD')
+       to_char((now() AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD'), tr.burst_size
   FROM tenants t
   JOIN tiers tr ON tr.id = t.tier_id
   LEFT JOIN usage_daily u ON u.tenant_id = t.id AND u.day = (now() AT TIME ZONE 'UTC')::date

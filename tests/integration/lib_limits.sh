@@ -4,7 +4,8 @@
 # (several of them share the stack's PostgreSQL, as replicas do).
 #
 #   lim_setup                      nodes table = the stack's nodes (idempotent)
-#   lim_tier ID BURST_RPS QUOTA    creates or updates a tier
+#   lim_tier ID BURST_RPS QUOTA [BURST_SIZE]  creates or updates a tier (no BURST_SIZE:
+#                                  the schema's default, greatest(2 × rate, 30))
 #   lim_tenant TIER [DAYS]         creates a tenant; sets LIM_ID, LIM_TOKEN, LIM_HANDLE
 #   lim_gateway NAME [ENV=VALUE…]  starts bin/xmrgate-gateway on the next free port pair,
 #                                  waits until ready; sets LIM_URL_<NAME>, LIM_PID_<NAME>
@@ -23,11 +24,13 @@ lim_setup() {
 }
 
 lim_tier() {
+	local size=${4:-NULL}
 	psql_q "INSERT INTO tiers (id, name, burst_rps, daily_quota, price_currency, price_minor,
-			confirmations, public)
-		VALUES ('$1', 'test $1', $2, $3, 'USD', 100, 1, false)
+			confirmations, public, burst_size)
+		VALUES ('$1', 'test $1', $2, $3, 'USD', 100, 1, false, $size)
 		ON CONFLICT (id) DO UPDATE SET burst_rps = EXCLUDED.burst_rps,
-			daily_quota = EXCLUDED.daily_quota" >/dev/null
+			daily_quota = EXCLUDED.daily_quota,
+			burst_size = coalesce($size, greatest(2 * EXCLUDED.burst_rps, 30))" >/dev/null
 }
 
 # A token is "xg_" + 43 base64url characters; its row holds SHA-256 of that text.

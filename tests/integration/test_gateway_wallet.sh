@@ -11,8 +11,15 @@
 # missing). Its getblocks.bin requests carry the pool (requested_info, pool_info_since)
 # that 0.18.0's do not. The wallet on node A directly, the reference, is this machine's
 # in both rounds.
+#
+# Each round ends on the free tier (the demo tenant's: the smallest burst bucket): a
+# wallet-rpc logged in as a fresh free-tier tenant restores the same wallet through the
+# gateway, syncs and sends from a second output; its calls are shaped, never refused
+# (no 429), and the transaction reaches every own node's pool (A, B and C).
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/ops_lib.sh
+. "$(dirname "$0")/ops_lib.sh"
 
 TRIXIE_SH=$XG_REPO/scripts/monero-trixie.sh
 # Under XG_VAR: the 0.18.4 wallet-rpc sees the directory its root binds (the stack
@@ -54,12 +61,28 @@ in_wallet_pool() {
 		rpc "$1" get_transfers '{"pool":true}' | jq -e --arg t "$2" '[.pool[]?.txid] | index($t) != null' >/dev/null
 }
 in_pool() { curl -sf "$1/get_transaction_pool" | jq -e --arg t "$2" '[.transactions[]?.id_hash] | index($t) != null' >/dev/null; }
+in_pool_hashes() { curl -sf "$1/get_transaction_pool_hashes" | jq -e --arg t "$2" '.tx_hashes // [] | index($t) != null' >/dev/null; }
 
-# wallet_round host|trixie G_PORT T_PORT: the whole story with one kind of wallet-rpc
-# through the gateways, each round on a wallet of its own.
+# grant_free [TIER]: a fresh tenant of TIER (default free) for one round (its own bucket
+# and quota) in FREE_LOGIN; HANDLE and TOKEN stay the wallet-tier tenant's.
+grant_free() {
+	local handle=$HANDLE token=$TOKEN
+	grant_tenant "${1:-free}" 1 || return 1
+	FREE_LOGIN=$HANDLE:$TOKEN
+	HANDLE=$handle TOKEN=$token
+}
+# A tier with the free tier's old bucket (4 at 2/s), which refused a wallet's send.
+psql_q "INSERT INTO tiers (id, name, burst_rps, burst_size, daily_quota, price_currency,
+	price_minor, confirmations, public) VALUES ('wt_tiny', 'tiny', 2, 4, 100000, 'USD', 100, 1, false)
+	ON CONFLICT (id) DO NOTHING" >/dev/null
+burst_refusals() { metric "$GATEWAY_ADMIN_URL" 'xmrgate_gateway_rate_limited_total{limit="burst"}'; }
+burst_delays() { metric "$GATEWAY_ADMIN_URL" xmrgate_gateway_burst_delay_seconds_count; }
+
+# wallet_round host|trixie G_PORT T_PORT F_PORT: the whole story with one kind of
+# wallet-rpc through the gateways, each round on a wallet of its own.
 wallet_round() {
-	local kind=$1 g_port=$2 t_port=$3 G T v seed address file paid sent txid
-	G=http://127.0.0.1:$g_port T=http://127.0.0.1:$t_port
+	local kind=$1 g_port=$2 t_port=$3 f_port=$4 G T F v seed address file paid sent txid
+	G=http://127.0.0.1:$g_port T=http://127.0.0.1:$t_port F=http://127.0.0.1:$f_port
 	local -A whose=([host]="this machine's" [trixie]="Debian 13's")
 	check_here "${whose[$kind]} wallet-rpc through the gateway starts" \
 		start_wallet "$kind" "gw-$kind" "$g_port" "$gw_hostport" "$HANDLE:$TOKEN" || return 1
@@ -118,6 +141,58 @@ wallet_round() {
 	assert_eq "$p same balance over TLS as direct" \
 		"$(rpc "$D" get_balance | jq -c '[.balance,.unlocked_balance]')" \
 		"$(rpc "$T" get_balance | jq -c '[.balance,.unlocked_balance]')"
+
+	# The free tier: the payer pays the wallet again, and the same wallet, restored
+	# through the gateway with a free-tier login, syncs and sends from that output.
+	local refused_before delayed_before free
+	assert_json "$p the payer pays the wallet a second time (for the free tier's send)" \
+		"$(rpc "$PAYER_WALLET_URL" transfer "$(jq -cn --arg a "$address" \
+			'{destinations:[{amount:1000000000000,address:$a}]}')")" '.tx_hash | length == 64'
+	check "$p mine 11 blocks (it unlocks)" mine 11
+	check_here "$p a free-tier tenant is granted" grant_free || return 1
+	refused_before=$(burst_refusals) delayed_before=$(burst_delays)
+	check_here "$p wallet-rpc through the gateway with the free tier's login starts" \
+		start_wallet "$kind" "free-$kind" "$f_port" "$gw_hostport" "$FREE_LOGIN" || return 1
+	check "$p restore the wallet through the free tier" rpc "$F" restore_deterministic_wallet \
+		"$(jq -cn --arg f "$file" --arg s "$seed" '{filename:$f,seed:$s,restore_height:0,password:"",language:"English"}')"
+	check "$p the free-tier wallet refreshes and sees unlocked funds" wait_until 60 refreshed "$F"
+	free=$(rpc "$F" transfer "$(jq -cn --arg a "$PAYER_ADDRESS" \
+		'{destinations:[{amount:300000000000,address:$a}]}')")
+	assert_json "$p a transfer is sent through the free tier" "$free" '.tx_hash | length == 64'
+	txid=$(jq -r .tx_hash <<<"$free")
+	check "$p … it is in node A's pool (get_transaction_pool_hashes)" wait_until 20 in_pool_hashes "$NODE_A_URL" "$txid"
+	check "$p … in node B's pool" wait_until 20 in_pool_hashes "$NODE_B_URL" "$txid"
+	check "$p … and in node C's pool" wait_until 20 in_pool_hashes "$NODE_C_URL" "$txid"
+	assert_eq "$p the free-tier wallet got no 429 (its burst is shaped, not refused)" \
+		"$refused_before" "$(burst_refusals)"
+	echo "# $p free tier: $(($(burst_delays) - delayed_before)) calls delayed by the burst limit"
+
+	# A bucket of 4 at 2/s (the free tier before burst_size): the send is over the
+	# bucket, so it is shaped — held, not refused — and goes through.
+	assert_json "$p the payer pays the wallet a third time (for the small bucket's send)" \
+		"$(rpc "$PAYER_WALLET_URL" transfer "$(jq -cn --arg a "$address" \
+			'{destinations:[{amount:1000000000000,address:$a}]}')")" '.tx_hash | length == 64'
+	check "$p mine 11 blocks (it unlocks)" mine 11
+	check_here "$p a tenant with a bucket of 4 at 2/s is granted" grant_free wt_tiny || return 1
+	check_here "$p wallet-rpc through the gateway with that login starts" \
+		start_wallet "$kind" "tiny-$kind" "$((f_port + 2))" "$gw_hostport" "$FREE_LOGIN" || return 1
+	local S=http://127.0.0.1:$((f_port + 2)) t0
+	check "$p restore the wallet through the small bucket" rpc "$S" restore_deterministic_wallet \
+		"$(jq -cn --arg f "$file" --arg s "$seed" '{filename:$f,seed:$s,restore_height:0,password:"",language:"English"}')"
+	check "$p … it refreshes and sees unlocked funds" wait_until 60 refreshed "$S"
+	sleep 2 # a full bucket, as for a wallet that was idle
+	refused_before=$(burst_refusals) delayed_before=$(burst_delays) t0=$(date +%s%3N)
+	free=$(rpc "$S" transfer "$(jq -cn --arg a "$PAYER_ADDRESS" \
+		'{destinations:[{amount:300000000000,address:$a}]}')")
+	assert_json "$p a transfer over a bucket of 4 is sent (the one that failed with -4 before)" \
+		"$free" '.tx_hash | length == 64'
+	echo "# $p bucket of 4: the send took $(($(date +%s%3N) - t0)) ms, $(($(burst_delays) - delayed_before)) calls delayed"
+	check "$p … its calls were held by the burst limit" test "$(burst_delays)" -gt "$delayed_before"
+	assert_eq "$p … and none refused" "$refused_before" "$(burst_refusals)"
+	txid=$(jq -r .tx_hash <<<"$free")
+	check "$p … it is in node A's pool" wait_until 20 in_pool_hashes "$NODE_A_URL" "$txid"
+	check "$p … in node B's pool" wait_until 20 in_pool_hashes "$NODE_B_URL" "$txid"
+	check "$p … and in node C's pool" wait_until 20 in_pool_hashes "$NODE_C_URL" "$txid"
 }
 
 check_here "grant a tenant" grant_tenant wallet 30
@@ -133,6 +208,6 @@ check_here "a TLS gateway starts" start_gateway tls "$TLS_GW" "$TLS_ADMIN" \
 check "curl reaches the TLS gateway with the path token" \
 	curl -sfk "https://127.0.0.1:$TLS_GW/v1/$TOKEN/get_height" -o /dev/null
 
-wallet_round host "$port_base" $((port_base + 2))
+wallet_round host "$port_base" $((port_base + 2)) $((port_base + 7))
 check "the Debian 13 root with monero 0.18.4 is there (built when missing)" "$TRIXIE_SH" root
-wallet_round trixie $((port_base + 5)) $((port_base + 6))
+wallet_round trixie $((port_base + 5)) $((port_base + 6)) $((port_base + 8))

@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Burst limit: a tenant over its tier's burst rate gets 429 with Retry-After, in the
-# shape of its endpoint (JSON-RPC -32005 echoing the id, {"status"} for the JSON paths, a
-# bare 429 for .bin), and is served again once Retry-After has passed. Every answer to
-# the tenant carries X-RateLimit-*; GET /v1/usage answers the plan and today's usage with
-# the path token and with each header scheme.
+# Burst limit: a tenant over its tier's burst bucket is delayed, not refused, while the
+# wait fits [limits] max_delay (2 s): a burst over the bucket, sequential or at once, is
+# served in full, shaped to the tier's rate (all 200, in at least (N - burst_size) / rate).
+# Beyond the bound it gets 429 with Retry-After, in the shape of its endpoint (JSON-RPC
+# -32005 echoing the id, {"status"} for the JSON paths, a bare 429 for .bin), and is
+# served again once Retry-After has passed. A client that disconnects while held costs
+# no node call, and the ASan gateway (both front ends) stays healthy and clean, a SIGTERM
+# while requests are held included. Every answer to the tenant carries X-RateLimit-*;
+# GET /v1/usage answers the plan and today's usage with the path token and with each
+# header scheme.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/lib_limits.sh
 . "$(dirname "$0")/lib_limits.sh"
+# shellcheck source=tests/integration/ops_lib.sh
+. "$(dirname "$0")/ops_lib.sh"
+# shellcheck source=tests/epee_bodies.sh
+. "$XG_REPO/tests/epee_bodies.sh"
 defer rm -rf "$LIM_DIR"
 
 lim_setup
-lim_tier lt_burst 2 100000 # bucket of 4, refilled at 2/s
+lim_tier lt_burst 2 100000 4 # bucket of 4, refilled at 2/s; up to 4 more held (2 s)
+lim_tier lt_slow 1 100000 2  # bucket of 2 at 1/s: 2 held at most
 lim_tenant lt_burst
 id=$LIM_ID token=$LIM_TOKEN handle=$LIM_HANDLE
 lim_gateway g1 || exit 1
@@ -36,39 +46,103 @@ answer() { # HEADER_FILE BODY_FILE
 		body: ($b | fromjson? // $b)}'
 }
 
-# One curl process sends, back to back (a few ms): six JSON-RPC calls, a JSON endpoint
-# call and a .bin call. Four fit in the bucket (2 x 2); the rest are over the burst.
-args=()
-for i in 1 2 3 4 5 6; do
-	args+=(-D "$LIM_DIR/h$i" -o "$LIM_DIR/b$i" -H 'Content-Type: application/json'
-		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":\"req-$i\",\"method\":\"get_block_count\"}"
-		"$gw/v1/$token/json_rpc" --next)
-done
-args+=(-D "$LIM_DIR/h7" -o "$LIM_DIR/b7" -d '{}' "$gw/v1/$token/get_height" --next)
-args+=(-D "$LIM_DIR/h8" -o "$LIM_DIR/b8" --data-binary @/dev/null "$gw/v1/$token/get_hashes.bin")
+epee_heights_body 1 >"$LIM_DIR/heights.bin"
+now_ms() { date +%s%3N; }
+# burst_args TOKEN N: curl arguments for N JSON-RPC get_block_count calls (id req-1…), a
+# JSON endpoint call (h<N+1>) and a .bin call (h<N+2>), answers in $LIM_DIR/h* and b*.
+burst_args() {
+	local i
+	args=()
+	for ((i = 1; i <= $2; i++)); do
+		args+=(-D "$LIM_DIR/h$i" -o "$LIM_DIR/b$i" -H 'Content-Type: application/json'
+			--data-binary "{\"jsonrpc\":\"2.0\",\"id\":\"req-$i\",\"method\":\"get_block_count\"}"
+			"$gw/v1/$1/json_rpc" --next)
+	done
+	args+=(-D "$LIM_DIR/h$(($2 + 1))" -o "$LIM_DIR/b$(($2 + 1))" -d '{}' "$gw/v1/$1/get_height" --next)
+	args+=(-D "$LIM_DIR/h$(($2 + 2))" -o "$LIM_DIR/b$(($2 + 2))" --data-binary @"$LIM_DIR/heights.bin"
+		"$gw/v1/$1/get_blocks_by_height.bin")
+}
+answers_of() { # N: the answers h1…hN as a JSON array
+	local i
+	for ((i = 1; i <= $1; i++)); do answer "$LIM_DIR/h$i" "$LIM_DIR/b$i"; done | jq -sc .
+}
+
+# One curl process sends, back to back (each as soon as the last is answered): six
+# JSON-RPC calls, a JSON endpoint call and a .bin call. Four fit in the bucket; the
+# other four are held, each until the rate earned its token: 4 / 2 = 2 s in all. (Until
+# the limiter shaped, requests 5-8 got 429 here.)
+burst_args "$token" 6
+t0=$(now_ms)
 curl -s "${args[@]}"
-answers=()
-for i in 1 2 3 4 5 6 7 8; do answers+=("$(answer "$LIM_DIR/h$i" "$LIM_DIR/b$i")"); done
-for i in 0 1 2 3; do
-	assert_json "request $((i + 1)) within the burst is served, with the quota headers" \
-		"${answers[i]}" '.status == 200 and .body.result.count > 0 and .limit == "100000"
-			and (.remaining | tonumber) < 100000 and .retry == null'
+took=$(($(now_ms) - t0))
+answers=$(answers_of 8)
+for i in 0 1 2 3 4 5; do
+	assert_json "request $((i + 1)) of a burst of 8 (bucket 4) is served, with the quota headers" \
+		"$(jq -c ".[$i]" <<<"$answers")" '.status == 200 and .body.result.count > 0 and
+			.limit == "100000" and (.remaining | tonumber) < 100000 and .retry == null'
 done
-assert_json "request 5 over the burst: 429, Retry-After, -32005 naming the limit, id echoed" \
-	"${answers[4]}" '.status == 429 and (.retry | tonumber) >= 1 and
+assert_json "… the JSON endpoint call over the bucket is served too" "$(jq -c '.[6]' <<<"$answers")" \
+	'.status == 200 and .body.height > 0 and .retry == null'
+assert_json "… and the .bin call (held, then answered by a node)" "$(jq -c '.[7]' <<<"$answers")" \
+	'.status == 200 and .size > 0 and .limit == "100000"'
+echo "# 8 sequential requests over a bucket of 4 at 2/s took $took ms"
+check "… shaped to the rate: at least (8 - 4) / 2 s less the refill while they ran (1.9 s)" \
+	test "$took" -ge 1900
+check "… and not held longer than that needs (under 3 s)" test "$took" -lt 3000
+
+# At once: twelve in parallel once the bucket is full again (after 4 s). Four are served
+# at once, four held (0.5, 1, 1.5, 2 s), and the four beyond the 2 s bound refused.
+sleep 4
+t0=$(now_ms) pids=()
+for i in $(seq 12); do
+	curl -s -D "$LIM_DIR/ph$i" -o "$LIM_DIR/pb$i" -H 'Content-Type: application/json' \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":\"par-$i\",\"method\":\"get_block_count\"}" \
+		"$gw/v1/$token/json_rpc" &
+	pids+=("$!")
+done
+wait "${pids[@]}"
+took=$(($(now_ms) - t0))
+par=$(for i in $(seq 12); do answer "$LIM_DIR/ph$i" "$LIM_DIR/pb$i"; done | jq -sc .)
+assert_eq "12 at once over a bucket of 4 at 2/s, 2 s bound: 8 served (4 of them held), 4 refused" \
+	"200:8 429:4" "$(jq -r 'group_by(.status) | map("\(.[0].status):\(length)") | join(" ")' <<<"$par")"
+echo "# 12 parallel requests: answered in $took ms"
+check "… the last one held was served after its 2 s (>= 1.9 s in all)" test "$took" -ge 1900
+assert_json "each refusal: 429, Retry-After, -32005 naming the limit, its own id echoed" "$par" \
+	'map(select(.status == 429)) | length == 4 and all(.[];
+		(.retry | tonumber) >= 1 and .body.error.code == -32005 and
+		(.body.error.message | test("burst")) and (.body.id | startswith("par-")) and
+		.body.jsonrpc == "2.0")'
+
+# The shapes of a refusal: a tenant of lt_slow holds 2 at most. Four at once in the
+# background fill the bucket and the wait (2 now, 2 held up to 2 s); the three calls
+# right after, within the second before the rate earns a place, are refused.
+lim_tenant lt_slow
+slow=$LIM_TOKEN
+xg_wait_until 5 curl -sf -o /dev/null -d '{}' "$gw/v1/$slow/get_height"
+sleep 4
+lim_load 4 4 "$LIM_RPC_BODY" "$gw/v1/$slow/json_rpc" >"$LIM_DIR/slow-bg" &
+bg=$!
+sleep 0.3
+burst_args "$slow" 1
+curl -s "${args[@]}"
+answers=$(answers_of 3)
+wait "$bg"
+assert_eq "… the four at once: all served (two held)" "200 200 200 200" "$(sort "$LIM_DIR/slow-bg" | xargs)"
+assert_json "over the bound: 429, Retry-After, -32005 naming the limit, id echoed" \
+	"$(jq -c '.[0]' <<<"$answers")" '.status == 429 and (.retry | tonumber) >= 1 and
 		.body.error.code == -32005 and (.body.error.message | test("burst")) and
-		.body.id == "req-5" and .body.jsonrpc == "2.0"'
-assert_json "a 429 carries the quota headers too" "${answers[5]}" \
+		.body.id == "req-1" and .body.jsonrpc == "2.0"'
+assert_json "a 429 carries the quota headers too" "$(jq -c '.[0]' <<<"$answers")" \
 	'.status == 429 and .limit == "100000" and .remaining != null and
 	 (.reset | tonumber) > now and (.reset | tonumber) % 86400 == 0'
-assert_json "a JSON endpoint over the burst: 429 with {\"status\": …}" "${answers[6]}" \
+assert_json "a JSON endpoint over the bound: 429 with {\"status\": …}" "$(jq -c '.[1]' <<<"$answers")" \
 	'.status == 429 and (.body.status | test("burst")) and .retry != null'
-assert_json "a .bin endpoint over the burst: a bare 429" "${answers[7]}" \
+assert_json "a .bin endpoint over the bound: a bare 429" "$(jq -c '.[2]' <<<"$answers")" \
 	'.status == 429 and .size == 0 and .retry != null and .limit == "100000"'
-retry=$(jq -r '.retry' <<<"${answers[4]}")
+retry=$(jq -r '.[0].retry' <<<"$answers")
 
 sleep "$retry"
-assert_json "served again after Retry-After" "$(rpc_call "$token" again)" \
+assert_json "served again after Retry-After" "$(rpc_call "$slow" again)" \
 	'.status == 200 and .body.id == "again"'
 
 # Another tenant of the same tier has its own bucket.
@@ -86,6 +160,7 @@ u=$(usage_get "$gw/v1/$token/usage")
 assert_json "/v1/<token>/usage answers tier, usage, remaining, burst and valid_until" "$u" \
 	'.status == "OK" and .tier == "lt_burst" and .daily_quota == 100000 and
 	 .used_today >= 5 and .remaining_today == .daily_quota - .used_today and .burst_rps == 2 and
+	 .burst_size == 4 and
 	 (.valid_until | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")) and
 	 (.resets_at | endswith("T00:00:00Z"))'
 used=$(jq -r '.used_today' <<<"$u")
@@ -105,3 +180,47 @@ check "no quota headers on a 401" bash -c "! curl -s -D - -o /dev/null '$gw/v1/u
 lim_gateway_stop g1
 assert_eq "usage_daily holds every served request after the last flush (weight 1 each)" \
 	"$used" "$(lim_used "$id")"
+
+# Held requests on the ASan gateway, with each front end: clients that give up while
+# held (curl --max-time 0.3) cost no node call and no memory once their time comes, the
+# gateway goes on serving, and a SIGTERM while requests are held drains them (served).
+check "the ASan+UBSan gateway is built" asan_gateway_built
+pool_body() { printf 'url = "%s"\noutput = "/dev/null"\n' "$@"; }
+held_round() { # NAME FRONT_END PORT ADMIN
+	local name=$1 front=$2 port=$3 admin=$4 url=http://127.0.0.1:$3 am=http://127.0.0.1:$4 i
+	check_here "$name: the ASan gateway ($front front end) becomes ready" asan_gateway_start \
+		"burst-$front" "$admin" XMRGATE_SERVER_PORT="$port" XMRGATE_SERVER_FRONT_END="$front" \
+		|| return 1
+	lim_tenant lt_burst
+	local tok=$LIM_TOKEN
+	xg_wait_until 5 curl -sf -o /dev/null -d '{}' "$url/v1/$tok/get_height"
+	sleep 3 # the probe above took a token: full again
+	local nodes_before delayed_before
+	nodes_before=$(metric_sum "$am" xmrgate_gateway_node_requests_total)
+	delayed_before=$(metric "$am" xmrgate_gateway_burst_delay_seconds_count)
+	# Ten at once of a call that always goes to a node (the pool, passthrough): 4 served,
+	# 4 held (0.5 to 2 s) whose clients leave after 0.3 s, 2 refused.
+	for i in $(seq 10); do pool_body "$url/v1/$tok/get_transaction_pool_hashes"; done >"$LIM_DIR/gone"
+	curl -s -Z --parallel-immediate --parallel-max 10 --max-time 0.3 -d '{}' \
+		-w '%{http_code}\n' -K "$LIM_DIR/gone" >"$LIM_DIR/gone-status" 2>/dev/null
+	assert_eq "$name: ten at once, clients giving up after 0.3 s: 4 served, 4 held and left, 2 refused" \
+		"000:4 200:4 429:2" "$(sort "$LIM_DIR/gone-status" | uniq -c | awk '{ printf "%s%s:%s", (NR > 1 ? " " : ""), $2, $1 }')"
+	sleep 2.5 # every held request came due meanwhile
+	assert_eq "$name: the held requests whose client left never reached a node (node calls: the 4 served)" \
+		$((nodes_before + 4)) "$(metric_sum "$am" xmrgate_gateway_node_requests_total)"
+	assert_eq "$name: … and were counted as delayed (xmrgate_gateway_burst_delay_seconds)" \
+		$((delayed_before + 4)) "$(metric "$am" xmrgate_gateway_burst_delay_seconds_count)"
+	check "$name: the gateway serves on" curl -sf -o /dev/null -d '{}' "$url/v1/$tok/get_height"
+	check "$name: … and is healthy" curl -sf -o /dev/null "$am/healthz"
+	# SIGTERM while held: the drain lets them come due and answers them.
+	sleep 3
+	lim_load 8 8 "$LIM_RPC_BODY" "$url/v1/$tok/json_rpc" >"$LIM_DIR/drain-status" &
+	local bg=$!
+	sleep 0.4
+	asan_gateway_stop "$name"
+	wait "$bg"
+	assert_eq "$name: SIGTERM with requests held: all 8 of the burst answered 200" \
+		"200:8" "$(sort "$LIM_DIR/drain-status" | uniq -c | awk '{ printf "%s:%s", $2, $1 }')"
+}
+held_round native native $((LIM_PORT_NEXT)) $((LIM_PORT_NEXT + 1))
+held_round libmicrohttpd libmicrohttpd $((LIM_PORT_NEXT + 2)) $((LIM_PORT_NEXT + 3))

@@ -11,6 +11,7 @@ psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c
 defer psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
 migrate() { XMRGATE_DATABASE_URL=$url "$XG_REPO/bin/xmrgate-billing" --config "$XG_VAR/etc/billing.ini" migrate "$@"; }
 q() { psql -X -q -At -v ON_ERROR_STOP=1 "$url" -c "$1"; }
+fails_early() { ! q "$1" >/dev/null 2>&1; }
 
 check "migrations apply to a fresh database" migrate
 latest=$(ls "$XG_REPO"/migrations/*.sql | sed 's#.*/0*\([0-9]*\)_.*#\1#' | sort -n | tail -1)
@@ -23,6 +24,16 @@ check "a second run succeeds" migrate
 assert_eq "a second run applies nothing" "$before" "$(q "$history")"
 assert_eq "tiers are seeded (free and paid)" "t" \
 	"$(q "SELECT bool_and(x) FROM (SELECT count(*) FILTER (WHERE price_minor = 0) = 1 AS x FROM tiers UNION ALL SELECT count(*) FILTER (WHERE price_minor > 0) >= 2 FROM tiers) s")"
+assert_eq "each seeded tier has its burst size (0002)" "free:2:40 wallet:20:100 merchant:100:300 sovereign:500:1000" \
+	"$(q "SELECT string_agg(id || ':' || burst_rps || ':' || burst_size, ' ' ORDER BY sort_order) FROM tiers")"
+q "INSERT INTO tiers (id, name, burst_rps, daily_quota, price_currency, price_minor, confirmations)
+	VALUES ('t_small', 's', 3, 10, 'USD', 1, 1), ('t_big', 'b', 50, 10, 'USD', 1, 1),
+	       ('t_huge', 'h', 2000000000, 10, 'USD', 1, 1)"
+assert_eq "a tier inserted without a burst size gets greatest(2 × burst_rps, 30), capped at 2^31 - 1" \
+	"t_big:100 t_huge:2147483647 t_small:30" \
+	"$(q "SELECT string_agg(id || ':' || burst_size, ' ' ORDER BY id) FROM tiers WHERE id LIKE 't\_%'")"
+check "a burst size of 0 is rejected" fails_early "UPDATE tiers SET burst_size = 0 WHERE id = 't_small'"
+q "DELETE FROM tiers WHERE id IN ('t_small', 't_big', 't_huge')"
 
 # A changed applied migration is refused, naming the file.
 changed=$(mktemp -d)

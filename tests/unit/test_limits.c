@@ -1,6 +1,7 @@
 /* Tests for gateway/limits: the texts of the 429 answers, the X-RateLimit-* values, the
- * GET /v1/usage body, and the switch: with the limits disabled nothing is refused or
- * counted and no header is set. */
+ * GET /v1/usage body, the burst limit a request sees (its wait bounded by max_delay and
+ * by its own deadline; now, held or refused), and the switch: with the limits disabled
+ * nothing is refused or counted and no header is set. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,14 +44,16 @@ static void test_burst_refusal(void **state)
     } cases[] = {{2, 500, "1"}, {2, 1, "1"}, {1, 1000, "1"}, {1, 1001, "2"}, {5, 0, "1"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct limits_refusal r;
-        limits_burst_refusal(cases[i].rps, cases[i].retry_ms, &r);
+        struct rl_limit lim = {.rate = cases[i].rps, .size = 40, .max_delay_us = 2000000};
+        limits_burst_refusal(&lim, cases[i].retry_ms, &r);
         assert_string_equal(r.retry_after, cases[i].retry_after);
         assert_non_null(strstr(r.message, "burst limit"));
     }
     struct limits_refusal r;
-    limits_burst_refusal(20, 50, &r);
+    struct rl_limit lim = {.rate = 20, .size = 100, .max_delay_us = 1500000};
+    limits_burst_refusal(&lim, 50, &r);
     assert_string_equal(r.message, "rate limit exceeded: burst limit of 20 requests per second "
-                                   "(bursts up to 40); retry in 1 s");
+                                   "(bursts of 100, queued up to 1.500 s); retry in 1 s");
 }
 
 static void test_quota_refusal(void **state)
@@ -94,6 +97,7 @@ static const struct tenant_row TENANT = {
     .handle = "t_abcdefghijkl",
     .tier_id = "wallet",
     .burst_rps = 20,
+    .burst_size = 100,
     .daily_quota = 100000,
     .valid_until = 1798675200, /* 2026-12-31T00:00:00Z */
 };
@@ -114,6 +118,7 @@ static void test_usage_body(void **state)
     assert_int_equal(json_integer_value(json_object_get(obj, "used_today")), 579);
     assert_int_equal(json_integer_value(json_object_get(obj, "remaining_today")), 99421);
     assert_int_equal(json_integer_value(json_object_get(obj, "burst_rps")), 20);
+    assert_int_equal(json_integer_value(json_object_get(obj, "burst_size")), 100);
     assert_string_equal(json_string_value(json_object_get(obj, "valid_until")),
                         "2026-12-31T00:00:00Z");
     assert_string_equal(json_string_value(json_object_get(obj, "resets_at")),
@@ -122,10 +127,71 @@ static void test_usage_body(void **state)
     free(body);
 }
 
+static void test_burst_limit_of_a_request(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t max_delay_us, now_us, deadline_us, expect_us;
+    } cases[] = {
+        {2000000, 0, 20000000, 2000000}, /* the configured bound */
+        {2000000, 0, 1500000, 1500000},  /* the request's deadline comes first */
+        {2000000, 5000000, 5000000, 0},  /* no time left: refused at once */
+        {2000000, 6000000, 5000000, 0},  /* past its deadline */
+        {0, 0, 20000000, 0},             /* max_delay 0: never held */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct rl_limit lim = limits_burst_limit(&TENANT, cases[i].max_delay_us, cases[i].now_us,
+                                                 cases[i].deadline_us);
+        assert_int_equal(lim.rate, 20);
+        assert_int_equal(lim.size, 100);
+        assert_int_equal(lim.max_delay_us, cases[i].expect_us);
+    }
+}
+
+static void test_burst_now_held_refused(void **state)
+{
+    (void)state;
+    /* Enabled limits; the flusher never reaches this database, which the burst bucket
+     * does not need. */
+    struct gw_limits *l = limits_start(true, 1000000, "postgresql://127.0.0.1:1/none");
+    assert_non_null(l);
+    struct tenant_row t = TENANT;
+    t.burst_rps = 4;
+    t.burst_size = 2;
+    struct limits_view v;
+    struct limits_refusal r;
+    int64_t delay = -1, deadline = 20000000;
+    assert_int_equal(limits_burst(l, &t, 0, deadline, 1795996800, &v, &delay, &r),
+                     LIMITS_BURST_NOW);
+    assert_true(v.set);
+    assert_int_equal(delay, 0);
+    assert_int_equal(limits_burst(l, &t, 0, deadline, 1795996800, &v, &delay, &r),
+                     LIMITS_BURST_NOW);
+    for (int k = 1; k <= 4; k++) { /* 1 s at 4/s: four held, 250 ms apart */
+        assert_int_equal(limits_burst(l, &t, 0, deadline, 1795996800, &v, &delay, &r),
+                         LIMITS_BURST_HOLD);
+        assert_int_equal(delay, 250000 * k);
+    }
+    assert_int_equal(limits_burst(l, &t, 0, deadline, 1795996800, &v, &delay, &r),
+                     LIMITS_BURST_REFUSED);
+    assert_string_equal(r.retry_after, "1");
+    /* A request with only 100 ms left before its deadline is not held for 250 ms. */
+    struct tenant_row other = t;
+    other.id = 43;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(limits_burst(l, &other, 0, deadline, 1795996800, &v, &delay, &r),
+                         LIMITS_BURST_NOW);
+    assert_int_equal(limits_burst(l, &other, 0, 100000, 1795996800, &v, &delay, &r),
+                     LIMITS_BURST_REFUSED);
+    assert_int_equal(limits_burst(l, &other, 0, 250000, 1795996800, &v, &delay, &r),
+                     LIMITS_BURST_HOLD);
+    limits_stop(l);
+}
+
 static void test_disabled_refuses_and_counts_nothing(void **state)
 {
     (void)state;
-    struct gw_limits *l = limits_start(false, "postgresql://unused");
+    struct gw_limits *l = limits_start(false, 2000000, "postgresql://unused");
     assert_non_null(l);
     assert_false(limits_enabled(l));
     struct tenant_row small = TENANT;
@@ -134,7 +200,10 @@ static void test_disabled_refuses_and_counts_nothing(void **state)
     for (int i = 0; i < 10; i++) {
         struct limits_view v = {.set = true};
         struct limits_refusal r;
-        assert_true(limits_burst(l, &small, 0, 1795996800, &v, &r));
+        int64_t delay = -1;
+        assert_int_equal(limits_burst(l, &small, 0, 1000, 1795996800, &v, &delay, &r),
+                         LIMITS_BURST_NOW);
+        assert_int_equal(delay, 0);
         assert_false(v.set);
         assert_true(limits_charge(l, &small, 10, 1795996800, &v, &r));
     }
@@ -150,6 +219,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_burst_refusal),
+        cmocka_unit_test(test_burst_limit_of_a_request),
+        cmocka_unit_test(test_burst_now_held_refused),
         cmocka_unit_test(test_quota_refusal),
         cmocka_unit_test(test_view_headers),
         cmocka_unit_test(test_usage_body),

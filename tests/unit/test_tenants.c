@@ -21,6 +21,7 @@ static struct tenant_row make_row(int64_t id, uint8_t token_byte, const char *ha
     snprintf(row.handle, sizeof row.handle, "%s", handle);
     snprintf(row.tier_id, sizeof row.tier_id, "free");
     row.burst_rps = 2;
+    row.burst_size = 40;
     row.daily_quota = 100;
     row.valid_until = 2000000000;
     return row;
@@ -108,13 +109,15 @@ static void test_parse_tenant_row(void **state)
     char hash_hex[65];
     memset(hash_hex, 'a', 64);
     hash_hex[64] = '\0';
-    const char *cols[9] = {"42",     hash_hex,     wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "20",
-                           "100000", "1900000000", "f"};
+    const char *cols[PGSYNC_TENANT_COLUMNS] = {"42",     hash_hex, wrapped_hex, "t_aaaaaaaaaaaa",
+                                               "wallet", "20",     "100000",    "1900000000",
+                                               "f",      "100"};
     struct tenant_row row;
     assert_true(pgsync_parse_tenant(cols, key, &row));
     assert_int_equal(row.id, 42);
     assert_memory_equal(row.digest_ha1, ha1, sizeof ha1);
     assert_int_equal(row.burst_rps, 20);
+    assert_int_equal(row.burst_size, 100);
     assert_false(row.suspended);
 
     /* Another key: the row loads, Digest is disabled (zero HA1). */
@@ -123,15 +126,26 @@ static void test_parse_tenant_row(void **state)
     assert_true(pgsync_parse_tenant(cols, other, &row));
     assert_memory_equal(row.digest_ha1, zero, sizeof zero);
 
-    const char *bad_id[9] = {"x",      hash_hex,     wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "20",
-                             "100000", "1900000000", "f"};
+    const char *bad_id[PGSYNC_TENANT_COLUMNS] = {"x",      hash_hex, wrapped_hex, "t_aaaaaaaaaaaa",
+                                                 "wallet", "20",     "100000",    "1900000000",
+                                                 "f",      "100"};
     assert_false(pgsync_parse_tenant(bad_id, key, &row));
-    const char *bad_hash[9] = {
-        "1", "abc", wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "20", "100000", "1900000000", "f"};
+    const char *bad_hash[PGSYNC_TENANT_COLUMNS] = {"1",      "abc", wrapped_hex, "t_aaaaaaaaaaaa",
+                                                   "wallet", "20",  "100000",    "1900000000",
+                                                   "f",      "100"};
     assert_false(pgsync_parse_tenant(bad_hash, key, &row));
-    const char *bad_burst[9] = {
-        "1", hash_hex, wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "0", "100000", "1900000000", "t"};
+    const char *bad_burst[PGSYNC_TENANT_COLUMNS] = {
+        "1",          hash_hex, wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "0", "100000",
+        "1900000000", "t",      "100"};
     assert_false(pgsync_parse_tenant(bad_burst, key, &row));
+    const char *bad_size[PGSYNC_TENANT_COLUMNS] = {
+        "1",          hash_hex, wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "20", "100000",
+        "1900000000", "f",      "0"};
+    assert_false(pgsync_parse_tenant(bad_size, key, &row));
+    const char *huge_size[PGSYNC_TENANT_COLUMNS] = {
+        "1",      hash_hex,     wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "20",
+        "100000", "1900000000", "f",         "2147483648"};
+    assert_false(pgsync_parse_tenant(huge_size, key, &row));
 }
 
 int main(void)

@@ -44,7 +44,7 @@
     const facts = el(
       "ul",
       { class: "facts" },
-      el("li", {}, el("strong", { text: fmtInt(t.burst_rps) }), " requests/s burst"),
+      el("li", {}, el("strong", { text: fmtInt(t.burst_rps) }), " requests/s, ", el("strong", { text: fmtInt(t.burst_size) }), " at once"),
       el("li", {}, el("strong", { text: fmtInt(t.daily_quota) }), " requests a day"),
       t.free
         ? el("li", {}, "Active ", el("strong", { text: "at once" }))

@@ -42,7 +42,7 @@
 
   function showTenant(t) {
     $("tenant").hidden = false;
-    $("t-tier").textContent = `${t.tier.name} · ${fmtInt(t.tier.burst_rps)} req/s, ${fmtInt(t.tier.daily_quota)} a day`;
+    $("t-tier").textContent = `${t.tier.name} · ${fmtInt(t.tier.burst_rps)} req/s (${fmtInt(t.tier.burst_size)} at once), ${fmtInt(t.tier.daily_quota)} a day`;
     $("t-handle").textContent = t.handle;
     $("t-valid").textContent = fmtDate(t.valid_until) + (t.active ? "" : " (expired)");
     $("t-valid").dataset.iso = t.valid_until;
