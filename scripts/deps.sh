@@ -14,8 +14,9 @@ set -euo pipefail
 XG_PACKAGES=(
 	# toolchain, formatting and linters (make lint, shell scripts)
 	build-essential pkg-config clang-format cppcheck shellcheck
-	# libFuzzer drivers (make fuzz, tests/fuzz)
-	clang
+	# libFuzzer drivers (make fuzz, tests/fuzz): clang, and its sanitizer and fuzzer
+	# runtimes, which clang only recommends
+	clang libclang-rt-14-dev
 	# the C libraries the daemons and the unit tests link
 	libmicrohttpd-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev
 	libcmocka-dev libinih-dev liburcu-dev libqrencode-dev
