@@ -15,12 +15,14 @@
 #define WRITES true
 #define READS  false
 
-#define ROW(kind_, name_, alias_, cls_, full_, writes_, weight_, desc_)                            \
+#define ROW_POOL(kind_, name_, alias_, cls_, full_, writes_, weight_, pool_, desc_)                \
     {                                                                                              \
         .name = (name_), .aliases = {(alias_), NULL}, .kind = (kind_), .cls = (cls_),              \
         .needs_full_node = (full_), .writes = (writes_), .weight = (weight_),                      \
-        .description = (desc_),                                                                    \
+        .description = (desc_), .pool_info = (pool_),                                              \
     }
+#define ROW(kind_, name_, alias_, cls_, full_, writes_, weight_, desc_)                            \
+    ROW_POOL(kind_, name_, alias_, cls_, full_, writes_, weight_, false, desc_)
 #define RPC(name_, alias_, cls_, full_, weight_, desc_)                                            \
     ROW(METHOD_JSON_RPC, name_, alias_, cls_, full_, READS, weight_, desc_)
 #define JSON(name_, alias_, cls_, full_, weight_, desc_)                                           \
@@ -152,9 +154,19 @@ static const struct method_info PATH_ROWS[] = {
      * client field is stripped): synced wallets polling at the same tip send the same body
      * and share one answer (sync batches over CACHE_TIP_MAX_BYTES are not kept). Stock
      * wallets send prune=true, which any node answers fully; prune=false needs the prunable
-     * data. */
-    BIN("/get_blocks.bin", "/getblocks.bin", TIP, UNPRUNED, BULK,
-        "Wallet sync: blocks, transactions and output indices after the client's known chain"),
+     * data.
+     * Pool information (wallets >= 0.18.3; upstream core_rpc_server.cpp on_get_blocks):
+     * requested_info 1 (blocks and pool) or 2 (pool only) asks for the pool transactions
+     * added and removed since pool_info_since, the daemon_time of the wallet's previous
+     * answer, relative to that node's own pool. Such an answer changes without the tip
+     * moving and is only meaningful against the node that gave the previous one, so
+     * (proxy_bin_pool_rule): it is never served from or stored in the cache, and
+     * pool_info_since is dropped from the request, which makes every node answer with its
+     * whole pool (pool_info_extent full), which the wallet takes in place of what it had.
+     * A wallet moved to another node therefore never skips a pool transaction, at the
+     * cost of the whole pool's hashes per poll. */
+    ROW_POOL(METHOD_BIN_PATH, "/get_blocks.bin", "/getblocks.bin", TIP, UNPRUNED, READS, BULK, true,
+             "Wallet sync: blocks, transactions and output indices after the client's known chain"),
     /* Returns whole transactions with no prune option: a pruned node silently drops the ones it
      * pruned. Stock wallets use it to find a restore height by date. */
     BIN("/get_blocks_by_height.bin", "/getblocks_by_height.bin", IMMUTABLE, FULL, RANGE,

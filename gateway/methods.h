@@ -81,6 +81,10 @@ struct method_info {
     bool writes; /* changes node or network state (broadcasts, relays, mines, reconfigures) */
     unsigned weight;
     const char *description; /* one line; for denied rows it ends with why */
+    /* Its request may ask for the node's transaction pool relative to an earlier answer
+     * of the same node (get_blocks.bin's requested_info and pool_info_since, wallets >=
+     * 0.18.3): see proxy_bin_pool_rule. */
+    bool pool_info;
 };
 
 /* The row for a JSON-RPC method name (canonical or alias), or NULL. `name` need not be

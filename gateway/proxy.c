@@ -198,6 +198,22 @@ static void note_outs(struct proxy_answer_facts *f, const struct epee_section *r
     }
 }
 
+bool proxy_bin_pool_rule(char *body, size_t *len, bool *asks_pool)
+{
+    bool removed;
+    size_t stripped;
+    if (epee_strip(body, *len, "pool_info_since", body, *len, &stripped, &removed) != EPEE_OK)
+        return false;
+    *len = stripped;
+    struct epee_section root;
+    struct epee_value v;
+    uint64_t info = 0;
+    *asks_pool = false;
+    if (epee_open(body, *len, &root) == EPEE_OK && epee_find(&root, "requested_info", &v))
+        *asks_pool = !epee_get_uint(&v, &info) || info != 0;
+    return true;
+}
+
 void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_facts *f)
 {
     memset(f, 0, sizeof *f);
@@ -400,7 +416,7 @@ static void plan_store(struct gw_request *req, const struct prober_quorum *q,
                        struct store_plan *plan)
 {
     *plan = (struct store_plan){.store = STORE_NONE, .request_height = -1};
-    if (!q->known)
+    if (!q->known || req->asks_pool)
         return;
     if (req->info->cls == METHOD_TIP) {
         if (request_key(req, q->hash, plan->key))

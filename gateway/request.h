@@ -70,6 +70,7 @@ struct gw_request {
     struct hold_entry hold;
     struct tenant_row *held_tenant;
     bool hold_over; /* the timer fired: serve it */
+    bool asks_pool; /* the node's pool is asked for (proxy_bin_pool_rule): never cached */
 
     /* Operations (gw_metrics.h): when it arrived (monotonic), its id in logs and in the
      * X-Request-Id answer header, and whether the answer came from the cache. */

@@ -415,7 +415,8 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
         size_t stripped_len;
         enum epee_status st = epee_strip(req->body, req->body_len, "client", req->body,
                                          req->body_len, &stripped_len, &removed);
-        if (st != EPEE_OK) {
+        if (st != EPEE_OK || (req->info->pool_info &&
+                              !proxy_bin_pool_rule(req->body, &stripped_len, &req->asks_pool))) {
             *rc = queue(req, MHD_HTTP_BAD_REQUEST, "text/plain", "", 0, NULL);
             return false;
         }
