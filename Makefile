@@ -47,10 +47,10 @@ LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS  := $(SANFLAGS)
 
 COMMON_SRC  := $(wildcard common/*.c)
-GATEWAY_SRC := $(filter-out gateway/main.c,$(wildcard gateway/*.c))
+GATEWAY_SRC := $(filter-out gateway/main.c,$(wildcard gateway/*.c gateway/*/*.c))
 BILLING_SRC := $(filter-out billing/main.c,$(wildcard billing/*.c))
 SQL_FILES   := $(sort $(wildcard sql/*.sql))
-UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+UNIT_SRC    := $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 COMMON_OBJ  := $(call obj,$(COMMON_SRC)) $(BUILD)/gen/sql_embedded.o
@@ -176,7 +176,7 @@ format:
 format-check:
 	clang-format --dry-run --Werror $(shell git ls-files '*.c' '*.h')
 
-# docs/methods.md is generated from the method table (gateway/methods.c).
+# docs/methods.md is generated from the method table (gateway/rpc/methods.c).
 $(BUILD)/tools/gen-methods-doc: tools/gen_methods_doc.c $(BUILD)/libxggateway.a $(BUILD)/libxgcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $^ $(LDFLAGS) $(LDLIBS) -o $@

@@ -3,7 +3,7 @@
  * dashboard query and alert rule names a metric that exists. The registries are built
  * exactly as the daemons build them, without starting anything. */
 #include "bl_metrics.h"
-#include "gw_metrics.h"
+#include "ops/gw_metrics.h"
 #include "xg_metrics.h"
 
 #include <stdio.h>

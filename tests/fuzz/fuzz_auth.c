@@ -1,4 +1,4 @@
-/* Fuzzes the credential parser and the Digest check (gateway/auth.h, gateway/digest.h):
+/* Fuzzes the credential parser and the Digest check (gateway/auth/auth.h, gateway/auth/digest.h):
  * auth_parse over a request's path, Authorization and X-Api-Key, then, for Digest,
  * digest_verify under a fixed nonce key, as server.c's authenticate() calls them; XMR402
  * parameters go on to xmr402_parse_params.
@@ -18,11 +18,11 @@
  *     nothing is ever accepted for an unknown user;
  *   - a realm and nonce go into a challenge exactly when auth_challenge_value_ok allows. */
 #include "fuzz.h"
-#include "auth.h"
-#include "digest.h"
+#include "auth/auth.h"
+#include "auth/digest.h"
 #include "token.h"
 #include "xg_hex.h"
-#include "xmr402.h"
+#include "xmr402/xmr402.h"
 
 #include <ctype.h>
 

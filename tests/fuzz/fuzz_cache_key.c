@@ -1,4 +1,4 @@
-/* A differential driver for the cache key (gateway/cache.h): the key proxy.c's
+/* A differential driver for the cache key (gateway/cache/cache.h): the key proxy.c's
  * request_key computes over the body server.c forwards must not depend on how the client
  * wrote its JSON. The input is a request body; it goes through the gateway's preparation
  * (server.c: prepare_jsonrpc for /json_rpc, prepare_path for the JSON endpoints: parse,
@@ -11,8 +11,8 @@
  * key never the key of the same bytes as a binary body. */
 #include "fuzz.h"
 #include "fuzz_json_variants.h"
-#include "cache.h"
-#include "jsonrpc.h"
+#include "cache/cache.h"
+#include "rpc/jsonrpc.h"
 
 #define FUZZ_TIP "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 

@@ -1,4 +1,4 @@
-/* Fuzzes the epee portable-storage reader (gateway/epee.h) on node answers and client
+/* Fuzzes the epee portable-storage reader (gateway/rpc/epee.h) on node answers and client
  * request bodies: epee_open, the readers over the fields monerod's .bin answers carry,
  * epee_strip, and proxy's reads of a .bin answer (proxy_read_bin_facts,
  * proxy_bin_request_immutable). The input is the body, as is.
@@ -12,8 +12,8 @@
  *     strip finds nothing more;
  *   - stripping the wallet's "client" field changes nothing proxy reads from the answer. */
 #include "fuzz.h"
-#include "epee.h"
-#include "proxy.h"
+#include "rpc/epee.h"
+#include "rpc/proxy.h"
 
 static const char *const field_names[] = {
     "status",    "untrusted",      "outs",      "blocks",       "heights",

@@ -1,4 +1,4 @@
-/* Fuzzes the native front end (gateway/front.c) whole: one client connection per input,
+/* Fuzzes the native front end (gateway/http/front.c) whole: one client connection per input,
  * over a socketpair, carrying whatever the input holds (pipelined requests, Content-Length
  * and chunked bodies, Expect: 100-continue, garbage), sent in pieces (fuzz.h) with the
  * event loop run after each piece, so every split of a head or a body reaches the front
@@ -30,8 +30,8 @@
  * only when sending is stuck, and at the end; 5, close without reading anything. */
 #include "fuzz.h"
 
-#include "front.c"
-#include "http1.h"
+#include "http/front.c"
+#include "nodes/http1.h"
 
 #include <fcntl.h>
 

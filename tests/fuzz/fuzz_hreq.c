@@ -1,4 +1,4 @@
-/* Fuzzes hreq_parse (gateway/hreq.h) as the front end calls it: the client's bytes arrive
+/* Fuzzes hreq_parse (gateway/http/hreq.h) as the front end calls it: the client's bytes arrive
  * in pieces (fuzz.h: the input's first bytes choose them) and the head is parsed again
  * from its start after each one. Pipelined requests follow one another: a Content-Length
  * body is skipped, a chunked one decoded (hreq_chunked_decode) to find where the next
@@ -14,7 +14,7 @@
  *     values, no request-smuggling combination).
  * Flag bit 3 (byte 0): max_head 256 instead of the front end's 16384. */
 #include "fuzz.h"
-#include "hreq.h"
+#include "http/hreq.h"
 
 #define FUZZ_MAX_HEAD_SMALL 256
 #define FUZZ_MAX_HEAD       16384

@@ -1,4 +1,4 @@
-/* Fuzzes hreq_chunked_decode (gateway/hreq.h) as the front end drives it: a chunked body
+/* Fuzzes hreq_chunked_decode (gateway/http/hreq.h) as the front end drives it: a chunked body
  * arriving in pieces (fuzz.h), decoded in place with the decoded data gathered at the
  * front of one buffer and the undecoded rest held after it (front.c, decode_chunks).
  *
@@ -8,7 +8,7 @@
  * belongs to the next request). Every call reads within its bytes and decodes no more
  * than it read. */
 #include "fuzz.h"
-#include "hreq.h"
+#include "http/hreq.h"
 
 struct decoded {
     enum hreq_chunk_phase phase;

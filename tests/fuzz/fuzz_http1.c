@@ -1,4 +1,4 @@
-/* Fuzzes h1_parse (gateway/http1.h) on node answers, which are untrusted (public nodes):
+/* Fuzzes h1_parse (gateway/nodes/http1.h) on node answers, which are untrusted (public nodes):
  * the answer arrives in pieces (fuzz.h) as nodeconn reads it, and may end with the node
  * closing the connection (h1_parse_eof).
  *
@@ -12,8 +12,8 @@
  * Flag bits (byte 0): 3, the body callback refuses a body over 64 bytes; 4, the node
  * closes the connection after the last byte. */
 #include "fuzz.h"
-#include "http1.h"
-#include "http_text.h"
+#include "nodes/http1.h"
+#include "http/http_text.h"
 
 #define FUZZ_BODY_CAP_SMALL 64
 

@@ -1,4 +1,4 @@
-/* Fuzzes the /json_rpc request path's JSON rules (gateway/jsonrpc.h) as server.c's
+/* Fuzzes the /json_rpc request path's JSON rules (gateway/rpc/jsonrpc.h) as server.c's
  * prepare_jsonrpc runs them: jsonrpc_parse over the body, the "client" strip, the
  * forwarded body (jsonrpc_dump), and the error answer echoing the id. The input is the
  * body, as is.
@@ -11,7 +11,7 @@
  *     it again removes nothing;
  *   - every error answer is a JSON object carrying the code and the id. */
 #include "fuzz.h"
-#include "jsonrpc.h"
+#include "rpc/jsonrpc.h"
 
 static void check_error_body(const json_t *id)
 {

@@ -1,4 +1,4 @@
-/* Fuzzes the XMR402 credential parser (gateway/xmr402.h): xmr402_parse_params over the
+/* Fuzzes the XMR402 credential parser (gateway/xmr402/xmr402.h): xmr402_parse_params over the
  * parameters after "Authorization: XMR402 ", with the largest proof any configuration
  * takes (max_proof 4096) and with a small one; and xmr402_agent_path over the same bytes
  * read as a request path. The input is the text, as is (a NUL-terminated copy).
@@ -11,7 +11,7 @@
  *   - an agent path is the request path's own tail after "/v1". */
 #include "fuzz.h"
 #include "xg_str.h"
-#include "xmr402.h"
+#include "xmr402/xmr402.h"
 
 #define FUZZ_SMALL_PROOF 100
 

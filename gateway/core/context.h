@@ -1,0 +1,37 @@
+/* context — what every part of the gateway's request path shares, owned by main and
+ * passed as the closure to MHD and curl callbacks. No globals. */
+#ifndef CONTEXT_H
+#define CONTEXT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auth/digest.h"
+#include "ops/gw_metrics.h"
+#include "core/gw_config.h"
+#include "limits/limits.h"
+#include "cache/cache.h"
+#include "nodes/nodes.h"
+#include "nodes/prober.h"
+#include "state/tenants.h"
+#include "core/upstream.h"
+
+struct gw_context {
+    const struct gw_config *cfg;
+    struct tenant_store *tenants;
+    struct node_registry *nodes;
+    struct up_engine *up;
+    struct digest_verifier *digest;
+    struct prober *prober;      /* node health, quorum tip, ranking (prober.h) */
+    struct cache *cache;        /* tip and immutable answers (cache.h) */
+    int64_t tip_ttl_ms;         /* how long a tip answer is served: the probe interval */
+    int64_t cache_min_depth;    /* blocks below the quorum tip before a height is cached */
+    struct gw_limits *limits;   /* burst rate and daily quota (limits.h) */
+    struct gw_metrics *metrics; /* counters and histograms (gw_metrics.h); may be NULL */
+    size_t max_body;
+    int64_t request_timeout_ms;
+    int64_t node_timeout_ms;
+};
+
+#endif

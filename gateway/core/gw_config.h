@@ -1,0 +1,71 @@
+/* gw_config — the gateway's configuration: its key table and the struct it fills.
+ * Strings are owned by the struct (gw_config_free). See README "Configuration". */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xg_config.h"
+
+struct gw_config {
+    /* [server]: the tenant-facing listener */
+    char *bind;
+    int64_t port;
+    char *tls_cert; /* "" = plain HTTP */
+    char *tls_key;
+    int64_t loops;   /* event loops (threads) serving clients and nodes */
+    char *front_end; /* "native" or "libmicrohttpd" (plain HTTP; HTTPS is libmicrohttpd) */
+    int64_t max_body;
+    int64_t connection_timeout_ms;
+    int64_t request_timeout_ms;
+    char *realm;
+    char *renew_url;
+    /* [auth] */
+    char *ha1_key;      /* 64 hex: unwraps the stored Digest HA1 (same key as billing) */
+    char *nonce_secret; /* shared by replicas so a nonce from one validates on another */
+    int64_t nonce_lifetime_ms;
+    /* [admin] */
+    char *admin_bind;
+    int64_t admin_port;
+    char *admin_token;
+    /* [database] */
+    char *database_url;
+    /* [nodes] */
+    int64_t max_connections_per_node;
+    int64_t node_timeout_ms;
+    int64_t node_connect_timeout_ms;
+    char *node_ca_file; /* "" = the system's CA store, for https:// nodes */
+    int64_t probe_interval_ms;
+    int64_t probe_timeout_ms;
+    int64_t historical_lag;
+    int64_t cooldown_base_ms;
+    int64_t cooldown_ceiling_ms;
+    int64_t breaker_failures;
+    int64_t breaker_open_ms;
+    int64_t cache_size;
+    int64_t cache_min_depth;
+    /* [limits] */
+    bool limits_enabled;         /* burst rate and daily quota; off only to measure their cost */
+    int64_t limits_max_delay_ms; /* longest hold of a request over its burst bucket */
+    /* [xmr402]: agents buying access with HTTP 402 (gateway/xmr402/xmr402_flow.h) */
+    bool xmr402_enabled;
+    char *xmr402_billing_url;  /* billing's API base, for challenges and proofs */
+    char *xmr402_public_url;   /* billing as agents reach it, for status URLs ("" = billing_url) */
+    char *xmr402_default_tier; /* what a bare 402 sells */
+    int64_t xmr402_max_proof;  /* longest proof accepted in Authorization: XMR402 */
+    /* [log] */
+    char *log_level;
+    int64_t slow_request_ms; /* requests at least this slow are summed up per method */
+};
+
+extern const struct xg_cfg_key gw_config_keys[];
+extern const size_t gw_config_key_count;
+
+/* Loads and validates; on failure false with the message in err. */
+__attribute__((warn_unused_result)) bool gw_config_load(struct gw_config *cfg, const char *path,
+                                                        char *err, size_t errlen);
+void gw_config_free(struct gw_config *cfg);
+
+#endif

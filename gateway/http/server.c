@@ -1,0 +1,1153 @@
+/* server — the tenant-facing listener and the request path up to dispatch. */
+#define _LGPL_SOURCE
+#include "http/server.h"
+
+#include "auth/auth.h"
+#include "core/context.h"
+#include "rpc/epee.h"
+#include "auth/digest.h"
+#include "http/front.h"
+#include "ops/gw_metrics.h"
+#include "limits/hold.h"
+#include "rpc/jsonrpc.h"
+#include "limits/limits.h"
+#include "http/linger.h"
+#include "rpc/proxy.h"
+#include "core/request.h"
+#include "token.h"
+#include "xmr402/xmr402_flow.h"
+#include "xg_file.h"
+#include "xg_log.h"
+#include "xg_str.h"
+#include "xg_clock.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <inttypes.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One event loop: a listener on the shared port (SO_REUSEPORT spreads the connections),
+ * the own front end for plain HTTP or a libmicrohttpd daemon, run by one upstream engine's
+ * thread. A request stays on its loop. */
+struct gw_loop {
+    struct gw_server *srv;
+    struct gw_context ctx;        /* the shared context, with this loop's engine as ctx.up */
+    struct front *front;          /* the own front end, or NULL */
+    struct MHD_Daemon *daemon;    /* libmicrohttpd, or NULL */
+    struct linger_set *linger;    /* libmicrohttpd's closed sockets, draining; or NULL */
+    struct hold_set *holds;       /* requests held by the burst limit until their token */
+    struct up_engine *own_engine; /* loops after the first start their own; NULL for loop 0 */
+    /* The last token this loop hashed and its SHA-256: a client on a kept-alive connection
+     * sends the same token with every request, so it is hashed once, not per request.
+     * Compared in constant time; loop thread only; wiped at stop. */
+    struct token_memo {
+        size_t len;
+        char text[TOKEN_TEXT_SIZE];
+        uint8_t hash[TOKEN_HASH_LEN];
+    } token_memo;
+};
+
+struct gw_server {
+    struct gw_loop loops[GW_SERVER_MAX_LOOPS];
+    size_t nloops;
+    atomic_long inflight;
+    atomic_uint_fast64_t next_id; /* request ids: a random prefix, then a counter */
+    char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
+};
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- answers ------------------------------------------------------------------------ */
+
+/* The headers of one answer, whichever front end sends it. */
+#define ANSWER_MAX_HEADERS 16
+struct answer_headers {
+    struct front_header h[ANSWER_MAX_HEADERS];
+    size_t n;
+    char request_id[GW_REQUEST_ID_SIZE];
+};
+
+static void answer_header(void *ctx, const char *name, const char *value)
+{
+    struct answer_headers *a = ctx;
+    if (a->n < ANSWER_MAX_HEADERS)
+        a->h[a->n++] = (struct front_header){name, value};
+}
+
+/* What every answer ends with: the daily quota to an authenticated tenant
+ * (gateway/limits/limits.h), the XMR402 headers, and X-Request-Id, the id that error lines in
+ * the log carry. */
+static void answer_common_headers(const struct gw_request *req, struct answer_headers *a)
+{
+    if (req->limit.set) {
+        answer_header(a, "X-RateLimit-Limit", req->limit.limit);
+        answer_header(a, "X-RateLimit-Remaining", req->limit.remaining);
+        answer_header(a, "X-RateLimit-Reset", req->limit.reset);
+    }
+    xmr402_flow_each_header(req, answer_header, a);
+    gw_request_id_text(req->id, a->request_id);
+    answer_header(a, "X-Request-Id", a->request_id);
+}
+
+/* Sends an answer through the request's front end; the body is copied, or taken (and
+ * freed) when owned. */
+static enum MHD_Result emit(struct gw_request *req, unsigned status, const struct answer_headers *a,
+                            const char *body, size_t len, bool owned)
+{
+    req->status = status;
+    if (req->fc)
+        return front_respond(req->fc, status, a->h, a->n, body, len, owned) ? MHD_YES : MHD_NO;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        len, (void *)body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
+    if (!resp) {
+        if (owned)
+            free((void *)body);
+        return MHD_NO;
+    }
+    for (size_t i = 0; i < a->n; i++)
+        MHD_add_response_header(resp, a->h[i].name, a->h[i].value);
+    enum MHD_Result rc = MHD_queue_response(req->conn, status, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
+/* Queues an answer; extra headers are a NULL-terminated name,value list. */
+static enum MHD_Result queue(struct gw_request *req, unsigned status, const char *type,
+                             const void *body, size_t len, const char *const *headers)
+{
+    struct answer_headers a = {.n = 0};
+    if (type && *type)
+        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    for (const char *const *h = headers; h && h[0]; h += 2)
+        answer_header(&a, h[0], h[1]);
+    answer_common_headers(req, &a);
+    return emit(req, status, &a, body, len, false);
+}
+
+/* An error of ours in the shape the client expects: a JSON-RPC error for /json_rpc,
+ * {"status": …} for the plain JSON endpoints, the bare status for .bin. */
+static enum MHD_Result answer_error(struct gw_request *req, unsigned status, int rpc_code,
+                                    const char *message, const char *const *headers)
+{
+    enum MHD_Result rc;
+    size_t len = 0;
+    char *body = NULL;
+    if (req->endpoint == GW_EP_JSONRPC) {
+        body = jsonrpc_error_body(req->rpc_id, rpc_code, message, &len);
+    } else if (req->endpoint == GW_EP_JSON) {
+        json_t *obj = json_pack("{s:s}", "status", message);
+        body = jsonrpc_dump(obj, &len);
+        json_decref(obj);
+    }
+    rc = queue(req, status, body ? "application/json" : NULL, body ? body : "", len, headers);
+    free(body);
+    return rc;
+}
+
+/* 401 with monerod's two Digest challenges, MD5 then MD5-sess with one nonce, in
+ * monerod's spelling of the header name too (digest.h says why this exact shape). On the
+ * root paths nothing else: those are the monerod paths that wallets and libraries written
+ * against monerod call, and some of them read all WWW-Authenticate values as one string
+ * (Python requests makes one dict of it), so any other scheme there can only confuse them;
+ * curl -u sends Basic without asking, and Basic is accepted everywhere anyway. On /v1/
+ * paths (token in the path, agents, /v1/usage) Basic comes third: no wallet gets there
+ * (wallet-rpc drops any path of --daemon-address), the clients there are generic HTTP
+ * clients for which "the token is the password" is the simplest login, and after both
+ * Digest challenges it still leaves a reader of the first one, a splitter at ", Digest"
+ * and Python requests' merged dict on MD5 or MD5-sess. */
+static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale, const char *message)
+{
+    static const char www_authenticate[] = "WWW-authenticate"; /* epee's server_auth_field */
+    struct digest_challenges digest;
+    char basic[256] = "";
+    bool offer_basic = strncmp(req->path, "/v1/", 4) == 0;
+    if (!digest_challenge(req->ctx->digest, wall_ms(), stale, &digest) ||
+        (offer_basic && !auth_challenge_basic(basic, sizeof basic, req->ctx->cfg->realm)))
+        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
+                            "cannot build the authentication challenge", NULL);
+    const char *headers[] = {www_authenticate,
+                             digest.md5,
+                             www_authenticate,
+                             digest.md5_sess,
+                             offer_basic ? www_authenticate : NULL,
+                             basic,
+                             NULL};
+    return answer_error(req, MHD_HTTP_UNAUTHORIZED, JSONRPC_INVALID_REQUEST, message, headers);
+}
+
+/* ---- the client connection, whichever front end holds it ------------------------------ */
+
+const char *gw_request_header(const struct gw_request *req, const char *name)
+{
+    if (req->head)
+        return hreq_header(req->head, name);
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+struct header_tally {
+    const char *name;
+    size_t count;
+};
+
+static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    (void)value;
+    struct header_tally *t = cls;
+    if (strcasecmp(key, t->name) == 0)
+        t->count++;
+    return MHD_YES;
+}
+
+static size_t header_count(const struct gw_request *req, const char *name)
+{
+    if (req->head)
+        return hreq_header_count(req->head, name);
+    struct header_tally t = {name, 0};
+    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, tally_header, &t);
+    return t.count;
+}
+
+bool gw_request_query_arg(const struct gw_request *req, const char *name, char *out, size_t outlen)
+{
+    if (req->head)
+        return hreq_query_arg(req->head, name, out, outlen);
+    const char *v = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+    return v && xg_str_copy(out, outlen, v);
+}
+
+void gw_request_client_address(const struct gw_request *req, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    if (req->fc) {
+        front_client_address(req->fc, out, outlen);
+        return;
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
+                  (socklen_t)outlen);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
+                  (socklen_t)outlen);
+}
+
+/* The request waits for proxy or billing; gw_request_resume brings it back. The own front
+ * end needs nothing for that: it reads no further request until this one is answered. */
+static void suspend(struct gw_request *req)
+{
+    if (req->conn)
+        MHD_suspend_connection(req->conn);
+    req->suspended = true;
+}
+
+void gw_request_resume(struct gw_request *req)
+{
+    if (req->fc)
+        front_resume(req->fc);
+    else
+        MHD_resume_connection(req->conn);
+}
+
+/* ---- authentication ----------------------------------------------------------------- */
+
+enum auth_verdict { VERDICT_OK, VERDICT_UNAUTHORIZED, VERDICT_STALE, VERDICT_MALFORMED };
+
+static struct gw_loop *loop_of(const struct gw_request *req)
+{
+    return (struct gw_loop *)(void *)((char *)req->ctx - offsetof(struct gw_loop, ctx));
+}
+
+/* token_hash, through the loop's one-entry memo. */
+static bool hash_token(struct gw_loop *loop, const char *token, uint8_t out[TOKEN_HASH_LEN])
+{
+    struct token_memo *m = &loop->token_memo;
+    size_t len = strlen(token);
+    if (len >= sizeof m->text)
+        return token_hash(token, len, out);
+    if (m->len == len && CRYPTO_memcmp(m->text, token, len) == 0) {
+        memcpy(out, m->hash, TOKEN_HASH_LEN);
+        return true;
+    }
+    if (!token_hash(token, len, out))
+        return false;
+    memcpy(m->text, token, len);
+    m->len = len;
+    memcpy(m->hash, out, TOKEN_HASH_LEN);
+    return true;
+}
+
+/* Finds the tenant behind the credential and copies it into *tenant. */
+static enum auth_verdict authenticate(struct gw_request *req, struct auth_credential *cred,
+                                      struct tenant_row *tenant)
+{
+    struct auth_request areq = {
+        .path = req->path,
+        .authorization = gw_request_header(req, MHD_HTTP_HEADER_AUTHORIZATION),
+        .authorization_repeated = header_count(req, MHD_HTTP_HEADER_AUTHORIZATION) > 1,
+        .api_key = gw_request_header(req, "X-Api-Key"),
+    };
+    enum auth_kind kind = auth_parse(&areq, cred);
+    req->rest = cred->rest_path;
+    if (kind == AUTH_MALFORMED)
+        return VERDICT_MALFORMED;
+
+    enum auth_verdict verdict = VERDICT_UNAUTHORIZED;
+    uint8_t hash[TOKEN_HASH_LEN];
+    tenants_read_lock();
+    const struct tenant_row *found = NULL;
+    switch (kind) {
+    case AUTH_PATH_TOKEN:
+    case AUTH_BEARER:
+    case AUTH_API_KEY:
+    case AUTH_BASIC:
+        if (hash_token(loop_of(req), cred->token, hash))
+            found = tenants_find_token(req->ctx->tenants, hash);
+        if (found && kind == AUTH_BASIC && !auth_basic_user_ok(cred, found->handle))
+            found = NULL;
+        break;
+    case AUTH_DIGEST: {
+        static const uint8_t no_ha1[TOKEN_HA1_LEN];
+        found = tenants_find_handle(req->ctx->tenants, cred->digest.username);
+        /* A HA1 that did not unwrap is all zero: treat it as no tenant. */
+        const uint8_t *ha1 = found && memcmp(found->digest_ha1, no_ha1, TOKEN_HA1_LEN) != 0
+                                 ? found->digest_ha1
+                                 : NULL;
+        enum digest_result dr = digest_verify(req->ctx->digest, &cred->digest, ha1,
+                                              req->is_post ? "POST" : "GET", req->path, wall_ms());
+        if (dr == DIGEST_BAD_URI) {
+            cred->detail = "the Digest uri does not match the request";
+            verdict = VERDICT_MALFORMED;
+        } else if (digest_result_is_stale(dr)) {
+            verdict = VERDICT_STALE;
+        }
+        if (dr != DIGEST_OK)
+            found = NULL;
+        break;
+    }
+    default:
+        break;
+    }
+    if (found) {
+        *tenant = *found;
+        verdict = VERDICT_OK;
+    }
+    tenants_read_unlock();
+    return verdict;
+}
+
+/* ---- classification ----------------------------------------------------------------- */
+
+/* Prepares req->forward_body for /json_rpc; answers the client itself when the request
+ * never reaches a node. Returns true when the request should be dispatched. */
+static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
+{
+    req->endpoint = GW_EP_JSONRPC;
+    struct jsonrpc_request rpc;
+    enum jsonrpc_parse parsed = jsonrpc_parse(req->body, req->body_len, &rpc);
+    if (rpc.id)
+        req->rpc_id = json_incref((json_t *)rpc.id);
+    switch (parsed) {
+    case JSONRPC_NOT_JSON:
+        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_PARSE_ERROR, "Parse error", NULL);
+        return false;
+    case JSONRPC_BATCH:
+        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_INVALID_REQUEST,
+                           "Invalid Request: batch requests are not supported", NULL);
+        return false;
+    case JSONRPC_NOT_REQUEST:
+        jsonrpc_request_clear(&rpc);
+        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_INVALID_REQUEST, "Invalid Request", NULL);
+        return false;
+    case JSONRPC_OK:
+        break;
+    }
+    req->info = methods_find_jsonrpc(rpc.method, strlen(rpc.method));
+    if (!req->info || req->info->cls == METHOD_DENIED) {
+        jsonrpc_request_clear(&rpc);
+        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+        return false;
+    }
+    jsonrpc_strip_client(rpc.root);
+    req->forward_body = jsonrpc_dump(rpc.root, &req->forward_len);
+    jsonrpc_request_clear(&rpc);
+    return true;
+}
+
+static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
+{
+    req->info = methods_find_path(req->rest, strlen(req->rest));
+    if (!req->info || req->info->cls == METHOD_DENIED) {
+        req->endpoint = GW_EP_BIN; /* monerod answers an unknown path with a bare 404 */
+        *rc = queue(req, MHD_HTTP_NOT_FOUND, "text/plain", "", 0, NULL);
+        return false;
+    }
+    if (req->info->kind == METHOD_BIN_PATH) {
+        req->endpoint = GW_EP_BIN;
+        /* The received body is what goes to the node, but for the wallet's "client" field
+         * (an RPC-payment signature that identifies it), stripped in place as from JSON
+         * bodies. A body that is not portable storage (an empty one included) cannot be
+         * stripped, so it is never forwarded: the gateway refuses it itself with what
+         * monerod answers such a body (MAP_URI_AUTO_BIN2: 400, no body). That includes
+         * bytes after the root section, which monerod would ignore (epee.h): nothing the
+         * gateway did not read reaches a node. */
+        bool removed;
+        size_t stripped_len;
+        enum epee_status st = epee_strip(req->body, req->body_len, "client", req->body,
+                                         req->body_len, &stripped_len, &removed);
+        if (st != EPEE_OK || (req->info->pool_info &&
+                              !proxy_bin_pool_rule(req->body, &stripped_len, &req->asks_pool))) {
+            *rc = queue(req, MHD_HTTP_BAD_REQUEST, "text/plain", "", 0, NULL);
+            return false;
+        }
+        req->forward_body = req->body;
+        req->forward_len = stripped_len;
+        req->body = NULL;
+        req->body_len = req->body_cap = 0;
+        return true;
+    }
+    req->endpoint = GW_EP_JSON;
+    if (req->body_len == 0)
+        return true;
+    json_error_t error;
+    json_t *root = json_loadb(req->body, req->body_len, 0, &error);
+    if (!root) {
+        *rc = answer_error(req, MHD_HTTP_BAD_REQUEST, 0, "Failed to parse the JSON body", NULL);
+        return false;
+    }
+    jsonrpc_strip_client(root);
+    req->forward_body = jsonrpc_dump(root, &req->forward_len);
+    json_decref(root);
+    return true;
+}
+
+/* ---- limits (gateway/limits/limits.h) ------------------------------------------------------- */
+
+/* 429 in the client's shape; a burst refusal comes before classification, so the
+ * shape (.bin or not) and the JSON-RPC id to echo are found here. */
+static enum MHD_Result answer_over_limit(struct gw_request *req, const struct limits_refusal *why)
+{
+    if (req->endpoint == GW_EP_JSON) {
+        const struct method_info *m = methods_find_path(req->rest, strlen(req->rest));
+        if (m && m->kind == METHOD_BIN_PATH)
+            req->endpoint = GW_EP_BIN;
+    }
+    if (req->endpoint == GW_EP_JSONRPC && !req->rpc_id) {
+        struct jsonrpc_request rpc;
+        (void)jsonrpc_parse(req->body, req->body_len, &rpc);
+        if (rpc.id)
+            req->rpc_id = json_incref((json_t *)rpc.id);
+        jsonrpc_request_clear(&rpc);
+    }
+    const char *headers[] = {MHD_HTTP_HEADER_RETRY_AFTER, why->retry_after, NULL};
+    return answer_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_LIMIT_EXCEEDED, why->message,
+                        headers);
+}
+
+static bool is_usage_path(const char *rest)
+{
+    return strcmp(rest, LIMITS_USAGE_PATH) == 0 || strcmp(rest, LIMITS_USAGE_TOKEN_PATH) == 0;
+}
+
+/* GET /v1/usage: the tenant's own plan and today's usage. */
+static enum MHD_Result answer_usage(struct gw_request *req, const struct tenant_row *tenant)
+{
+    req->endpoint = GW_EP_JSON;
+    struct quota_status quota;
+    limits_status(req->ctx->limits, tenant, (int64_t)time(NULL), &quota);
+    size_t len = 0;
+    char *body = limits_usage_body(tenant, &quota, &len);
+    if (!body)
+        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
+                            "out of memory", NULL);
+    enum MHD_Result rc = queue(req, MHD_HTTP_OK, "application/json", body, len, NULL);
+    free(body);
+    return rc;
+}
+
+/* ---- the request path --------------------------------------------------------------- */
+
+static void remember_rpc_id(struct gw_request *req)
+{
+    struct jsonrpc_request rpc;
+    if (jsonrpc_parse(req->body, req->body_len, &rpc) != JSONRPC_NOT_JSON && rpc.id)
+        req->rpc_id = json_incref((json_t *)rpc.id);
+    jsonrpc_request_clear(&rpc);
+}
+
+static enum MHD_Result queue_node_answer(struct gw_request *req);
+static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant);
+static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenant_row *tenant);
+
+/* ---- held requests (burst limit) --------------------------------------------------- */
+
+static void on_hold_due(struct hold_entry *e)
+{
+    struct gw_request *req =
+        (struct gw_request *)(void *)((char *)e - offsetof(struct gw_request, hold));
+    req->hold_over = true;
+    gw_request_resume(req);
+    if (req->conn) /* libmicrohttpd takes the resumed connection back in its next run */
+        up_engine_host_due(req->ctx->up);
+}
+
+/* Holds an admitted request over its tenant's burst bucket until due_us, when its token
+ * is there: the connection stays suspended, as for a node's answer, and the loop's timer
+ * set wakes it on the same loop. It costs a timer entry and a copy of the tenant row; no
+ * thread, no node connection. False when memory runs out (nothing is held then). */
+static bool hold_request(struct gw_request *req, const struct tenant_row *tenant, int64_t due_us)
+{
+    req->held_tenant = malloc(sizeof *req->held_tenant);
+    if (!req->held_tenant || !hold_add(loop_of(req)->holds, &req->hold, due_us, on_hold_due)) {
+        free(req->held_tenant);
+        req->held_tenant = NULL;
+        return false;
+    }
+    *req->held_tenant = *tenant;
+    suspend(req);
+    return true;
+}
+
+/* Whether the client of a held request closed or shut its side meanwhile. As nginx does
+ * for a request it waits on (ngx_http_upstream_check_broken_connection), a peer that
+ * shut its side counts as gone: a client that closes looks the same until we write. */
+static bool client_left(const struct gw_request *req)
+{
+    if (req->fc)
+        return front_peer_left(req->fc);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return false;
+    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/* A held request's token is due: on with the request path, unless its client left while
+ * it waited; that request ends here, without a node call and without an answer. */
+static enum MHD_Result continue_held(struct gw_request *req)
+{
+    struct tenant_row tenant = *req->held_tenant;
+    free(req->held_tenant);
+    req->held_tenant = NULL;
+    req->hold_over = false;
+    req->suspended = false;
+    if (client_left(req)) {
+        if (!req->fc)
+            return MHD_NO; /* libmicrohttpd closes the connection */
+        front_abandon(req->fc);
+        return MHD_YES;
+    }
+    return serve_admitted(req, &tenant);
+}
+
+/* An agent endpoint without a credential, or with XMR402 proof: billing is asked while
+ * the connection waits (xmr402_flow.h). */
+static enum MHD_Result start_xmr402(struct gw_request *req, const struct auth_credential *cred)
+{
+    suspend(req);
+    if (!xmr402_flow_begin(req, cred))
+        gw_request_resume(req); /* the answer is in req */
+    return MHD_YES;
+}
+
+static enum MHD_Result handle_request(struct gw_request *req)
+{
+    if (req->body_too_large) {
+        req->endpoint = GW_EP_JSON;
+        return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
+                            "request body too large", NULL);
+    }
+    struct auth_credential cred;
+    struct tenant_row tenant;
+    enum auth_verdict verdict = authenticate(req, &cred, &tenant);
+    const char *agent_path = verdict == VERDICT_OK ? NULL : xmr402_flow_applies(req, &cred);
+    if (agent_path)
+        req->rest = agent_path;
+    /* Errors before classification use the shape the path asks for, and a JSON-RPC
+     * error echoes the request's id when the body has one. */
+    req->endpoint = strcmp(req->rest, METHODS_JSONRPC_PATH) == 0 ? GW_EP_JSONRPC : GW_EP_JSON;
+    if (req->endpoint == GW_EP_JSONRPC && verdict != VERDICT_OK)
+        remember_rpc_id(req);
+    if (verdict == VERDICT_MALFORMED) {
+        gw_metrics_auth_failure(req->ctx->metrics, "malformed");
+        return answer_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
+                            cred.detail ? cred.detail : "malformed credentials", NULL);
+    }
+    if (agent_path)
+        return start_xmr402(req, &cred);
+    if (verdict != VERDICT_OK) {
+        gw_metrics_auth_failure(req->ctx->metrics, gw_metrics_auth_scheme(cred.kind));
+        return answer_unauthorized(req, verdict == VERDICT_STALE, "authentication required");
+    }
+    return serve_tenant(req, &tenant);
+}
+
+/* The request path after authentication: status checks, limits, classification, cache
+ * and the nodes. Also where an XMR402 purchase continues once billing provisioned it. */
+static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant_in)
+{
+    struct tenant_row tenant = *tenant_in;
+    if (tenant.suspended)
+        return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST,
+                            "this access is suspended; contact the operator", NULL);
+    if (tenant.valid_until < (int64_t)time(NULL)) {
+        char message[512];
+        const char *where = req->ctx->cfg->renew_url;
+        snprintf(message, sizeof message, "this plan expired; renew it with your token at %s",
+                 where[0] ? where : "the billing page");
+        return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST, message, NULL);
+    }
+
+    struct limits_refusal over;
+    int64_t now_us = xg_monotonic_us(), delay_us;
+    switch (limits_burst(req->ctx->limits, &tenant, now_us, req->deadline_us, (int64_t)time(NULL),
+                         &req->limit, &delay_us, &over)) {
+    case LIMITS_BURST_REFUSED:
+        gw_metrics_rate_limited(req->ctx->metrics, false);
+        return answer_over_limit(req, &over);
+    case LIMITS_BURST_HOLD:
+        if (hold_request(req, &tenant, now_us + delay_us)) {
+            gw_metrics_burst_delayed(req->ctx->metrics, (double)delay_us / 1e6);
+            return MHD_YES;
+        }
+        break; /* out of memory: served at once, not refused */
+    case LIMITS_BURST_NOW:
+        break;
+    }
+    return serve_admitted(req, &tenant);
+}
+
+/* The request path once the burst limit admitted the request: usage, classification,
+ * quota, cache and the nodes. */
+static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenant_row *tenant)
+{
+    if (is_usage_path(req->rest))
+        return answer_usage(req, tenant);
+
+    struct limits_refusal over;
+    int64_t now_unix = (int64_t)time(NULL);
+    enum MHD_Result rc = MHD_NO;
+    bool dispatch =
+        req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc) : prepare_path(req, &rc);
+    if (!dispatch)
+        return rc;
+    if (!limits_charge(req->ctx->limits, tenant, req->info->weight, now_unix, &req->limit, &over)) {
+        gw_metrics_rate_limited(req->ctx->metrics, true);
+        return answer_over_limit(req, &over);
+    }
+    if (req->forward_len && !req->forward_body)
+        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
+                            "out of memory", NULL);
+    if (proxy_answer_from_cache(req)) {
+        req->from_cache = true;
+        return queue_node_answer(req);
+    }
+    suspend(req);
+    req->dispatched = true;
+    if (!proxy_dispatch(req))
+        gw_request_resume(req); /* the answer is in req */
+    return MHD_YES;
+}
+
+/* Queues the node's answer (or proxy's error answer) without copying the body. */
+static enum MHD_Result queue_node_answer(struct gw_request *req)
+{
+    struct answer_headers a = {.n = 0};
+    if (req->answer_type[0])
+        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, req->answer_type);
+    for (size_t i = 0; i < req->nextra_headers; i++)
+        answer_header(&a, req->extra_headers[i].name, req->extra_headers[i].value);
+    answer_common_headers(req, &a);
+    char *body = req->answer_body;
+    req->answer_body = NULL; /* the answer owns it now */
+    return emit(req, req->status, &a, body ? body : "", req->answer_len, body != NULL);
+}
+
+/* The answer is ready, or billing provisioned the tenant an XMR402 request waited for. */
+static enum MHD_Result continue_resumed(struct gw_request *req)
+{
+    struct tenant_row bought;
+    if (xmr402_flow_take_tenant(req, &bought)) {
+        req->suspended = false;   /* served now as the tenant billing just provisioned */
+        json_decref(req->rpc_id); /* classification reads the id again */
+        req->rpc_id = NULL;
+        return serve_tenant(req, &bought);
+    }
+    if (req->hold_over)
+        return continue_held(req);
+    if (!req->answered)
+        return MHD_YES; /* spurious wake-up; the answer is not ready */
+    return queue_node_answer(req);
+}
+
+static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connection *conn,
+                                      const char *url, const char *method)
+{
+    struct gw_server *srv = loop->srv;
+    struct gw_request *req = calloc(1, sizeof *req);
+    if (!req)
+        return NULL;
+    req->ctx = &loop->ctx;
+    req->conn = conn;
+    req->is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    req->path = strdup(url);
+    req->rest = req->path;
+    req->started_us = xg_monotonic_us();
+    req->deadline_us = req->started_us + loop->ctx.request_timeout_ms * 1000;
+    req->body = malloc(1);
+    if (!req->path || !req->body) {
+        free(req->path);
+        free(req->body);
+        free(req);
+        return NULL;
+    }
+    req->body[0] = '\0';
+    req->body_cap = 1;
+    req->id = atomic_fetch_add(&srv->next_id, 1);
+    atomic_fetch_add(&srv->inflight, 1);
+    return req;
+}
+
+static void append_body(struct gw_request *req, const char *data, size_t len)
+{
+    if (req->body_too_large)
+        return;
+    if (req->body_len + len > req->ctx->max_body) {
+        req->body_too_large = true;
+        return;
+    }
+    if (req->body_len + len + 1 > req->body_cap) {
+        size_t cap = req->body_cap * 2;
+        while (cap < req->body_len + len + 1)
+            cap *= 2;
+        char *grown = realloc(req->body, cap);
+        if (!grown) {
+            req->body_too_large = true;
+            return;
+        }
+        req->body = grown;
+        req->body_cap = cap;
+    }
+    memcpy(req->body + req->body_len, data, len);
+    req->body_len += len;
+    req->body[req->body_len] = '\0';
+}
+
+static bool declared_too_large(struct MHD_Connection *conn, size_t max_body)
+{
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    return cl && strtoull(cl, NULL, 10) > max_body;
+}
+
+/* Answers at once what is refused on the head alone: a method monerod does not serve
+ * (405), or a declared body over the limit (413); MHD_YES when there is nothing to
+ * refuse. */
+static enum MHD_Result refuse_on_head(struct gw_request *req, const char *method, bool too_large)
+{
+    bool allowed =
+        strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    if (!allowed) {
+        req->endpoint = GW_EP_BIN;
+        const char *headers[] = {MHD_HTTP_HEADER_ALLOW, "GET, POST", NULL};
+        return queue(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, headers);
+    }
+    if (too_large) {
+        req->endpoint = GW_EP_JSON;
+        return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
+                            "request body too large", NULL);
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    struct gw_loop *loop = cls;
+    struct gw_request *req = *con_cls;
+    if (!req) {
+        req = request_new(loop, conn, url, method);
+        if (!req)
+            return MHD_NO;
+        *con_cls = req;
+        return refuse_on_head(req, method, declared_too_large(conn, loop->ctx.max_body));
+    }
+    if (*upload_data_size) {
+        append_body(req, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (req->suspended)
+        return continue_resumed(req);
+    return handle_request(req);
+}
+
+/* One client request in the metrics, once it is over (answered, or the client left). */
+static void record_request(const struct gw_request *req)
+{
+    if (req->status == 0)
+        return; /* nothing was answered: the client left first */
+    enum gw_outcome outcome = req->from_cache      ? GW_OUTCOME_CACHE
+                              : !req->dispatched   ? GW_OUTCOME_REFUSED
+                              : req->status >= 500 ? GW_OUTCOME_FAILED
+                                                   : GW_OUTCOME_NODE;
+    if (req->status == MHD_HTTP_PAYMENT_REQUIRED)
+        gw_metrics_payment_required(req->ctx->metrics);
+    gw_metrics_request(req->ctx->metrics, req->info, req->status, outcome,
+                       (double)(xg_monotonic_us() - req->started_us) / 1e6);
+}
+
+static void request_free(struct gw_loop *loop, struct gw_request *req)
+{
+    hold_cancel(loop->holds, &req->hold); /* the client left while its request was held */
+    free(req->held_tenant);
+    record_request(req);
+    free(req->path);
+    free(req->body);
+    proxy_request_free(req);
+    xmr402_flow_request_free(req);
+    free(req->forward_body);
+    free(req->answer_body);
+    json_decref(req->rpc_id);
+    free(req);
+    atomic_fetch_sub(&loop->srv->inflight, 1);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    (void)toe;
+    if (!*con_cls)
+        return;
+    request_free(cls, *con_cls);
+    *con_cls = NULL;
+}
+
+/* ---- the own front end's handler (front.h) ------------------------------------------- */
+
+static void *native_on_head(void *cls, struct front_conn *c, const struct hreq *head)
+{
+    struct gw_loop *loop = cls;
+    struct gw_request *req = request_new(loop, NULL, head->path, head->method);
+    if (!req)
+        return NULL;
+    req->fc = c;
+    req->head = head;
+    /* an answer here is sent by the front end, which then skips the body */
+    (void)refuse_on_head(req, head->method,
+                         head->has_length && head->content_length > (uint64_t)loop->ctx.max_body);
+    return req;
+}
+
+static void native_on_body(void *cls, struct front_conn *c, void *request, char *body, size_t len,
+                           bool too_large)
+{
+    (void)cls;
+    (void)c;
+    struct gw_request *req = request;
+    if (too_large) {
+        req->body_too_large = true;
+    } else if (body) {
+        free(req->body);
+        req->body = body;
+        req->body_len = len;
+        req->body_cap = len + 1;
+    }
+    (void)handle_request(req);
+}
+
+static void native_on_resume(void *cls, struct front_conn *c, void *request)
+{
+    (void)cls;
+    (void)c;
+    (void)continue_resumed(request);
+}
+
+static void native_on_completed(void *cls, void *request)
+{
+    request_free(cls, request);
+}
+
+/* The upstream engine's thread runs the listener: accept, read, answer, resume; and the
+ * lingering close of what libmicrohttpd closed. */
+static void on_host_run(void *cls)
+{
+    struct gw_loop *loop = cls;
+    MHD_run(loop->daemon);
+    linger_run(loop->linger);
+}
+
+static long on_host_timeout(void *cls)
+{
+    struct gw_loop *loop = cls;
+    long linger_ms = linger_timeout_ms(loop->linger);
+    MHD_UNSIGNED_LONG_LONG mhd_ms;
+    long ms = MHD_get_timeout(loop->daemon, &mhd_ms) != MHD_YES ? -1
+              : mhd_ms > 1000                                   ? 1000
+                                                                : (long)mhd_ms;
+    if (linger_ms >= 0 && (ms < 0 || linger_ms < ms))
+        ms = linger_ms;
+    return ms;
+}
+
+/* libmicrohttpd 0.9.75 closes a connection's socket right after this callback, with
+ * MHD_USE_TURBO not even shut down first: a client still sending (the rest of an
+ * oversized head answered 431, a body refused on its head) would be reset and could lose
+ * the answer. A duplicate of the descriptor keeps the socket open for a lingering close
+ * (linger.h) after libmicrohttpd let go of its own. Engine thread (inside MHD_run); at
+ * MHD_stop_daemon loop->linger is gone and the socket just closes. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    (void)socket_context;
+    struct gw_loop *loop = cls;
+    if (code != MHD_CONNECTION_NOTIFY_CLOSED || !loop->linger)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+    if (fd >= 0)
+        linger_take(loop->linger, fd, false);
+}
+
+/* monerod matches the request target as sent, without percent-decoding; so do we (an
+ * escaped path is no monerod path, and a Digest uri is compared as sent). */
+static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
+{
+    (void)cls;
+    (void)conn;
+    return strlen(s);
+}
+
+struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
+{
+    /* The node cap is shared by the loops: together they stay within it. */
+    unsigned loops = (unsigned)cfg->loops;
+    unsigned per_loop = (unsigned)cfg->max_connections_per_node / loops;
+    return (struct up_engine_options){
+        .max_connections_per_node = per_loop ? per_loop : 1,
+        .connect_timeout_ms = (long)cfg->node_connect_timeout_ms,
+        .ca_file = cfg->node_ca_file,
+    };
+}
+
+/* The own front end on the shared port, run by the loop's engine. */
+static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *addr, char *err,
+                             size_t errlen)
+{
+    const struct gw_config *cfg = loop->ctx.cfg;
+    struct front_options opt = {
+        .addr = *addr,
+        .max_head = GW_SERVER_MAX_HEAD,
+        .max_body = loop->ctx.max_body,
+        .idle_timeout_ms = (long)cfg->connection_timeout_ms,
+        .max_connections = GW_SERVER_MAX_CONNECTIONS,
+        .linger = LINGER_BUDGET_DEFAULT,
+        .max_lingering = LINGER_MAX_SOCKETS,
+    };
+    struct front_handler handler = {
+        .cls = loop,
+        .on_head = native_on_head,
+        .on_body = native_on_body,
+        .on_resume = native_on_resume,
+        .on_completed = native_on_completed,
+    };
+    char why[256];
+    loop->front = front_start(&opt, &handler, loop->ctx.up, why, sizeof why);
+    if (!loop->front) {
+        snprintf(err, errlen, "cannot listen on %s:%ld: %s", cfg->bind, (long)cfg->port, why);
+        return false;
+    }
+    struct up_host host = {
+        .fd = -1, .run = front_run, .timeout_ms = front_timeout_ms, .ctx = loop->front};
+    up_engine_attach_host(loop->ctx.up, &host);
+    return true;
+}
+
+/* Starts loop i's listener on the shared port and hands it to the loop's engine. */
+static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
+                       const struct sockaddr_in *addr, char *err, size_t errlen)
+{
+    const struct gw_config *cfg = ctx->cfg;
+    struct gw_loop *loop = &srv->loops[i];
+    loop->srv = srv;
+    loop->ctx = *ctx;
+    if (i > 0) {
+        struct up_engine_options uopt = gw_server_engine_options(cfg);
+        loop->own_engine = up_engine_start(&uopt, err, errlen);
+        if (!loop->own_engine)
+            return false;
+        loop->ctx.up = loop->own_engine;
+    }
+    loop->holds = hold_set_new(loop->ctx.up);
+    if (!loop->holds) {
+        snprintf(err, errlen, "cannot create the burst limit's timer");
+        return false;
+    }
+    bool tls = srv->tls_cert != NULL;
+    if (!tls && strcmp(cfg->front_end, "native") == 0)
+        return loop_start_front(loop, addr, err, errlen);
+    struct linger_budget budget = LINGER_BUDGET_DEFAULT;
+    loop->linger = linger_new(loop->ctx.up, &budget, LINGER_MAX_SOCKETS);
+    if (!loop->linger) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    /* No thread of MHD's own: the loop's engine thread runs it (see server.h). */
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+    if (tls)
+        flags |= MHD_USE_TLS;
+    struct MHD_OptionItem options[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, (void *)addr},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(cfg->connection_timeout_ms / 1000), NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, GW_SERVER_MAX_CONNECTIONS, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, GW_SERVER_MAX_HEAD, NULL},
+        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
+        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL}, /* SO_REUSEPORT: one port, all loops */
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, loop},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, loop},
+        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL},
+        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
+        {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    loop->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, loop, MHD_OPTION_ARRAY,
+                                    options, MHD_OPTION_END);
+    if (!loop->daemon) {
+        snprintf(err, errlen, "cannot listen on %s:%ld%s", cfg->bind, (long)cfg->port,
+                 tls ? " (TLS)" : "");
+        return false;
+    }
+    const union MHD_DaemonInfo *epoll_fd =
+        MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    if (!epoll_fd) {
+        snprintf(err, errlen, "libmicrohttpd has no epoll descriptor");
+        return false;
+    }
+    struct up_host host = {
+        .fd = epoll_fd->epoll_fd, .run = on_host_run, .timeout_ms = on_host_timeout, .ctx = loop};
+    up_engine_attach_host(loop->ctx.up, &host);
+    return true;
+}
+
+struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errlen)
+{
+    const struct gw_config *cfg = ctx->cfg;
+    struct gw_server *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    uint32_t prefix = 0;
+    if (RAND_bytes((unsigned char *)&prefix, sizeof prefix) != 1)
+        prefix = (uint32_t)getpid();
+    atomic_init(&srv->next_id, (uint64_t)prefix << 32);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
+    if (inet_pton(AF_INET, cfg->bind, &addr.sin_addr) != 1) {
+        snprintf(err, errlen, "[server] bind: not an IPv4 address: %s", cfg->bind);
+        goto fail;
+    }
+    if (cfg->tls_cert[0] != '\0') {
+        if (!xg_file_read(cfg->tls_cert, &srv->tls_cert, NULL) ||
+            !xg_file_read(cfg->tls_key, &srv->tls_key, NULL)) {
+            snprintf(err, errlen, "cannot read [server] tls_cert or tls_key");
+            goto fail;
+        }
+    }
+    size_t loops = (size_t)cfg->loops;
+    for (size_t i = 0; i < loops && i < GW_SERVER_MAX_LOOPS; i++) {
+        srv->nloops = i + 1;
+        if (!loop_start(srv, i, ctx, &addr, err, errlen))
+            goto fail;
+    }
+    return srv;
+fail:
+    /* Loop 0's engine may already run a daemon freed below: stop it first (the caller's
+     * later up_engine_stop is idempotent). */
+    if (srv->nloops > 0)
+        up_engine_stop(ctx->up);
+    gw_server_stop(srv);
+    return NULL;
+}
+
+uint16_t gw_server_port(const struct gw_server *srv)
+{
+    if (srv->loops[0].front)
+        return front_port(srv->loops[0].front);
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->loops[0].daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+void gw_server_quiesce(struct gw_server *srv)
+{
+    for (size_t i = 0; i < srv->nloops; i++) {
+        if (srv->loops[i].front) {
+            front_quiesce(srv->loops[i].front);
+            continue;
+        }
+        if (!srv->loops[i].daemon)
+            continue;
+        MHD_socket fd = MHD_quiesce_daemon(srv->loops[i].daemon);
+        if (fd != MHD_INVALID_SOCKET)
+            close(fd);
+    }
+}
+
+long gw_server_inflight(const struct gw_server *srv)
+{
+    return atomic_load(&srv->inflight);
+}
+
+void gw_server_stop(struct gw_server *srv)
+{
+    if (!srv)
+        return;
+    /* The loops' own engines first: they run the daemons (loop 0's engine is the
+     * caller's, stopped before this call). */
+    for (size_t i = 0; i < srv->nloops; i++)
+        if (srv->loops[i].own_engine)
+            up_engine_stop(srv->loops[i].own_engine);
+    for (size_t i = 0; i < srv->nloops; i++) {
+        OPENSSL_cleanse(&srv->loops[i].token_memo, sizeof srv->loops[i].token_memo);
+        linger_free(srv->loops[i].linger); /* first: the daemon's last closes do not linger */
+        srv->loops[i].linger = NULL;
+        if (srv->loops[i].daemon) {
+            /* libmicrohttpd must not stop with suspended connections: held ones (the drain
+             * gave up on them) are resumed, then closed by the stop. */
+            if (srv->loops[i].holds)
+                (void)hold_run(srv->loops[i].holds, INT64_MAX);
+            MHD_stop_daemon(srv->loops[i].daemon);
+        }
+        front_stop(srv->loops[i].front); /* closes held requests too */
+        hold_set_free(srv->loops[i].holds);
+        up_engine_free(srv->loops[i].own_engine);
+    }
+    free(srv->tls_cert);
+    free(srv->tls_key);
+    free(srv);
+}

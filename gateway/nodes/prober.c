@@ -1,0 +1,609 @@
+/* prober — the probe loop, quorum tip, reorg detection and the ranked view. */
+#define _LGPL_SOURCE
+#include "nodes/prober.h"
+
+#include "nodes/rank.h"
+#include "xg_log.h"
+#include "xg_clock.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <urcu-bp.h>
+
+#define CHAIN_RECORD (HEALTH_REORG_MAX + 1)
+
+struct prober_node {
+    struct node_info info;
+    struct health_node h;
+    int64_t tip_distance; /* from the last round; -1 unknown or another chain */
+    bool probed_this_round;
+    /* The round's answers, written by the engine thread under the lock. */
+    long info_http, header_http;
+    char *info_body, *header_body;
+    double rtt_ms;
+};
+
+/* One job's completion target. */
+struct probe_call {
+    struct prober *p;
+    int32_t node_id;
+    bool is_header;
+};
+
+struct prober {
+    struct prober_options opt;
+    struct node_registry *registry;
+    struct up_engine *up;
+    struct cache *cache;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool stop;
+    size_t pending;          /* calls of the current round not yet completed */
+    bool round_asked;        /* prober_probe_now: start the next round without waiting */
+    uint64_t rounds_started; /* counted under the lock, for prober_probe_now */
+    uint64_t rounds_done;
+    bool took_in_nodes; /* a round has seen the registry's first nodes (startup is over) */
+
+    struct prober_node *nodes;
+    size_t count;
+    struct prober_quorum quorum;
+    /* The quorum chain: block hashes for block heights chain_first … chain_first + n − 1. */
+    char chain[CHAIN_RECORD][HEALTH_HASH_LEN + 1];
+    size_t chain_n;
+    int64_t chain_first;
+    atomic_uint_fast64_t rotation;
+
+    /* The chain-record fetch (one call at a time, on the prober thread). */
+    long range_http;
+    char *range_body;
+};
+
+static struct prober_node *find_node(struct prober *p, int32_t id)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (p->nodes[i].info.id == id)
+            return &p->nodes[i];
+    return NULL;
+}
+
+/* ---- the node list ------------------------------------------------------------------- */
+
+/* Rebuilds the table from the registry, keeping the state of nodes whose row is unchanged.
+ * Called with the lock held, between rounds (no call in flight). */
+static void sync_nodes(struct prober *p)
+{
+    nodes_read_lock();
+    const struct node_set *set = nodes_current(p->registry);
+    size_t n = set->count;
+    struct prober_node *fresh = calloc(n ? n : 1, sizeof *fresh);
+    if (!fresh) {
+        nodes_read_unlock();
+        return; /* keep the old table; the next round tries again */
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct node_info *info = &set->nodes[i];
+        struct prober_node *old = find_node(p, info->id);
+        if (old && old->info.revision == info->revision && strcmp(old->info.url, info->url) == 0) {
+            fresh[i] = *old;
+        } else {
+            health_node_init(&fresh[i].h, !p->took_in_nodes);
+            fresh[i].tip_distance = -1;
+        }
+        fresh[i].info = *info;
+    }
+    nodes_read_unlock();
+    free(p->nodes);
+    p->nodes = fresh;
+    p->count = n;
+    p->took_in_nodes |= n > 0;
+}
+
+/* ---- one round ----------------------------------------------------------------------- */
+
+static void on_probe_done(const struct up_result *res, void *arg)
+{
+    struct probe_call *call = arg;
+    struct prober *p = call->p;
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, call->node_id);
+    if (n) {
+        long http = res->outcome == UP_OK ? res->http_status : 0;
+        char *body = res->outcome == UP_OK ? up_result_take_body(res) : NULL;
+        if (call->is_header) {
+            n->header_http = http;
+            n->header_body = body;
+        } else {
+            n->info_http = http;
+            n->info_body = body;
+        }
+        double ms = res->seconds * 1000.0;
+        if (ms > n->rtt_ms)
+            n->rtt_ms = ms;
+    }
+    p->pending--;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    free(call);
+}
+
+static bool submit_call(struct prober *p, const struct prober_node *n, const char *path,
+                        const char *body, bool is_header,
+                        void (*done)(const struct up_result *, void *))
+{
+    struct probe_call *call = malloc(sizeof *call);
+    if (!call)
+        return false;
+    *call = (struct probe_call){p, n->info.id, is_header};
+    char url[512];
+    snprintf(url, sizeof url, "%s%s", n->info.url, path);
+    static const struct up_header headers[] = {{"Content-Type", "application/json"}};
+    struct up_job job = {
+        .url = url,
+        .method = "POST",
+        .body = body,
+        .body_len = strlen(body),
+        .headers = headers,
+        .nheaders = 1,
+        .timeout_ms = (long)p->opt.timeout_ms,
+        .verify_tls = true,
+        .on_done = done,
+        .arg = call,
+    };
+    if (!up_submit(p->up, &job)) {
+        free(call);
+        return false;
+    }
+    return true;
+}
+
+/* Sends the round's calls. Lock held; returns with p->pending set. */
+static void send_probes(struct prober *p, int64_t now)
+{
+    static const char info_req[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"get_info\"}";
+    static const char header_req[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"get_last_block_header\"}";
+    for (size_t i = 0; i < p->count; i++) {
+        struct prober_node *n = &p->nodes[i];
+        n->probed_this_round = health_probe_due(&n->h, now);
+        n->info_http = n->header_http = 0;
+        n->rtt_ms = 0;
+        if (!n->probed_this_round)
+            continue;
+        if (submit_call(p, n, "/json_rpc", info_req, false, on_probe_done))
+            p->pending++;
+        if (submit_call(p, n, "/json_rpc", header_req, true, on_probe_done))
+            p->pending++;
+    }
+}
+
+static void wait_pending(struct prober *p)
+{
+    while (p->pending > 0)
+        pthread_cond_wait(&p->cond, &p->lock);
+}
+
+static void log_transition(const struct prober_node *n, bool was_dropped)
+{
+    if (n->h.dropped && !was_dropped)
+        xg_log(XG_LOG_ERROR, "node_dropped",
+               "node %s failed past the ceiling: out of rotation until re-enabled "
+               "(UPDATE its row in the nodes table)",
+               n->info.name);
+    else if (n->h.up)
+        xg_log(XG_LOG_INFO, "node_up", "node %s is up (height %lld, %.1f ms)", n->info.name,
+               (long long)n->h.last.height, n->h.ema_ms);
+    else
+        xg_log(XG_LOG_WARN, "node_down", "node %s is down (%s)", n->info.name,
+               !n->h.last.responded      ? "no answer"
+               : !n->h.last.status_ok    ? "status not OK"
+               : !n->h.last.synchronized ? "not synchronized"
+               : n->h.last.busy_syncing  ? "busy syncing"
+                                         : "behind its target height");
+}
+
+/* Folds the answers in; lock held. */
+static void observe_round(struct prober *p, int64_t now)
+{
+    for (size_t i = 0; i < p->count; i++) {
+        struct prober_node *n = &p->nodes[i];
+        if (!n->probed_this_round)
+            continue;
+        struct health_probe probe;
+        health_probe_parse(&probe, n->info_http, n->info_body, n->header_http, n->header_body,
+                           n->rtt_ms);
+        free(n->info_body);
+        free(n->header_body);
+        n->info_body = n->header_body = NULL;
+        bool was_dropped = n->h.dropped;
+        if (health_node_observe(&n->h, &probe, now, &p->opt.health) || n->h.dropped != was_dropped)
+            log_transition(n, was_dropped);
+    }
+}
+
+static struct health_quorum compute_quorum(struct prober *p)
+{
+    struct health_chain_view *views = calloc(p->count ? p->count : 1, sizeof *views);
+    struct health_quorum q = {.degraded = true};
+    if (!views)
+        return q;
+    for (size_t i = 0; i < p->count; i++) {
+        const struct prober_node *n = &p->nodes[i];
+        views[i].responsive = n->probed_this_round && n->h.last.responded && n->h.last.status_ok;
+        views[i].history = n->h.history;
+    }
+    q = health_quorum_compute(views, p->count);
+    free(views);
+    return q;
+}
+
+/* ---- the quorum chain record and reorgs ---------------------------------------------- */
+
+static void on_range_done(const struct up_result *res, void *arg)
+{
+    struct probe_call *call = arg;
+    struct prober *p = call->p;
+    pthread_mutex_lock(&p->lock);
+    p->range_http = res->outcome == UP_OK ? res->http_status : 0;
+    p->range_body = res->outcome == UP_OK ? up_result_take_body(res) : NULL;
+    p->pending--;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    free(call);
+}
+
+/* Parses get_block_headers_range into hashes; false unless it is complete and ends at
+ * top_hash. */
+static bool parse_range(const char *body, int64_t first, size_t n, const char *top_hash,
+                        char (*out)[HEALTH_HASH_LEN + 1])
+{
+    json_t *root = body ? json_loads(body, 0, NULL) : NULL;
+    const json_t *headers = json_object_get(json_object_get(root, "result"), "headers");
+    bool ok = json_array_size(headers) == n;
+    for (size_t i = 0; ok && i < n; i++) {
+        const json_t *h = json_array_get(headers, i);
+        const char *hash = json_string_value(json_object_get(h, "hash"));
+        ok = json_integer_value(json_object_get(h, "height")) == first + (int64_t)i && hash &&
+             strlen(hash) == HEALTH_HASH_LEN;
+        if (ok)
+            memcpy(out[i], hash, HEALTH_HASH_LEN + 1);
+    }
+    ok = ok && strcmp(out[n - 1], top_hash) == 0;
+    json_decref(root);
+    return ok;
+}
+
+/* Fetches the quorum chain's last headers from a node on the tip and compares them with
+ * the previous record. Lock held on entry and exit; released while waiting. */
+static void refresh_chain(struct prober *p, const struct health_quorum *q)
+{
+    const struct prober_node *source = NULL;
+    for (size_t i = 0; i < p->count && !source; i++)
+        if (p->nodes[i].probed_this_round && p->nodes[i].h.last.responded &&
+            p->nodes[i].h.last.height == q->height &&
+            strcmp(p->nodes[i].h.last.top_hash, q->hash) == 0)
+            source = &p->nodes[i];
+    if (!source)
+        return;
+    int64_t top = q->height - 1;
+    int64_t first = top - (CHAIN_RECORD - 1) > 0 ? top - (CHAIN_RECORD - 1) : 0;
+    size_t n = (size_t)(top - first + 1);
+    char body[160];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"get_block_headers_range\","
+             "\"params\":{\"start_height\":%lld,\"end_height\":%lld}}",
+             (long long)first, (long long)top);
+    p->range_body = NULL;
+    if (!submit_call(p, source, "/json_rpc", body, false, on_range_done))
+        return;
+    p->pending++;
+    wait_pending(p);
+    char fresh[CHAIN_RECORD][HEALTH_HASH_LEN + 1];
+    bool ok = p->range_http == 200 && parse_range(p->range_body, first, n, q->hash, fresh);
+    free(p->range_body);
+    p->range_body = NULL;
+    if (!ok)
+        return;
+    if (p->chain_n > 0) {
+        int64_t fork =
+            health_fork_point((const char(*)[HEALTH_HASH_LEN + 1]) p->chain, p->chain_n,
+                              p->chain_first, (const char(*)[HEALTH_HASH_LEN + 1]) fresh, n, first);
+        int64_t old_top = p->chain_first + (int64_t)p->chain_n - 1;
+        /* A chain that got shorter lost its blocks above the new top. */
+        if (top < old_top && (fork == INT64_MAX || fork > top))
+            fork = top;
+        if (fork != INT64_MAX)
+            cache_reorg(p->cache, fork);
+        if (fork < 0)
+            xg_log(XG_LOG_WARN, "reorg",
+                   "the quorum chain changed deeper than %d blocks: "
+                   "cache purged",
+                   HEALTH_REORG_MAX);
+        else if (fork != INT64_MAX)
+            xg_log(XG_LOG_WARN, "reorg",
+                   "the quorum chain changed above height %lld: cache "
+                   "epoch bumped",
+                   (long long)fork);
+    }
+    memcpy(p->chain, fresh, n * sizeof fresh[0]);
+    p->chain_n = n;
+    p->chain_first = first;
+}
+
+static void publish_quorum(struct prober *p, const struct health_quorum *q)
+{
+    size_t healthy = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        struct prober_node *n = &p->nodes[i];
+        n->tip_distance =
+            health_tip_distance(n->h.history, q, (const char(*)[HEALTH_HASH_LEN + 1]) p->chain,
+                                p->chain_n, p->chain_first);
+        if (n->h.up && !n->h.dropped && n->tip_distance == 0)
+            healthy++;
+    }
+    struct prober_quorum fresh = {
+        .known = q->height > 0,
+        .degraded = q->degraded,
+        .height = q->height,
+        .healthy = healthy,
+    };
+    memcpy(fresh.hash, q->hash, sizeof fresh.hash);
+    if (p->quorum.known && fresh.degraded != p->quorum.degraded) {
+        if (fresh.degraded)
+            xg_log(XG_LOG_WARN, "quorum_degraded",
+                   "no majority of the %zu responsive nodes agrees on a tip: serving from the "
+                   "highest node (height %lld), immutable cache writes suspended",
+                   q->responsive, (long long)q->height);
+        else
+            xg_log(XG_LOG_INFO, "quorum_restored", "%zu of %zu nodes agree on height %lld",
+                   q->agreeing, q->responsive, (long long)q->height);
+    }
+    p->quorum = fresh;
+}
+
+static void run_round(struct prober *p)
+{
+    int64_t now = xg_monotonic_ms();
+    pthread_mutex_lock(&p->lock);
+    p->round_asked = false;
+    p->rounds_started++;
+    sync_nodes(p);
+    send_probes(p, now);
+    wait_pending(p);
+    observe_round(p, xg_monotonic_ms());
+    struct health_quorum q = compute_quorum(p);
+    /* The chain record is compared with the quorum tip itself, not with the quorum last
+     * published: a degraded round publishes the tip without recording it, and a failed
+     * refresh records nothing, and either way the next agreeing round must refresh (and
+     * so bump the cache epoch) before the tip is published as agreed. */
+    bool recorded = p->chain_n > 0 && strcmp(p->chain[p->chain_n - 1], q.hash) == 0;
+    if (!q.degraded && !recorded)
+        refresh_chain(p, &q);
+    publish_quorum(p, &q);
+    p->rounds_done++;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void *prober_loop(void *arg)
+{
+    struct prober *p = arg;
+    rcu_register_thread();
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop) {
+        pthread_mutex_unlock(&p->lock);
+        int64_t started = xg_monotonic_ms();
+        run_round(p);
+        pthread_mutex_lock(&p->lock);
+        int64_t wait_ms = p->opt.interval_ms - (xg_monotonic_ms() - started);
+        struct timespec until = xg_monotonic_deadline(wait_ms > 0 ? wait_ms : 0);
+        while (!p->stop && !p->round_asked &&
+               pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&p->lock);
+    rcu_unregister_thread();
+    return NULL;
+}
+
+struct prober *prober_start(const struct prober_options *opt, struct node_registry *nodes,
+                            struct up_engine *up, struct cache *cache, char *err, size_t errlen)
+{
+    struct prober *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->opt = *opt;
+    p->registry = nodes;
+    p->up = up;
+    p->cache = cache;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->cond, &attr);
+    pthread_condattr_destroy(&attr);
+    if (pthread_create(&p->thread, NULL, prober_loop, p) != 0) {
+        snprintf(err, errlen, "cannot start the prober thread");
+        pthread_cond_destroy(&p->cond);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+bool prober_probe_now(struct prober *p, int64_t wait_ms)
+{
+    pthread_mutex_lock(&p->lock);
+    uint64_t want = p->rounds_started + 1; /* a round that starts after this call */
+    p->round_asked = true;
+    pthread_cond_broadcast(&p->cond);
+    struct timespec until = xg_monotonic_deadline(wait_ms);
+    while (!p->stop && p->rounds_done < want &&
+           pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT)
+        ;
+    bool done = p->rounds_done >= want;
+    pthread_mutex_unlock(&p->lock);
+    return done;
+}
+
+void prober_stop(struct prober *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->thread, NULL);
+    pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->lock);
+    free(p->nodes);
+    free(p);
+}
+
+/* ---- the request path's view ---------------------------------------------------------- */
+
+struct prober_quorum prober_quorum(struct prober *p)
+{
+    pthread_mutex_lock(&p->lock);
+    struct prober_quorum q = p->quorum;
+    pthread_mutex_unlock(&p->lock);
+    return q;
+}
+
+static bool may_serve(struct prober *p, struct prober_node *n, const struct prober_pick *pick,
+                      int64_t now)
+{
+    if (!n->h.up || n->h.dropped || n->info.id == pick->exclude_id)
+        return false;
+    if (n->tip_distance < 0)
+        return false;
+    if (n->tip_distance > (pick->need_tip ? 0 : p->opt.historical_lag))
+        return false;
+    return health_breaker_allows(&n->h, now, false);
+}
+
+static size_t rank_matching(struct prober *p, const struct prober_pick *pick, bool full_only,
+                            struct node_info *out, size_t max)
+{
+    struct rank_input in[64];
+    size_t count = 0, order[64];
+    int64_t now = xg_monotonic_ms();
+    for (size_t i = 0; i < p->count && count < 64; i++) {
+        struct prober_node *n = &p->nodes[i];
+        if ((full_only && n->info.pruned) || !may_serve(p, n, pick, now))
+            continue;
+        in[count++] = (struct rank_input){i, n->tip_distance, n->info.priority, n->h.ema_ms};
+    }
+    rank_order(in, count, atomic_fetch_add(&p->rotation, 1), p->opt.latency_bucket_ms, order);
+    size_t written = 0;
+    for (size_t i = 0; i < count && written < max; i++)
+        out[written++] = p->nodes[order[i]].info;
+    return written;
+}
+
+size_t prober_rank(struct prober *p, const struct prober_pick *pick, struct node_info *out,
+                   size_t max)
+{
+    pthread_mutex_lock(&p->lock);
+    size_t n = 0;
+    if (pick->want_full)
+        n = rank_matching(p, pick, true, out, max);
+    if (n == 0)
+        n = rank_matching(p, pick, false, out, max);
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+size_t prober_healthy(struct prober *p, struct node_info *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&p->lock);
+    for (size_t i = 0; i < p->count && n < max; i++)
+        if (p->nodes[i].h.up && !p->nodes[i].h.dropped)
+            out[n++] = p->nodes[i].info;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+bool prober_attempt_begin(struct prober *p, int32_t id)
+{
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, id);
+    /* A node the prober has not taken in yet (just loaded) has no failures against it. */
+    bool ok = !n || health_breaker_allows(&n->h, xg_monotonic_ms(), true);
+    pthread_mutex_unlock(&p->lock);
+    return ok;
+}
+
+void prober_report(struct prober *p, int32_t id, bool success)
+{
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, id);
+    if (n) {
+        enum health_breaker before = n->h.breaker;
+        health_breaker_record(&n->h, success, xg_monotonic_ms(), &p->opt.health);
+        if (before != n->h.breaker && n->h.breaker == HEALTH_BREAKER_OPEN)
+            xg_log(XG_LOG_WARN, "breaker_open", "node %s: client requests failing, paused",
+                   n->info.name);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+bool prober_ready(struct prober *p, char *reason, size_t len)
+{
+    struct prober_quorum q = prober_quorum(p);
+    if (!q.known)
+        snprintf(reason, len, "no node has answered a probe yet");
+    else if (q.degraded)
+        snprintf(reason, len, "no-quorum: the nodes disagree on the tip (serving degraded)");
+    else if (q.healthy == 0)
+        snprintf(reason, len, "no healthy node on the quorum tip");
+    return q.known && !q.degraded && q.healthy > 0;
+}
+
+/* Why the last probe was not good, "" when it was. */
+static const char *probe_problem(const struct health_node *h, const struct health_params *hp)
+{
+    const struct health_probe *last = &h->last;
+    if (health_probe_good(last, hp))
+        return "";
+    return !last->responded      ? "no answer in time"
+           : !last->status_ok    ? "status not OK"
+           : !last->synchronized ? "not synchronized"
+           : last->busy_syncing  ? "busy syncing"
+                                 : "behind its target height";
+}
+
+json_t *prober_status(struct prober *p)
+{
+    pthread_mutex_lock(&p->lock);
+    json_t *nodes = json_array();
+    for (size_t i = 0; i < p->count; i++) {
+        const struct prober_node *n = &p->nodes[i];
+        static const char *const breakers[] = {"closed", "open", "half-open"};
+        json_array_append_new(
+            nodes,
+            json_pack("{s:s,s:b,s:b,s:I,s:I,s:f,s:s,s:s}", "name", n->info.name, "up", n->h.up,
+                      "dropped", n->h.dropped, "height", (json_int_t)n->h.last.height,
+                      "tip_distance", (json_int_t)n->tip_distance, "ema_ms", n->h.ema_ms, "breaker",
+                      breakers[n->h.breaker], "top_hash", n->h.last.top_hash));
+        json_t *obj = json_array_get(nodes, json_array_size(nodes) - 1);
+        json_object_set_new(obj, "cooldown_ms", json_integer((json_int_t)n->h.cooldown_ms));
+        json_object_set_new(obj, "last_error", json_string(probe_problem(&n->h, &p->opt.health)));
+    }
+    json_t *status = json_pack("{s:o,s:{s:b,s:b,s:I,s:s,s:I}}", "nodes", nodes, "quorum", "known",
+                               p->quorum.known, "degraded", p->quorum.degraded, "height",
+                               (json_int_t)p->quorum.height, "hash", p->quorum.hash, "healthy",
+                               (json_int_t)p->quorum.healthy);
+    pthread_mutex_unlock(&p->lock);
+    return status;
+}

@@ -1,0 +1,96 @@
+/* prober — watches every node semantically and decides which may serve.
+ *
+ * One thread. Every interval it sends get_info and get_last_block_header to every node due
+ * for a probe, in parallel through the upstream engine, each with a hard timeout; folds the
+ * answers into the per-node health state (gateway/nodes/health.h: hysteresis, cooldown, ceiling,
+ * EMA latency); computes the quorum tip; when the tip moves, fetches the last
+ * HEALTH_REORG_MAX + 1 headers of the quorum chain from a node on it and compares them with
+ * the previous record: a changed hash at a height seen before is a reorg, and the cache
+ * epoch of every height above the fork point is bumped (cache_reorg).
+ *
+ * The node list comes from the node registry (pgsync publishes it from the nodes table): a
+ * node added while the gateway runs starts down and must earn `rise` good probes (the nodes
+ * of the first load need one, health_node_init); a removed node is forgotten; a
+ * node whose row changed (its revision) starts afresh — that is how an operator re-enables
+ * a node dropped after the failure ceiling (any UPDATE of its row).
+ *
+ * The request path reads the state through prober_rank / prober_quorum and feeds client
+ * request outcomes back (prober_report: the circuit breaker). The state sits behind one
+ * mutex held for microseconds; the functions copy out what the caller keeps.
+ *
+ * Transitions are logged (node_down, node_up, node_dropped, quorum_degraded,
+ * quorum_restored, reorg) with the node's name; requests are never logged one by one. */
+#ifndef PROBER_H
+#define PROBER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/cache.h"
+#include "nodes/health.h"
+#include "nodes/nodes.h"
+#include "core/upstream.h"
+
+struct prober_options {
+    int64_t interval_ms;      /* between probe rounds [2000] */
+    int64_t timeout_ms;       /* hard deadline of one probe call [1500] */
+    int64_t historical_lag;   /* blocks a node may lag and still serve historical reads [5] */
+    double latency_bucket_ms; /* latencies this close rank as equals [5] */
+    struct health_params health;
+};
+
+struct prober;
+
+/* Starts the thread; the first round runs at once. The registry, engine and cache must
+ * outlive the prober. NULL with a message in err on failure. */
+struct prober *prober_start(const struct prober_options *opt, struct node_registry *nodes,
+                            struct up_engine *up, struct cache *cache, char *err, size_t errlen);
+
+/* Starts a round now (the registry just got its first nodes) and waits up to wait_ms for
+ * it to end: true when it did. Any thread but the prober's. */
+bool prober_probe_now(struct prober *p, int64_t wait_ms);
+
+/* Stops and joins the thread (waits for the round's calls to end). Before up_engine_stop. */
+void prober_stop(struct prober *p);
+
+struct prober_quorum {
+    bool known;     /* at least one round has found a tip */
+    bool degraded;  /* no majority: serving from the highest node */
+    int64_t height; /* chain length at the quorum tip */
+    char hash[HEALTH_HASH_LEN + 1];
+    size_t healthy; /* nodes up and on the tip */
+};
+
+struct prober_quorum prober_quorum(struct prober *p);
+
+struct prober_pick {
+    bool need_tip;      /* only nodes on the quorum tip (else: within historical_lag) */
+    bool want_full;     /* full (unpruned) nodes first; pruned ones only when none is up */
+    int32_t exclude_id; /* a node not to return (0: none) */
+};
+
+/* Up to max nodes that may serve now, best first (gateway/nodes/rank.h), rotating among equals.
+ * Nodes whose circuit breaker is open (or half-open with its trial out) are left out. */
+size_t prober_rank(struct prober *p, const struct prober_pick *pick, struct node_info *out,
+                   size_t max);
+
+/* Every node that is up and not dropped, whatever its breaker (broadcast). */
+size_t prober_healthy(struct prober *p, struct node_info *out, size_t max);
+
+/* Call right before sending a client request to node id: false when its breaker no
+ * longer allows it (then pick another). Takes the half-open trial when there is one. A node
+ * not yet taken in by a round (the registry's fallback order) is allowed. */
+bool prober_attempt_begin(struct prober *p, int32_t id);
+
+/* A client request's outcome on node id: success = a usable answer. */
+void prober_report(struct prober *p, int32_t id, bool success);
+
+/* Readiness check "quorum": a tip is known, not degraded, at least one node healthy. */
+bool prober_ready(struct prober *p, char *reason, size_t len);
+
+/* The state for an admin endpoint or a debugging dump: a new JSON object (caller decrefs). */
+json_t *prober_status(struct prober *p);
+
+#endif

@@ -1,0 +1,60 @@
+/* rank — node ranking with rotation among equals (pure). */
+#include "nodes/rank.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+struct keyed {
+    int64_t distance;
+    int priority;
+    int64_t bucket;
+    size_t index;
+};
+
+static int compare_keyed(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+    if (x->distance != y->distance)
+        return x->distance < y->distance ? -1 : 1;
+    if (x->priority != y->priority)
+        return x->priority < y->priority ? -1 : 1;
+    if (x->bucket != y->bucket)
+        return x->bucket < y->bucket ? -1 : 1;
+    /* A stable base order, so that rotation alone decides among equals. */
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static bool same_key(const struct keyed *x, const struct keyed *y)
+{
+    return x->distance == y->distance && x->priority == y->priority && x->bucket == y->bucket;
+}
+
+void rank_order(const struct rank_input *in, size_t count, uint64_t rotation,
+                double latency_bucket_ms, size_t *out)
+{
+    if (count == 0)
+        return;
+    if (latency_bucket_ms <= 0)
+        latency_bucket_ms = 1;
+    struct keyed *k = malloc(count * sizeof *k);
+    if (!k) {
+        for (size_t i = 0; i < count; i++)
+            out[i] = in[i].index; /* no memory: the given order is still a valid order */
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        k[i] = (struct keyed){in[i].tip_distance, (int)in[i].priority,
+                              (int64_t)floor(in[i].ema_ms / latency_bucket_ms), in[i].index};
+    qsort(k, count, sizeof *k, compare_keyed);
+    for (size_t start = 0; start < count;) {
+        size_t end = start + 1;
+        while (end < count && same_key(&k[start], &k[end]))
+            end++;
+        size_t len = end - start;
+        for (size_t j = 0; j < len; j++)
+            out[start + j] = k[start + (j + rotation) % len].index;
+        start = end;
+    }
+    free(k);
+}

@@ -1,0 +1,28 @@
+/* rank — the order in which healthy nodes are tried (pure).
+ *
+ * Key, most significant first: on the quorum tip (distance 0) before lagging nodes, then
+ * priority tier (primary, standby, public fallback), then EMA latency in buckets of
+ * `latency_bucket_ms` (nodes whose latencies fall in the same bucket are equals). Equals
+ * rotate with the caller's counter so that load spreads over them. The caller filters
+ * which nodes may serve (up, breaker, full node…); rank only orders. */
+#ifndef RANK_H
+#define RANK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nodes/nodes.h"
+
+struct rank_input {
+    size_t index;         /* the caller's index, copied to the output order */
+    int64_t tip_distance; /* 0 on the quorum tip, k > 0 blocks behind */
+    enum node_priority priority;
+    double ema_ms;
+};
+
+/* Writes the caller's indexes in rank order into out[count]. rotation: any counter the
+ * caller advances per request. latency_bucket_ms <= 0 means 1 ms. */
+void rank_order(const struct rank_input *in, size_t count, uint64_t rotation,
+                double latency_bucket_ms, size_t *out);
+
+#endif

@@ -1,0 +1,1067 @@
+/* proxy — ranked dispatch, retries, confirmations, caching and broadcast. */
+#include "rpc/proxy.h"
+
+#include "core/context.h"
+#include "rpc/epee.h"
+#include "ops/gw_metrics.h"
+#include "rpc/jsonrpc.h"
+#include "xg_log.h"
+#include "xg_str.h"
+#include "xg_clock.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PROXY_MAX_CANDIDATES 8
+#define PROXY_MAX_BROADCAST  16
+
+enum proxy_phase {
+    PHASE_READ,      /* rank 1, then once rank 2 on a failure */
+    PHASE_FULL_NODE, /* a pruned answer, asked again of a full node */
+    PHASE_CONFIRM,   /* a negative answer, asked again of a second node on the tip */
+};
+
+enum store_kind { STORE_NONE, STORE_TIP, STORE_IMMUTABLE };
+
+/* Whether and under which key this request's answer may be stored. */
+struct store_plan {
+    enum store_kind store;
+    uint8_t key[CACHE_KEY_LEN];
+    uint64_t generation;
+    int64_t request_height; /* immutable: the highest height the request names, or -1 */
+    int64_t deep;           /* immutable: the highest block height that counts as settled */
+};
+
+struct broadcast_slot {
+    struct node_info node;
+    long http;
+    char *body; /* owned until the answer is chosen */
+    size_t len;
+    char type[96];
+    enum { BC_PENDING, BC_ACCEPTED, BC_REJECTED, BC_FAILED } outcome;
+};
+
+struct broadcast_call {
+    struct gw_request *req;
+    size_t slot;
+};
+
+struct proxy_work {
+    enum proxy_phase phase;
+    struct node_info candidates[PROXY_MAX_CANDIDATES];
+    size_t ncandidates, next; /* next: the candidate the next attempt uses */
+    struct node_info current; /* the node of the attempt in flight */
+    unsigned failures;        /* failed attempts so far (a retry is allowed after 1) */
+    bool want_full, need_tip;
+    /* A negative or pruned answer held while a second node is asked. */
+    char *held_body;
+    size_t held_len;
+    long held_status;
+    char held_type[96];
+    struct proxy_answer_facts held_facts;
+    struct store_plan plan; /* caching of this request's answer */
+    /* Broadcast (slots allocated only for a broadcast). */
+    struct broadcast_slot *slots;
+    size_t nslots;
+    atomic_size_t bc_pending;
+};
+
+bool proxy_retryable(int outcome, long http_status)
+{
+    switch ((enum up_outcome)outcome) {
+    case UP_CONNECT_ERROR:
+    case UP_TIMEOUT:
+    case UP_PROTOCOL_ERROR:
+        return true;
+    case UP_OK:
+        return http_status >= 500;
+    default:
+        return false;
+    }
+}
+
+/* ---- reading answers (pure) ----------------------------------------------------------- */
+
+static const json_t *answer_object(const json_t *root)
+{
+    const json_t *result = json_object_get(root, "result");
+    return json_is_object(result) ? result : root;
+}
+
+bool proxy_answer_status(const char *body, size_t len, char *out, size_t outlen)
+{
+    json_t *root = body ? json_loadb(body, len, 0, NULL) : NULL;
+    const char *status = json_string_value(json_object_get(answer_object(root), "status"));
+    if (status)
+        snprintf(out, outlen, "%s", status);
+    json_decref(root);
+    return status != NULL;
+}
+
+static bool is_zero_hash(const char *s)
+{
+    if (!s || !*s)
+        return true;
+    for (; *s; s++)
+        if (*s != '0')
+            return false;
+    return true;
+}
+
+static void note_height(struct proxy_answer_facts *f, const json_t *h)
+{
+    if (json_is_integer(h) && f->height != PROXY_HEIGHT_UNSETTLED &&
+        json_integer_value(h) > f->height)
+        f->height = json_integer_value(h);
+}
+
+void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    f->height = -1;
+    json_t *root = body && len ? json_loadb(body, len, 0, NULL) : NULL;
+    if (!json_is_object(root))
+        goto out;
+    f->json = true;
+    const json_t *obj = answer_object(root);
+    const char *status = json_string_value(json_object_get(obj, "status"));
+    /* A JSON-RPC result that is not an object (on_get_block_hash's hash) has no status. */
+    bool is_rpc_result = json_object_get(root, "result") != NULL;
+    f->busy = status && strcmp(status, "BUSY") == 0;
+    f->ok = !json_object_get(root, "error") && (status ? strcmp(status, "OK") == 0 : is_rpc_result);
+    f->untrusted = json_is_true(json_object_get(obj, "untrusted"));
+    size_t i;
+    const json_t *item;
+    /* get_transactions: missing ones, pool ones (not immutable), pruned ones. */
+    f->negatives += json_array_size(json_object_get(obj, "missed_tx"));
+    json_array_foreach(json_object_get(obj, "txs"), i, item)
+    {
+        const char *hex = json_string_value(json_object_get(item, "as_hex"));
+        const char *prunable = json_string_value(json_object_get(item, "prunable_hash"));
+        if (hex && !*hex && !is_zero_hash(prunable))
+            f->pruned = true;
+        if (json_is_true(json_object_get(item, "in_pool")))
+            f->height = PROXY_HEIGHT_UNSETTLED; /* a pool transaction: never cached */
+        else
+            note_height(f, json_object_get(item, "block_height"));
+    }
+    /* on_get_block_hash: an all-zero hash means "no block at that height" (yet). */
+    const char *bare = json_string_value(json_object_get(root, "result"));
+    if (bare && is_zero_hash(bare))
+        f->negatives++;
+    /* is_key_image_spent: 0 = unspent. */
+    json_array_foreach(json_object_get(obj, "spent_status"), i,
+                       item) if (json_integer_value(item) == 0) f->negatives++;
+    /* /get_outs: unsettled while an output is locked (it unlocks as the chain grows). */
+    json_array_foreach(json_object_get(obj, "outs"), i, item)
+    {
+        if (!json_is_true(json_object_get(item, "unlocked")) ||
+            !json_is_integer(json_object_get(item, "height")))
+            f->height = PROXY_HEIGHT_UNSETTLED;
+        else
+            note_height(f, json_object_get(item, "height"));
+    }
+    note_height(f, json_object_get(json_object_get(obj, "block_header"), "height"));
+    json_array_foreach(json_object_get(obj, "headers"), i, item)
+        note_height(f, json_object_get(item, "height"));
+    json_array_foreach(json_object_get(obj, "block_headers"), i, item)
+        note_height(f, json_object_get(item, "height"));
+out:
+    json_decref(root);
+}
+
+/* get_outs.bin: the outputs' highest height; unsettled while one is locked (a coinbase
+ * output, or one with an unlock time, becomes spendable as the chain grows). */
+static void note_outs(struct proxy_answer_facts *f, const struct epee_section *root)
+{
+    struct epee_value v, out_v, field;
+    struct epee_array outs;
+    if (!epee_find(root, "outs", &v) || !epee_get_array(&v, &outs) || outs.type != EPEE_OBJECT)
+        return;
+    while (epee_array_next(&outs, &out_v)) {
+        struct epee_section out;
+        uint64_t height;
+        bool unlocked;
+        if (!epee_get_object(&out_v, &out) || !epee_find(&out, "height", &field) ||
+            !epee_get_uint(&field, &height) || height > INT64_MAX ||
+            !epee_find(&out, "unlocked", &field) || !epee_get_bool(&field, &unlocked) ||
+            !unlocked) {
+            f->height = PROXY_HEIGHT_UNSETTLED;
+            return;
+        }
+        if ((int64_t)height > f->height)
+            f->height = (int64_t)height;
+    }
+}
+
+bool proxy_bin_pool_rule(char *body, size_t *len, bool *asks_pool)
+{
+    bool removed;
+    size_t stripped;
+    if (epee_strip(body, *len, "pool_info_since", body, *len, &stripped, &removed) != EPEE_OK)
+        return false;
+    *len = stripped;
+    struct epee_section root;
+    struct epee_value v;
+    uint64_t info = 0;
+    *asks_pool = false;
+    if (epee_open(body, *len, &root) == EPEE_OK && epee_find(&root, "requested_info", &v))
+        *asks_pool = !epee_get_uint(&v, &info) || info != 0;
+    return true;
+}
+
+void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    f->height = -1;
+    struct epee_section root;
+    struct epee_value v;
+    const char *status;
+    size_t status_len;
+    if (!body || epee_open(body, len, &root) != EPEE_OK || !epee_find(&root, "status", &v) ||
+        !epee_get_string(&v, &status, &status_len))
+        return;
+    f->ok = status_len == 2 && memcmp(status, "OK", 2) == 0;
+    f->busy = status_len == 4 && memcmp(status, "BUSY", 4) == 0;
+    bool untrusted = false;
+    f->untrusted = epee_find(&root, "untrusted", &v) && epee_get_bool(&v, &untrusted) && untrusted;
+    note_outs(f, &root);
+}
+
+bool proxy_bin_request_immutable(const char *path, const char *body, size_t len, int64_t deep,
+                                 int64_t *height)
+{
+    *height = -1;
+    if (deep < 0)
+        return false;
+    if (strcmp(path, "/get_outs.bin") == 0)
+        return true;
+    if (strcmp(path, "/get_blocks_by_height.bin") != 0)
+        return false;
+    struct epee_section root;
+    struct epee_value v, item;
+    struct epee_array heights;
+    if (!body || epee_open(body, len, &root) != EPEE_OK || !epee_find(&root, "heights", &v) ||
+        !epee_get_array(&v, &heights) || heights.count == 0)
+        return false;
+    while (epee_array_next(&heights, &item)) {
+        uint64_t h;
+        if (!epee_get_uint(&item, &h) || h > (uint64_t)deep)
+            return false;
+        if ((int64_t)h > *height)
+            *height = (int64_t)h;
+    }
+    return true;
+}
+
+/* ---- answering ------------------------------------------------------------------------ */
+
+static void add_header(struct gw_request *req, const char *name, const char *value)
+{
+    for (size_t i = 0; i < req->nextra_headers; i++) {
+        if (strcmp(req->extra_headers[i].name, name) == 0) {
+            xg_str_copy(req->extra_headers[i].value, sizeof req->extra_headers[i].value, value);
+            return;
+        }
+    }
+    if (req->nextra_headers == GW_MAX_EXTRA_HEADERS)
+        return;
+    struct gw_header *h = &req->extra_headers[req->nextra_headers++];
+    h->name = name;
+    xg_str_copy(h->value, sizeof h->value, value);
+}
+
+/* Our own error answer in the client's shape. */
+static void answer_error(struct gw_request *req, unsigned status, const char *message)
+{
+    req->status = status;
+    free(req->answer_body);
+    req->answer_body = NULL;
+    req->answer_len = 0;
+    req->answer_type[0] = '\0';
+    if (req->endpoint == GW_EP_JSONRPC) {
+        req->answer_body =
+            jsonrpc_error_body(req->rpc_id, JSONRPC_INTERNAL_ERROR, message, &req->answer_len);
+        xg_str_copy(req->answer_type, sizeof req->answer_type, "application/json");
+    } else if (req->endpoint == GW_EP_JSON) {
+        json_t *body = json_pack("{s:s}", "status", message);
+        req->answer_body = jsonrpc_dump(body, &req->answer_len);
+        json_decref(body);
+        xg_str_copy(req->answer_type, sizeof req->answer_type, "application/json");
+    }
+    req->answered = true;
+}
+
+void proxy_node_ref(int32_t id, char out[PROXY_NODE_REF_SIZE])
+{
+    snprintf(out, PROXY_NODE_REF_SIZE, "n%" PRId32, id);
+}
+
+/* 502 in the client's shape. why is ours and fit for a tenant: it names a node by its
+ * proxy_node_ref at most. node (NULL: none) and detail (the node client's error text,
+ * which may carry host names and addresses; NULL: none) go to the operators' line only. */
+static void answer_unavailable(struct gw_request *req, const char *why,
+                               const struct node_info *node, const char *detail)
+{
+    char message[256], id[GW_REQUEST_ID_SIZE];
+    snprintf(message, sizeof message, "no node could answer: %s", why);
+    /* An error line for operators, with the id the client sees in X-Request-Id. */
+    gw_request_id_text(req->id, id);
+    json_t *fields =
+        json_pack("{s:s,s:s}", "request_id", id, "method", req->info ? req->info->name : "?");
+    if (fields && node)
+        json_object_set_new(fields, "node", json_string(node->name));
+    if (fields && detail)
+        json_object_set_new(fields, "detail", json_string(detail));
+    xg_log_fields(XG_LOG_WARN, "request_failed", fields, "%s", message);
+    answer_error(req, MHD_HTTP_BAD_GATEWAY, message);
+}
+
+/* The last attempt failed without an answer to pass on: the node's id and outcome for the
+ * tenant, the node client's error text for the log. */
+static void answer_node_failed(struct gw_request *req, const struct up_result *res)
+{
+    char ref[PROXY_NODE_REF_SIZE], why[64];
+    proxy_node_ref(req->px->current.id, ref);
+    snprintf(why, sizeof why, "node %s: %s", ref, up_outcome_name(res->outcome));
+    answer_unavailable(req, why, &req->px->current, res->error);
+}
+
+static void set_answer(struct gw_request *req, long status, char *body, size_t len,
+                       const char *type)
+{
+    free(req->answer_body);
+    req->status = (unsigned)status;
+    req->answer_body = body;
+    req->answer_len = len;
+    xg_str_copy(req->answer_type, sizeof req->answer_type, type);
+    req->answered = true;
+}
+
+static void release_held(struct proxy_work *px)
+{
+    free(px->held_body);
+    px->held_body = NULL;
+    px->held_len = 0;
+}
+
+static void finish(struct gw_request *req)
+{
+    release_held(req->px);
+    req->answered = true;
+    gw_request_resume(req);
+}
+
+/* ---- the cache ------------------------------------------------------------------------ */
+
+static bool json_params_int(const json_t *params, const char *name, int64_t *out)
+{
+    const json_t *v = json_object_get(params, name);
+    if (!json_is_integer(v))
+        return false;
+    *out = json_integer_value(v);
+    return true;
+}
+
+/* For the immutable class: whether the answer to req may be stored at all. Requests by
+ * height are cacheable only when every height is deep; *height: the highest block height
+ * the request itself names (-1: the answer's heights decide). */
+static bool immutable_request_cacheable(const struct gw_request *req, int64_t tip_block,
+                                        int64_t min_depth, int64_t *height)
+{
+    *height = -1;
+    if (req->endpoint == GW_EP_BIN)
+        return proxy_bin_request_immutable(req->info->name, req->forward_body, req->forward_len,
+                                           tip_block - min_depth, height);
+    json_t *root = json_loadb(req->forward_body ? req->forward_body : "{}",
+                              req->forward_body ? req->forward_len : 2, 0, NULL);
+    const json_t *params = req->endpoint == GW_EP_JSONRPC ? json_object_get(root, "params") : root;
+    const char *name = req->info->name;
+    int64_t deep = tip_block - min_depth, h = 0, h2 = 0;
+    bool ok = false;
+    if (strcmp(name, "get_block_header_by_hash") == 0 || strcmp(name, "/get_transactions") == 0 ||
+        strcmp(name, "/get_outs") == 0) {
+        ok = true; /* by hash or index: the answer's heights decide */
+    } else if (strcmp(name, "get_block") == 0) {
+        ok =
+            json_object_get(params, "hash") || (json_params_int(params, "height", &h) && h <= deep);
+    } else if (strcmp(name, "get_block_header_by_height") == 0) {
+        ok = json_params_int(params, "height", &h) && h <= deep;
+    } else if (strcmp(name, "get_block_headers_range") == 0) {
+        ok = json_params_int(params, "start_height", &h) &&
+             json_params_int(params, "end_height", &h2) && h2 <= deep && h <= h2;
+    } else if (strcmp(name, "on_get_block_hash") == 0) {
+        ok = json_is_array(params) && json_array_size(params) == 1 &&
+             json_is_integer(json_array_get(params, 0)) &&
+             json_integer_value(json_array_get(params, 0)) <= deep;
+    }
+    json_decref(root);
+    return ok;
+}
+
+static bool request_key(const struct gw_request *req, const char *tip_hash,
+                        uint8_t key[CACHE_KEY_LEN])
+{
+    bool rpc = req->endpoint == GW_EP_JSONRPC;
+    return cache_key(rpc ? "rpc" : "path", req->info->name,
+                     req->forward_body ? req->forward_body : "", req->forward_len,
+                     req->endpoint != GW_EP_BIN, tip_hash, key);
+}
+
+static void plan_store(struct gw_request *req, const struct prober_quorum *q,
+                       struct store_plan *plan)
+{
+    *plan = (struct store_plan){.store = STORE_NONE, .request_height = -1};
+    if (!q->known || req->asks_pool)
+        return;
+    if (req->info->cls == METHOD_TIP) {
+        if (request_key(req, q->hash, plan->key))
+            plan->store = STORE_TIP;
+    } else if (req->info->cls == METHOD_IMMUTABLE && !q->degraded) {
+        plan->deep = q->height - 1 - req->ctx->cache_min_depth;
+        if (immutable_request_cacheable(req, q->height - 1, req->ctx->cache_min_depth,
+                                        &plan->request_height) &&
+            request_key(req, NULL, plan->key)) {
+            plan->store = STORE_IMMUTABLE;
+            plan->generation = cache_generation(req->ctx->cache);
+        }
+    }
+}
+
+/* The stored form of an answer: JSON-RPC answers without their id. */
+static char *stored_form(const struct gw_request *req, const char *body, size_t len,
+                         size_t *out_len)
+{
+    if (req->endpoint == GW_EP_JSONRPC)
+        return cache_strip_id(body, len, out_len);
+    char *copy = malloc(len + 1);
+    if (copy) {
+        memcpy(copy, body, len);
+        copy[len] = '\0';
+        *out_len = len;
+    }
+    return copy;
+}
+
+static void store_answer(struct gw_request *req, long http, const char *body, size_t len,
+                         const struct proxy_answer_facts *f)
+{
+    struct proxy_work *px = req->px;
+    if (px->plan.store == STORE_NONE || http != 200 || !f->ok || f->busy || f->untrusted ||
+        f->negatives > 0)
+        return;
+    int64_t height = 0;
+    if (px->plan.store == STORE_IMMUTABLE) {
+        bool wants_full = req->info->needs_full_node != METHOD_FULL_NO;
+        if (wants_full && (f->pruned || (req->endpoint == GW_EP_BIN && px->current.pruned)))
+            return; /* an epee answer is not read for pruned parts: a pruned node's is not kept */
+        if (f->height == PROXY_HEIGHT_UNSETTLED)
+            return;
+        height = f->height > px->plan.request_height ? f->height : px->plan.request_height;
+        if (height > px->plan.deep)
+            return; /* named by hash or index, but not settled yet: a short reorg could
+                       change it before the prober sees it (and bumps the epoch) */
+        if (strcmp(req->info->name, "on_get_block_hash") == 0) {
+            /* The answer is a bare hash; an all-zero one means "no such height". */
+            json_t *root = json_loadb(body, len, 0, NULL);
+            const char *hash = json_string_value(json_object_get(root, "result"));
+            bool known = hash && !is_zero_hash(hash);
+            json_t *params = json_loadb(req->forward_body, req->forward_len, 0, NULL);
+            height = json_integer_value(json_array_get(json_object_get(params, "params"), 0));
+            json_decref(params);
+            json_decref(root);
+            if (!known)
+                return;
+        }
+        if (height < 0)
+            return; /* no height named */
+    }
+    size_t stored_len = 0;
+    char *stored = stored_form(req, body, len, &stored_len);
+    if (!stored)
+        return;
+    int64_t ttl = px->plan.store == STORE_TIP ? req->ctx->tip_ttl_ms : 0;
+    (void)cache_put(req->ctx->cache, px->plan.key, stored, stored_len, ttl, height,
+                    px->plan.generation, xg_monotonic_ms());
+    free(stored);
+}
+
+/* Turns a stored answer into the client's: the id back in, tip-relative fields now. */
+static bool render_hit(struct gw_request *req, char *stored, size_t len, bool immutable,
+                       int64_t chain_length)
+{
+    char *body = NULL;
+    size_t out_len = 0;
+    if (req->endpoint == GW_EP_BIN) {
+        /* Stored as the node sent it: no id, and no field relative to the tip. */
+        set_answer(req, 200, stored, len, "application/octet-stream");
+        add_header(req, "X-Xmrgate-Cache", "hit");
+        return true;
+    }
+    if (!immutable && req->endpoint == GW_EP_JSONRPC) {
+        body = cache_render_jsonrpc(stored, len, req->rpc_id, &out_len);
+        free(stored);
+    } else if (!immutable) {
+        body = stored;
+        out_len = len;
+    } else {
+        json_t *root = json_loadb(stored, len, 0, NULL);
+        free(stored);
+        if (!root)
+            return false;
+        cache_patch_tip_fields(root, chain_length);
+        if (req->endpoint == GW_EP_JSONRPC)
+            json_object_set_new(root, "id",
+                                req->rpc_id ? json_incref(req->rpc_id) : json_integer(0));
+        body = jsonrpc_dump(root, &out_len);
+        json_decref(root);
+    }
+    if (!body)
+        return false;
+    set_answer(req, 200, body, out_len, "application/json");
+    add_header(req, "X-Xmrgate-Cache", "hit");
+    return true;
+}
+
+/* ---- the background refresh of a tip entry -------------------------------------------- */
+
+struct refresh_job {
+    struct gw_context *ctx;
+    uint8_t key[CACHE_KEY_LEN];
+    enum gw_endpoint endpoint;
+    int32_t node_id;
+};
+
+static void on_refresh_done(const struct up_result *res, void *arg)
+{
+    struct refresh_job *job = arg;
+    struct proxy_answer_facts f;
+    bool stored = false;
+    if (res->outcome == UP_OK && res->http_status == 200) {
+        bool jsonrpc = job->endpoint == GW_EP_JSONRPC;
+        if (job->endpoint == GW_EP_BIN)
+            proxy_read_bin_facts(res->body, res->body_len, &f);
+        else
+            proxy_read_facts(res->body, res->body_len, &f);
+        if (f.ok && !f.busy && !f.untrusted) {
+            size_t len = 0;
+            char *body = jsonrpc ? cache_strip_id(res->body, res->body_len, &len) : NULL;
+            if (!jsonrpc && (body = malloc(res->body_len + 1))) {
+                memcpy(body, res->body, res->body_len + 1);
+                len = res->body_len;
+            }
+            stored = body && cache_put(job->ctx->cache, job->key, body, len, job->ctx->tip_ttl_ms,
+                                       0, 0, xg_monotonic_ms());
+            free(body);
+        }
+    }
+    prober_report(job->ctx->prober, job->node_id, res->outcome == UP_OK && res->http_status < 500);
+    if (!stored)
+        cache_refresh_failed(job->ctx->cache, job->key);
+    free(job);
+}
+
+static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LEN])
+{
+    struct node_info node;
+    struct prober_pick pick = {.need_tip = true};
+    struct refresh_job *job = malloc(sizeof *job);
+    if (!job || prober_rank(req->ctx->prober, &pick, &node, 1) == 0) {
+        free(job);
+        cache_refresh_failed(req->ctx->cache, key);
+        return;
+    }
+    *job = (struct refresh_job){.ctx = req->ctx, .endpoint = req->endpoint, .node_id = node.id};
+    memcpy(job->key, key, CACHE_KEY_LEN);
+    char url[512];
+    if (!xg_str_join(url, sizeof url, node.url, req->rest)) { /* never sent cut short */
+        cache_refresh_failed(req->ctx->cache, key);
+        free(job);
+        return;
+    }
+    static const struct up_header headers[] = {{"Content-Type", "application/json"}};
+    struct up_job uj = {
+        .url = url,
+        .method = req->is_post || req->forward_len ? "POST" : "GET",
+        .body = req->forward_body,
+        .body_len = req->forward_len,
+        .headers = req->endpoint == GW_EP_BIN ? NULL : headers,
+        .nheaders = req->endpoint == GW_EP_BIN ? 0 : 1,
+        .timeout_ms = (long)req->ctx->node_timeout_ms,
+        .verify_tls = true,
+        .on_done = on_refresh_done,
+        .arg = job,
+    };
+    if (!up_submit(req->ctx->up, &uj)) {
+        cache_refresh_failed(req->ctx->cache, key);
+        free(job);
+    }
+}
+
+static bool ensure_work(struct gw_request *req)
+{
+    if (!req->px)
+        req->px = calloc(1, sizeof *req->px);
+    return req->px != NULL;
+}
+
+static void mark_degraded(struct gw_request *req, const struct prober_quorum *q)
+{
+    if (q->known && q->degraded)
+        add_header(req, "X-Xmrgate-Degraded", "no-quorum");
+}
+
+bool proxy_answer_from_cache(struct gw_request *req)
+{
+    enum method_class cls = req->info->cls;
+    if (cls != METHOD_TIP && cls != METHOD_IMMUTABLE)
+        return false;
+    struct prober_quorum q = prober_quorum(req->ctx->prober);
+    struct store_plan plan;
+    plan_store(req, &q, &plan);
+    if (plan.store == STORE_NONE)
+        return false;
+    char *stored;
+    size_t len;
+    enum cache_lookup hit = cache_get(req->ctx->cache, plan.key, xg_monotonic_ms(), &stored, &len);
+    if (hit == CACHE_MISS)
+        return false;
+    if (hit == CACHE_HIT_REFRESH)
+        start_refresh(req, plan.key);
+    if (!render_hit(req, stored, len, plan.store == STORE_IMMUTABLE, q.height))
+        return false;
+    mark_degraded(req, &q);
+    return true;
+}
+
+/* ---- reads ---------------------------------------------------------------------------- */
+
+static bool submit_attempt(struct gw_request *req, const char **why);
+
+/* Needs unpruned data: FULL_YES, or FULL_UNLESS_PRUNED without "prune": true (a binary
+ * request cannot be read here: it prefers a full node too). */
+static bool wants_full_node(const struct gw_request *req)
+{
+    switch (req->info->needs_full_node) {
+    case METHOD_FULL_NO:
+        return false;
+    case METHOD_FULL_YES:
+        return true;
+    case METHOD_FULL_UNLESS_PRUNED:
+        break;
+    }
+    if (req->endpoint == GW_EP_BIN || !req->forward_body)
+        return true;
+    json_t *root = json_loadb(req->forward_body, req->forward_len, 0, NULL);
+    const json_t *params = req->endpoint == GW_EP_JSONRPC ? json_object_get(root, "params") : root;
+    bool prune = json_is_true(json_object_get(params, "prune"));
+    json_decref(root);
+    return !prune;
+}
+
+static size_t pick_nodes(struct gw_request *req, bool need_tip, bool want_full, int32_t exclude_id,
+                         bool full_only)
+{
+    struct proxy_work *px = req->px;
+    struct prober_pick pick = {
+        .need_tip = need_tip, .want_full = want_full, .exclude_id = exclude_id};
+    px->ncandidates = prober_rank(req->ctx->prober, &pick, px->candidates, PROXY_MAX_CANDIDATES);
+    if (full_only) {
+        size_t n = 0;
+        for (size_t i = 0; i < px->ncandidates; i++)
+            if (!px->candidates[i].pruned)
+                px->candidates[n++] = px->candidates[i];
+        px->ncandidates = n;
+    }
+    px->next = 0;
+    return px->ncandidates;
+}
+
+/* No node healthy yet (start-up, or all down): the configured order, said loudly. */
+static size_t fallback_nodes(struct gw_request *req)
+{
+    struct proxy_work *px = req->px;
+    nodes_read_lock();
+    const struct node_set *set = nodes_current(req->ctx->nodes);
+    px->ncandidates = 0;
+    for (size_t i = 0; i < set->count && px->ncandidates < PROXY_MAX_CANDIDATES; i++)
+        px->candidates[px->ncandidates++] = set->nodes[i];
+    nodes_read_unlock();
+    px->next = 0;
+    if (px->ncandidates)
+        add_header(req, "X-Xmrgate-Degraded", "no-healthy-node");
+    return px->ncandidates;
+}
+
+/* Returns an answer held for a confirmation, as it was. */
+static void answer_held(struct gw_request *req)
+{
+    struct proxy_work *px = req->px;
+    set_answer(req, px->held_status, px->held_body, px->held_len, px->held_type);
+    px->held_body = NULL;
+}
+
+static void hold_answer(struct proxy_work *px, const struct up_result *res,
+                        const struct proxy_answer_facts *f)
+{
+    release_held(px);
+    px->held_status = res->http_status;
+    px->held_len = res->body_len;
+    px->held_body = up_result_take_body(res);
+    px->held_facts = *f;
+    xg_str_copy(px->held_type, sizeof px->held_type, res->content_type);
+}
+
+/* Asks the next node for the phase just entered; false when there is none. */
+static bool start_phase(struct gw_request *req, enum proxy_phase phase)
+{
+    struct proxy_work *px = req->px;
+    int32_t first = px->current.id;
+    px->phase = phase;
+    size_t n = phase == PHASE_FULL_NODE ? pick_nodes(req, px->need_tip, true, first, true)
+                                        : pick_nodes(req, true, px->want_full, first, false);
+    const char *why;
+    return n > 0 && submit_attempt(req, &why);
+}
+
+static bool may_retry(const struct gw_request *req)
+{
+    const struct proxy_work *px = req->px;
+    /* A write is never sent twice (broadcasts have their own path). */
+    return !req->info->writes && px->failures < GW_MAX_ATTEMPTS && px->next < px->ncandidates &&
+           xg_monotonic_us() < req->deadline_us;
+}
+
+/* A usable answer in the read phase: checks it for pruned data and negatives first. */
+static void on_read_answer(struct gw_request *req, const struct up_result *res,
+                           const struct proxy_answer_facts *f)
+{
+    struct proxy_work *px = req->px;
+    bool needs_full = req->info->needs_full_node != METHOD_FULL_NO && px->want_full;
+    if (px->phase == PHASE_READ && needs_full && f->ok && f->pruned) {
+        hold_answer(px, res, f);
+        if (start_phase(req, PHASE_FULL_NODE))
+            return;
+        answer_error(req, MHD_HTTP_SERVICE_UNAVAILABLE,
+                     "only a pruned node could answer and its answer is incomplete");
+        finish(req);
+        return;
+    }
+    /* Negatives must be confirmed; so must an error to a historical read, which may have
+     * gone to a node a few blocks behind ("height too big" from a lagging node). */
+    bool lagging_error = !px->need_tip && !f->ok;
+    if (px->phase == PHASE_READ && ((f->ok && f->negatives > 0) || lagging_error)) {
+        hold_answer(px, res, f);
+        if (start_phase(req, PHASE_CONFIRM))
+            return;
+        answer_held(req); /* the only node on the tip: its answer stands */
+        finish(req);
+        return;
+    }
+    bool better = f->ok && (!px->held_facts.ok || f->negatives < px->held_facts.negatives);
+    if (px->phase == PHASE_CONFIRM && px->held_body && !better) {
+        answer_held(req); /* the second node found no more: the first answer stands */
+        finish(req);
+        return;
+    }
+    store_answer(req, res->http_status, res->body, res->body_len, f);
+    set_answer(req, res->http_status, up_result_take_body(res), res->body_len, res->content_type);
+    finish(req);
+}
+
+static void on_node_done(const struct up_result *res, void *arg)
+{
+    struct gw_request *req = arg;
+    struct proxy_work *px = req->px;
+    struct proxy_answer_facts f = {.height = -1};
+    if (res->outcome == UP_OK && req->endpoint == GW_EP_BIN)
+        proxy_read_bin_facts(res->body, res->body_len, &f);
+    else if (res->outcome == UP_OK)
+        proxy_read_facts(res->body, res->body_len, &f);
+    bool failed =
+        proxy_retryable(res->outcome, res->http_status) || f.busy || res->outcome != UP_OK;
+    prober_report(req->ctx->prober, px->current.id, !failed);
+    gw_metrics_node_call(req->ctx->metrics, px->current.name,
+                         gw_metrics_node_outcome(res->outcome, res->http_status, f.busy),
+                         res->seconds);
+    if (failed) {
+        px->failures++;
+        xg_log(XG_LOG_DEBUG, "node_attempt_failed", "node %s: %s (HTTP %ld)", px->current.name,
+               f.busy       ? "BUSY"
+               : res->error ? res->error
+                            : up_outcome_name(res->outcome),
+               res->http_status);
+        const char *why;
+        if (may_retry(req) && submit_attempt(req, &why))
+            return;
+        if (px->held_body) { /* a confirmation or full-node retry failed: the first stands */
+            if (px->phase == PHASE_CONFIRM) {
+                answer_held(req);
+                finish(req);
+                return;
+            }
+        }
+        if (res->outcome == UP_OK) { /* a 5xx or BUSY: pass the node's own answer on */
+            set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
+                       res->content_type);
+        } else {
+            answer_node_failed(req, res);
+        }
+        finish(req);
+        return;
+    }
+    if (req->endpoint == GW_EP_BIN) {
+        store_answer(req, res->http_status, res->body, res->body_len, &f);
+        set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
+                   res->content_type);
+        finish(req);
+        return;
+    }
+    on_read_answer(req, res, &f);
+}
+
+/* Sends req to its next candidate. False with the reason in *why when none can take it. */
+static bool submit_attempt(struct gw_request *req, const char **why)
+{
+    struct proxy_work *px = req->px;
+    /* Skip candidates whose breaker opened since ranking. */
+    while (px->next < px->ncandidates &&
+           !prober_attempt_begin(req->ctx->prober, px->candidates[px->next].id))
+        px->next++;
+    if (px->next >= px->ncandidates) {
+        *why = "every node that could take it is failing (circuit breaker open)";
+        return false;
+    }
+    px->current = px->candidates[px->next++];
+    char url[512];
+    if (!xg_str_join(url, sizeof url, px->current.url, req->rest)) {
+        *why = "the node URL and the request path are too long together";
+        return false; /* a URL cut short is never sent */
+    }
+    /* The allow-list: nothing of the client's reaches a node but its body. */
+    static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
+    int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
+    long timeout =
+        (long)(left_ms < req->ctx->node_timeout_ms ? left_ms : req->ctx->node_timeout_ms);
+    if (timeout < 1)
+        timeout = 1;
+    struct up_job job = {
+        .url = url,
+        .method = req->is_post || req->forward_len ? "POST" : "GET",
+        .body = req->forward_body,
+        .body_len = req->forward_len,
+        .headers = req->endpoint == GW_EP_BIN ? NULL : json_headers,
+        .nheaders = req->endpoint == GW_EP_BIN ? 0 : 1,
+        .timeout_ms = timeout,
+        .verify_tls = true,
+        .on_done = on_node_done,
+        .arg = req,
+    };
+    *why = "the gateway is stopping, or out of memory";
+    return up_submit(req->ctx->up, &job);
+}
+
+static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
+{
+    struct proxy_work *px = req->px;
+    px->phase = PHASE_READ;
+    px->want_full = wants_full_node(req);
+    /* Historical reads may use a node a few blocks behind; everything else the tip. */
+    px->need_tip = req->info->cls != METHOD_IMMUTABLE;
+    if (pick_nodes(req, px->need_tip, px->want_full, 0, false) == 0 && fallback_nodes(req) == 0) {
+        answer_unavailable(req, "no node is configured", NULL, NULL);
+        return false;
+    }
+    mark_degraded(req, q);
+    plan_store(req, q, &px->plan);
+    if (px->plan.store != STORE_NONE)
+        add_header(req, "X-Xmrgate-Cache", "miss");
+    const char *why;
+    if (!submit_attempt(req, &why)) {
+        answer_unavailable(req, why, NULL, NULL);
+        return false;
+    }
+    return true;
+}
+
+/* ---- broadcast ------------------------------------------------------------------------ */
+
+static const char *slot_word(int outcome)
+{
+    switch (outcome) {
+    case BC_ACCEPTED:
+        return "ok";
+    case BC_REJECTED:
+        return "rejected";
+    default:
+        return "fail";
+    }
+}
+
+/* All nodes have answered: the first acceptance is the answer, else the first rejection
+ * (the node's reason), else our error. Runs once, on whichever thread finished last. */
+static void broadcast_finish(struct gw_request *req)
+{
+    struct proxy_work *px = req->px;
+    char header[256] = "";
+    size_t used = 0;
+    struct broadcast_slot *best = NULL;
+    for (size_t i = 0; i < px->nslots; i++) {
+        struct broadcast_slot *s = &px->slots[i];
+        char ref[PROXY_NODE_REF_SIZE];
+        proxy_node_ref(s->node.id, ref);
+        int w = snprintf(header + used, sizeof header - used, "%s%s=%s", i ? "," : "", ref,
+                         slot_word(s->outcome));
+        if (w > 0 && (size_t)w < sizeof header - used)
+            used += (size_t)w;
+        if (s->outcome == BC_ACCEPTED && (!best || best->outcome != BC_ACCEPTED))
+            best = s;
+        else if (s->outcome == BC_REJECTED && !best)
+            best = s;
+    }
+    add_header(req, "X-Xmrgate-Broadcast", header);
+    gw_metrics_broadcast(req->ctx->metrics, best && best->outcome == BC_ACCEPTED);
+    if (best) {
+        set_answer(req, best->http, best->body, best->len, best->type);
+        best->body = NULL;
+    } else {
+        answer_unavailable(req, "no node accepted the connection", NULL, NULL);
+    }
+    for (size_t i = 0; i < px->nslots; i++) {
+        free(px->slots[i].body);
+        px->slots[i].body = NULL;
+    }
+    finish(req);
+}
+
+static void on_broadcast_done(const struct up_result *res, void *arg)
+{
+    struct broadcast_call *call = arg;
+    struct gw_request *req = call->req;
+    struct broadcast_slot *s = &req->px->slots[call->slot];
+    free(call);
+    s->http = res->http_status;
+    s->outcome = BC_FAILED;
+    if (res->outcome == UP_OK && res->http_status == 200) {
+        struct proxy_answer_facts f;
+        proxy_read_facts(res->body, res->body_len, &f);
+        /* status OK covers "already in the pool" (not_relayed) too. */
+        s->outcome = f.ok ? BC_ACCEPTED : f.json ? BC_REJECTED : BC_FAILED;
+        s->len = res->body_len;
+        s->body = up_result_take_body(res);
+        xg_str_copy(s->type, sizeof s->type, res->content_type);
+    }
+    if (s->outcome == BC_FAILED)
+        xg_log(XG_LOG_DEBUG, "broadcast_node_failed", "node %s: %s (HTTP %ld)", s->node.name,
+               res->error ? res->error : up_outcome_name(res->outcome), res->http_status);
+    prober_report(req->ctx->prober, s->node.id, s->outcome != BC_FAILED);
+    gw_metrics_node_call(req->ctx->metrics, s->node.name,
+                         gw_metrics_node_outcome(res->outcome, res->http_status, false),
+                         res->seconds);
+    gw_metrics_broadcast_node(req->ctx->metrics, s->node.name,
+                              s->outcome == BC_ACCEPTED   ? GW_BCAST_ACCEPTED
+                              : s->outcome == BC_REJECTED ? GW_BCAST_REJECTED
+                                                          : GW_BCAST_FAILED);
+    if (atomic_fetch_sub(&req->px->bc_pending, 1) == 1)
+        broadcast_finish(req);
+}
+
+static bool dispatch_broadcast(struct gw_request *req, const struct prober_quorum *q)
+{
+    struct proxy_work *px = req->px;
+    px->nslots = 0;
+    struct node_info nodes[PROXY_MAX_BROADCAST];
+    size_t n = prober_healthy(req->ctx->prober, nodes, PROXY_MAX_BROADCAST);
+    if (n == 0) {
+        n = fallback_nodes(req);
+        memcpy(nodes, px->candidates, n * sizeof nodes[0]);
+    }
+    if (n == 0) {
+        answer_unavailable(req, "no node is configured", NULL, NULL);
+        return false;
+    }
+    mark_degraded(req, q);
+    px->slots = calloc(n, sizeof *px->slots);
+    if (!px->slots) {
+        answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        px->slots[i] = (struct broadcast_slot){.node = nodes[i], .outcome = BC_PENDING};
+    px->nslots = n;
+    /* One count more than the calls, dropped after the loop: the last callback cannot
+     * finish the request while calls are still being submitted. */
+    atomic_store(&px->bc_pending, n + 1);
+    size_t submitted = 0;
+    static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
+    for (size_t i = 0; i < n; i++) {
+        struct broadcast_call *call = malloc(sizeof *call);
+        char url[512];
+        if (call && !xg_str_join(url, sizeof url, nodes[i].url, req->rest)) {
+            free(call); /* a URL cut short is never sent: counted as not submitted */
+            call = NULL;
+        }
+        int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
+        struct up_job job = {
+            .url = url,
+            .method = "POST",
+            .body = req->forward_body,
+            .body_len = req->forward_len,
+            .headers = json_headers,
+            .nheaders = 1,
+            .timeout_ms = (long)(left_ms < req->ctx->node_timeout_ms ? (left_ms > 0 ? left_ms : 1)
+                                                                     : req->ctx->node_timeout_ms),
+            .verify_tls = true,
+            .on_done = on_broadcast_done,
+            .arg = call,
+        };
+        if (call)
+            *call = (struct broadcast_call){req, i};
+        if (call && up_submit(req->ctx->up, &job)) {
+            submitted++;
+            continue;
+        }
+        free(call);
+        px->slots[i].outcome = BC_FAILED;
+        atomic_fetch_sub(&px->bc_pending, 1);
+    }
+    if (submitted == 0) {
+        answer_unavailable(req,
+                           "no broadcast could be sent (the gateway is stopping, or out of memory)",
+                           NULL, NULL);
+        return false;
+    }
+    if (atomic_fetch_sub(&px->bc_pending, 1) == 1)
+        broadcast_finish(req);
+    return true;
+}
+
+/* ---- entry points ----------------------------------------------------------------------- */
+
+bool proxy_dispatch(struct gw_request *req)
+{
+    if (!ensure_work(req)) {
+        answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        return false;
+    }
+    struct prober_quorum q = prober_quorum(req->ctx->prober);
+    if (req->info->cls == METHOD_BROADCAST)
+        return dispatch_broadcast(req, &q);
+    return dispatch_read(req, &q);
+}
+
+void proxy_request_free(struct gw_request *req)
+{
+    if (!req->px)
+        return;
+    release_held(req->px);
+    for (size_t i = 0; i < req->px->nslots; i++)
+        free(req->px->slots[i].body);
+    free(req->px->slots);
+    free(req->px);
+    req->px = NULL;
+}

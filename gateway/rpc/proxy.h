@@ -1,0 +1,109 @@
+/* proxy — sends a classified request to the nodes and turns their answers into the
+ * client's answer.
+ *
+ * Per class (gateway/rpc/methods.h):
+ *   - tip: served from the tip cache when it holds an answer for the current quorum tip
+ *     (refreshed in the background past half its TTL); otherwise from a node on the tip,
+ *     and stored;
+ *   - immutable: served from the immutable cache (tip-relative fields such as depth and
+ *     confirmations recomputed, the JSON-RPC id put back); otherwise from a node on the
+ *     tip or within the historical lag, and stored when the answer names blocks deep
+ *     enough below the quorum tip — never in degraded mode, never an error, BUSY or
+ *     "not found";
+ *   - passthrough: a node, never cached;
+ *   - broadcast: every healthy node in parallel; accepted if any node accepted (status OK,
+ *     "already in pool" included); the outcome per node in X-Xmrgate-Broadcast; never
+ *     retried.
+ * A tenant sees a node only by its opaque id (proxy_node_ref): in X-Xmrgate-Broadcast and
+ * in a 502, which names the failed node and its outcome but never the node client's own
+ * error text (it carries host names and addresses). That detail is logged for operators
+ * ("request_failed", with the node's name), who map ids to nodes with the admin API.
+ * A read goes to rank 1 (gateway/nodes/prober.h); a connection error, timeout, 5xx or BUSY is
+ * retried once on rank 2 inside the client's deadline, never a third time. A request
+ * needing unpruned data goes to a full node, and a pruned answer (as_hex empty,
+ * prunable_hash set) is asked again of a full node, never returned as complete. A
+ * get_transactions reporting a transaction missing or an is_key_image_spent reporting an
+ * image unspent is confirmed on a second node on the quorum tip first.
+ *
+ * Answers carry X-Xmrgate-Cache (hit/miss) and, while the nodes disagree on the tip,
+ * X-Xmrgate-Degraded: no-quorum. Node answers are passed through byte for byte except
+ * cached ones (re-serialised compactly). Nothing of the client's reaches a node but its
+ * body (and the wallet's "client" field is already stripped by server). */
+#ifndef PROXY_H
+#define PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/request.h"
+
+struct gw_context;
+
+/* Answers req from the cache when it can, without a node: true when req->answer_* is
+ * filled (queue it at once). Call before suspending the connection. */
+bool proxy_answer_from_cache(struct gw_request *req);
+
+/* Starts forwarding req (its connection already suspended). Returns false when nothing
+ * could be submitted; req then carries an answer and the caller resumes. */
+__attribute__((warn_unused_result)) bool proxy_dispatch(struct gw_request *req);
+
+/* Frees proxy's per-request state; called once from the completion callback. */
+void proxy_request_free(struct gw_request *req);
+
+/* An answer describes something not fixed yet (a pool transaction, a locked output). */
+#define PROXY_HEIGHT_UNSETTLED -2
+
+/* What a node's answer says, as the routing and caching rules read it. */
+struct proxy_answer_facts {
+    bool json;        /* a JSON object */
+    bool ok;          /* status "OK" (or a JSON-RPC result without a status), no error */
+    bool busy;        /* status "BUSY": the node is syncing, ask another */
+    bool untrusted;   /* "untrusted": a bootstrap daemon's answer, never stored */
+    bool pruned;      /* a transaction came back without its prunable part */
+    size_t negatives; /* transactions missing, key images unspent: to be confirmed */
+    /* The highest block height it describes (a reorg above it changes the answer; below it
+     * does not); -1 none, PROXY_HEIGHT_UNSETTLED. */
+    int64_t height;
+};
+
+/* Pure: reads an answer body (JSON-RPC or plain JSON; anything else is not json): the
+ * heights of headers, blocks, transactions (a pool one unsettles) and outputs (a locked one
+ * unsettles). */
+void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f);
+
+/* Pure: reads a .bin answer (epee portable storage; json stays false): its status and
+ * untrusted flag, and for get_outs.bin the outputs' highest height, or
+ * PROXY_HEIGHT_UNSETTLED while one of them is locked. A body that is not portable storage
+ * is neither ok nor busy. */
+void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_facts *f);
+
+/* Pure: the pool rule for a request body of a method with pool_info (methods.h; the
+ * reasons are at get_blocks.bin in methods.c). Strips pool_info_since from the portable-
+ * storage body in place (*len becomes the new length) and sets *asks_pool when the body's
+ * requested_info is not 0 (blocks only), or is not a plain integer: such an answer must
+ * not be cached. False, nothing changed, for a body that is not portable storage. */
+__attribute__((warn_unused_result)) bool proxy_bin_pool_rule(char *body, size_t *len,
+                                                             bool *asks_pool);
+
+/* Pure: whether the answer to a .bin request to `path` (a method table name) may be stored
+ * as immutable while the blocks up to height `deep` count as settled: get_blocks_by_height.bin
+ * when it names heights and every one is at most deep (*height: the highest), get_outs.bin
+ * always (*height -1: its answer names the heights, checked against deep when stored). */
+bool proxy_bin_request_immutable(const char *path, const char *body, size_t len, int64_t deep,
+                                 int64_t *height);
+
+#define PROXY_NODE_REF_SIZE 16
+
+/* Pure: the name a tenant sees for node `id` (its nodes.id, which the admin API's GET /nodes
+ * lists): "n" and the id, stable while the node's name or URL changes, naming no host. */
+void proxy_node_ref(int32_t id, char out[PROXY_NODE_REF_SIZE]);
+
+/* Pure: whether an attempt's outcome allows trying the next node for a read. */
+bool proxy_retryable(int outcome, long http_status);
+
+/* Pure: the "status" of a node answer (top level, or inside "result" for JSON-RPC) when it
+ * is one of the JSON answers monerod gives, copied into out; false otherwise. */
+bool proxy_answer_status(const char *body, size_t len, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,414 @@
+/* xmr402_flow — see xmr402_flow.h. */
+#include "xmr402/xmr402_flow.h"
+
+#include "core/context.h"
+#include "http/server.h"
+#include "token.h"
+#include "core/upstream.h"
+#include "xg_hex.h"
+#include "xg_log.h"
+#include "xg_str.h"
+#include "xg_xmr402.h"
+#include "xmr402/xmr402.h"
+#include "xg_clock.h"
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_HEADERS     8
+#define CLIENT_SIZE     64
+#define BILLING_TIMEOUT 15000 /* ms; billing may refresh the wallet once */
+#define HOW_TO_PROVE                                                                               \
+    "Pay `amount` piconero to `address` (the `uri` has it in a monero: URI), call your "           \
+    "wallet's get_tx_proof {txid, address, message} with this address and message, then "          \
+    "repeat this request with  Authorization: XMR402 txid=\"<txid>\", proof=\"<signature>\", "     \
+    "invoice=\"<invoice>\". Until the payment has the tier's confirmations the answer is 202 "     \
+    "with Retry-After; then the request is served and X-XMR402-Token carries your token."
+
+struct xmr402_work {
+    struct gw_request *req;
+    struct xmr402_auth auth;
+    bool has_proof;
+    char tier[XMR402_TIER_MAX + 1];
+    char client[CLIENT_SIZE];
+    json_t *carry; /* an error to report with a fresh challenge (an expired invoice) */
+    struct {
+        const char *name; /* static */
+        char *value;      /* owned */
+    } headers[MAX_HEADERS];
+    size_t nheaders;
+    atomic_bool serve; /* provisioned: server.c serves as `tenant` */
+    struct tenant_row tenant;
+};
+
+/* ---- small helpers ----------------------------------------------------------------- */
+
+static void add_header(struct xmr402_work *w, const char *name, const char *value)
+{
+    if (!value || w->nheaders >= MAX_HEADERS)
+        return;
+    char *copy = strdup(value);
+    if (!copy)
+        return;
+    w->headers[w->nheaders].name = name;
+    w->headers[w->nheaders].value = copy;
+    w->nheaders++;
+}
+
+/* The answer, as JSON, ready for the resumed connection. Takes the body reference. */
+static void set_answer(struct gw_request *req, unsigned status, json_t *body)
+{
+    free(req->answer_body);
+    req->answer_body = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    req->answer_len = req->answer_body ? strlen(req->answer_body) : 0;
+    snprintf(req->answer_type, sizeof req->answer_type, "application/json");
+    req->status = req->answer_body ? status : MHD_HTTP_INTERNAL_SERVER_ERROR;
+    json_decref(body);
+    req->answered = true;
+}
+
+static json_t *error_body(const char *code, const char *message)
+{
+    return json_pack("{s:s, s:{s:s, s:s}}", "protocol", "XMR402", "error", "code", code, "message",
+                     message);
+}
+
+static void finish(struct gw_request *req)
+{
+    gw_request_resume(req);
+}
+
+static char *status_url(const struct gw_context *ctx, const char *path)
+{
+    const char *base =
+        ctx->cfg->xmr402_public_url[0] ? ctx->cfg->xmr402_public_url : ctx->cfg->xmr402_billing_url;
+    char *url = NULL;
+    if (asprintf(&url, "%s%s", base, path ? path : "") < 0)
+        return NULL;
+    return url;
+}
+
+/* Turns billing's challenge object into our 402 body and WWW-Authenticate header. */
+static bool adopt_challenge(struct xmr402_work *w, json_t *body, const json_t *challenge)
+{
+    char header[XMR402_CHALLENGE_SIZE];
+    const char *address = json_string_value(json_object_get(challenge, "address"));
+    const char *amount = json_string_value(json_object_get(challenge, "amount"));
+    const char *message = json_string_value(json_object_get(challenge, "message"));
+    json_int_t ts = json_integer_value(json_object_get(challenge, "timestamp"));
+    if (!xmr402_challenge_header(header, sizeof header, address, amount, message, ts))
+        return false;
+    add_header(w, MHD_HTTP_HEADER_WWW_AUTHENTICATE, header);
+    json_object_update_missing(body, (json_t *)challenge);
+    char *url =
+        status_url(w->req->ctx, json_string_value(json_object_get(challenge, "status_path")));
+    json_object_set_new(body, "status_url", url ? json_string(url) : json_null());
+    free(url);
+    json_object_del(body, "status_path");
+    json_object_del(body, "challenge");
+    json_object_set_new(body, "how_to_prove", json_string(HOW_TO_PROVE));
+    return true;
+}
+
+/* ---- talking to billing --------------------------------------------------------------- */
+
+static bool submit(struct xmr402_work *w, const char *path, json_t *payload,
+                   void (*on_done)(const struct up_result *, void *))
+{
+    struct gw_request *req = w->req;
+    const struct gw_config *cfg = req->ctx->cfg;
+    char url[1024], sig[XG_X402_SIG_HEX_SIZE] = "";
+    uint8_t key[XG_X402_KEY_LEN];
+    char *body = json_dumps(payload, JSON_COMPACT);
+    json_decref(payload);
+    if (!body)
+        return false;
+    if (xg_hex_decode(cfg->ha1_key, key, sizeof key) && !xg_x402_client_sig(key, w->client, sig))
+        sig[0] = '\0';
+    snprintf(url, sizeof url, "%s%s", cfg->xmr402_billing_url, path);
+    struct up_header headers[] = {{"Content-Type", "application/json"},
+                                  {XG_X402_CLIENT_HDR, w->client},
+                                  {XG_X402_SIG_HDR, sig}};
+    int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
+    struct up_job job = {
+        .url = url,
+        .method = "POST",
+        .body = body,
+        .body_len = strlen(body),
+        .headers = headers,
+        .nheaders = 3,
+        .timeout_ms = left_ms < 1                 ? 1
+                      : left_ms > BILLING_TIMEOUT ? BILLING_TIMEOUT
+                                                  : (long)left_ms,
+        .verify_tls = true,
+        .on_done = on_done,
+        .arg = w,
+    };
+    bool ok = up_submit(req->ctx->up, &job);
+    free(body);
+    return ok;
+}
+
+/* Billing did not give a usable answer: the agent may retry later. */
+static void answer_unavailable(struct xmr402_work *w, const char *why)
+{
+    xg_log(XG_LOG_WARN, "xmr402_billing_failed", "%s", why);
+    add_header(w, MHD_HTTP_HEADER_RETRY_AFTER, "10");
+    set_answer(w->req, MHD_HTTP_SERVICE_UNAVAILABLE,
+               error_body("billing_unavailable",
+                          "payments cannot be handled right now; try again shortly"));
+}
+
+static void answer_billing_down(struct xmr402_work *w, const struct up_result *res)
+{
+    char why[256];
+    snprintf(why, sizeof why, "%s (HTTP %ld)",
+             res->outcome == UP_OK ? "unexpected answer" : res->error, res->http_status);
+    answer_unavailable(w, why);
+}
+
+static json_t *billing_json(const struct up_result *res)
+{
+    if (res->outcome != UP_OK || !res->body)
+        return NULL;
+    json_t *doc = json_loadb(res->body, res->body_len, 0, NULL);
+    if (doc && !json_is_object(doc)) {
+        json_decref(doc);
+        doc = NULL;
+    }
+    return doc;
+}
+
+static void on_challenge(const struct up_result *res, void *arg)
+{
+    struct xmr402_work *w = arg;
+    struct gw_request *req = w->req;
+    json_t *doc = billing_json(res);
+    if (doc && res->http_status == 201) {
+        json_t *body = error_body("payment_required", "this endpoint is paid: see how_to_prove");
+        if (w->carry)
+            json_object_set(body, "error", w->carry);
+        if (adopt_challenge(w, body, doc)) {
+            set_answer(req, MHD_HTTP_PAYMENT_REQUIRED, body);
+        } else {
+            json_decref(body);
+            answer_unavailable(w, "billing's challenge cannot be sent as a header");
+        }
+    } else if (doc && (res->http_status == 429 || res->http_status == 400)) {
+        json_t *retry = json_object_get(doc, "retry_after");
+        char seconds[24];
+        snprintf(seconds, sizeof seconds, "%lld", (long long)json_integer_value(retry));
+        if (retry)
+            add_header(w, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+        json_object_set_new(doc, "protocol", json_string("XMR402"));
+        set_answer(req, (unsigned)res->http_status, json_incref(doc));
+    } else {
+        answer_billing_down(w, res);
+    }
+    json_decref(doc);
+    finish(req);
+}
+
+static bool request_challenge(struct xmr402_work *w)
+{
+    return submit(w, "/api/xmr402/challenge", json_pack("{s:s}", "tier", w->tier), on_challenge);
+}
+
+/* billing's tenant object → the row limits and the nodes' path need. */
+static bool tenant_from(const json_t *doc, struct tenant_row *t)
+{
+    const json_t *tn = json_object_get(doc, "tenant");
+    const char *token = json_string_value(json_object_get(doc, "token"));
+    const char *handle = json_string_value(json_object_get(tn, "handle"));
+    const char *tier = json_string_value(json_object_get(tn, "tier"));
+    memset(t, 0, sizeof *t);
+    if (!token || !handle || !tier || strlen(handle) > TENANT_HANDLE_MAX ||
+        strlen(tier) > TENANT_TIER_MAX || !token_hash(token, strlen(token), t->token_hash))
+        return false;
+    t->id = json_integer_value(json_object_get(tn, "id"));
+    snprintf(t->handle, sizeof t->handle, "%s", handle);
+    snprintf(t->tier_id, sizeof t->tier_id, "%s", tier);
+    t->burst_rps = (int32_t)json_integer_value(json_object_get(tn, "burst_rps"));
+    t->burst_size = (int32_t)json_integer_value(json_object_get(tn, "burst_size"));
+    t->daily_quota = json_integer_value(json_object_get(tn, "daily_quota"));
+    t->valid_until = json_integer_value(json_object_get(tn, "valid_until_unix"));
+    t->suspended = json_is_true(json_object_get(tn, "suspended"));
+    return t->id > 0 && t->burst_rps > 0 && t->burst_size > 0;
+}
+
+static void on_provisioned(struct xmr402_work *w, const json_t *doc)
+{
+    if (!tenant_from(doc, &w->tenant)) {
+        set_answer(w->req, MHD_HTTP_BAD_GATEWAY,
+                   error_body("billing_answer", "billing's answer has no usable tenant"));
+        return;
+    }
+    add_header(w, "X-XMR402-Token", json_string_value(json_object_get(doc, "token")));
+    add_header(w, "X-XMR402-Login", json_string_value(json_object_get(doc, "login")));
+    add_header(w, "X-XMR402-RPC-URL", json_string_value(json_object_get(doc, "rpc_url")));
+    add_header(w, "X-XMR402-Invoice", json_string_value(json_object_get(doc, "invoice")));
+    add_header(w, "X-XMR402-Receipt", json_string_value(json_object_get(doc, "receipt")));
+    add_header(w, "X-XMR402-Valid-Until",
+               json_string_value(json_object_get(json_object_get(doc, "tenant"), "valid_until")));
+    atomic_store(&w->serve, true);
+}
+
+static void on_waiting(struct xmr402_work *w, json_t *doc)
+{
+    char seconds[24], path[96];
+    snprintf(seconds, sizeof seconds, "%lld",
+             (long long)json_integer_value(json_object_get(doc, "retry_after")));
+    add_header(w, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+    snprintf(path, sizeof path, "/api/invoices/%s",
+             json_is_string(json_object_get(doc, "invoice"))
+                 ? json_string_value(json_object_get(doc, "invoice"))
+                 : "");
+    char *url = status_url(w->req->ctx, path);
+    json_object_set_new(doc, "status_url", url ? json_string(url) : json_null());
+    free(url);
+    json_object_set_new(doc, "protocol", json_string("XMR402"));
+    set_answer(w->req, MHD_HTTP_ACCEPTED, json_incref(doc));
+}
+
+static void on_refused(struct xmr402_work *w, json_t *doc)
+{
+    json_t *challenge = json_object_get(doc, "challenge");
+    json_object_set_new(doc, "protocol", json_string("XMR402"));
+    if (json_is_object(challenge)) {
+        json_incref(challenge);
+        if (!adopt_challenge(w, doc, challenge))
+            json_object_del(doc, "challenge");
+        json_decref(challenge);
+    }
+    set_answer(w->req, MHD_HTTP_PAYMENT_REQUIRED, json_incref(doc));
+}
+
+static void on_verify(const struct up_result *res, void *arg)
+{
+    struct xmr402_work *w = arg;
+    struct gw_request *req = w->req;
+    json_t *doc = billing_json(res);
+    long status = doc ? res->http_status : 0;
+    if (status == 200 && json_is_string(json_object_get(doc, "token"))) {
+        on_provisioned(w, doc);
+    } else if (status == 202) {
+        on_waiting(w, doc);
+    } else if (status == 402 || status == 409) {
+        on_refused(w, doc);
+    } else if (status == 400) {
+        json_object_set_new(doc, "protocol", json_string("XMR402"));
+        set_answer(req, MHD_HTTP_BAD_REQUEST, json_incref(doc));
+    } else if (status == 410) {
+        /* expired: say so, with a new challenge to pay instead */
+        w->carry = json_incref(json_object_get(doc, "error"));
+        json_decref(doc);
+        if (request_challenge(w))
+            return; /* on_challenge finishes */
+        set_answer(req, MHD_HTTP_PAYMENT_REQUIRED,
+                   error_body("invoice_expired", "this invoice expired; ask again for a new one"));
+        doc = NULL;
+    } else {
+        answer_billing_down(w, res);
+    }
+    json_decref(doc);
+    finish(req);
+}
+
+/* ---- the entry points ----------------------------------------------------------------- */
+
+const char *xmr402_flow_applies(const struct gw_request *req, const struct auth_credential *cred)
+{
+    if (!req->ctx->cfg->xmr402_enabled)
+        return NULL;
+    if (cred->kind != AUTH_NONE &&
+        !(cred->kind == AUTH_OTHER_SCHEME && xmr402_scheme_is(cred->scheme)))
+        return NULL;
+    return xmr402_agent_path(req->path);
+}
+
+/* ?tier=, else X-XMR402-Tier, else the default. buf holds any argument a request head
+ * can carry, so a tier sent is never silently replaced by the default. */
+static const char *requested_tier(const struct gw_request *req, char *buf, size_t buflen)
+{
+    if (gw_request_query_arg(req, "tier", buf, buflen))
+        return buf;
+    const char *h = gw_request_header(req, "X-XMR402-Tier");
+    return h ? h : req->ctx->cfg->xmr402_default_tier;
+}
+
+bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cred)
+{
+    struct xmr402_work *w = calloc(1, sizeof *w);
+    const char *detail = NULL;
+    if (!w) {
+        set_answer(req, MHD_HTTP_INTERNAL_SERVER_ERROR, error_body("internal", "out of memory"));
+        return false;
+    }
+    req->x402 = w;
+    w->req = req;
+    gw_request_client_address(req, w->client, sizeof w->client);
+    if (!w->client[0])
+        snprintf(w->client, sizeof w->client, "unknown");
+    char tier_arg[GW_SERVER_MAX_HEAD]; /* xmr402_tier_ok refuses a long one below */
+    const char *tier = requested_tier(req, tier_arg, sizeof tier_arg);
+    if (!xmr402_tier_ok(tier)) {
+        set_answer(
+            req, MHD_HTTP_BAD_REQUEST,
+            error_body("malformed_tier", "a tier id is lower-case letters, digits, - and _"));
+        return false;
+    }
+    xg_str_copy(w->tier, sizeof w->tier, tier); /* fits: xmr402_tier_ok checked its length */
+    if (cred->kind == AUTH_NONE) {
+        if (request_challenge(w))
+            return true;
+        answer_unavailable(w, "the upstream engine is stopping");
+        return false;
+    }
+    if (!xmr402_parse_params(cred->scheme_params, (size_t)req->ctx->cfg->xmr402_max_proof, &w->auth,
+                             &detail)) {
+        set_answer(req, MHD_HTTP_BAD_REQUEST, error_body("malformed_xmr402", detail));
+        return false;
+    }
+    w->has_proof = true;
+    json_t *payload = json_pack("{s:s, s:s}", "txid", w->auth.txid, "proof", w->auth.proof);
+    if (payload && w->auth.invoice[0])
+        json_object_set_new(payload, "invoice", json_string(w->auth.invoice));
+    if (submit(w, "/api/xmr402/verify", payload, on_verify))
+        return true;
+    answer_unavailable(w, "the upstream engine is stopping");
+    return false;
+}
+
+bool xmr402_flow_take_tenant(struct gw_request *req, struct tenant_row *tenant)
+{
+    struct xmr402_work *w = req->x402;
+    if (!w || !atomic_exchange(&w->serve, false))
+        return false;
+    *tenant = w->tenant;
+    return true;
+}
+
+void xmr402_flow_each_header(const struct gw_request *req,
+                             void (*add)(void *ctx, const char *name, const char *value), void *ctx)
+{
+    const struct xmr402_work *w = req->x402;
+    for (size_t i = 0; w && i < w->nheaders; i++)
+        add(ctx, w->headers[i].name, w->headers[i].value);
+}
+
+void xmr402_flow_request_free(struct gw_request *req)
+{
+    struct xmr402_work *w = req->x402;
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->nheaders; i++)
+        free(w->headers[i].value);
+    json_decref(w->carry);
+    memset(&w->auth, 0, sizeof w->auth);
+    free(w);
+    req->x402 = NULL;
+}

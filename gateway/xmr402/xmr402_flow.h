@@ -1,0 +1,52 @@
+/* xmr402_flow — the gateway's half of an XMR402 conversation: it asks billing for a
+ * challenge or hands it a proof, without blocking a thread. The request's connection is
+ * suspended while billing answers through the upstream engine (upstream.h), exactly as
+ * for a node; the answer is built on the engine thread and the connection resumed.
+ *
+ *   no credential            → POST {billing_url}/api/xmr402/challenge {"tier"}
+ *                              402 + WWW-Authenticate: XMR402 … + the invoice as JSON
+ *   Authorization: XMR402 …  → POST {billing_url}/api/xmr402/verify {txid, proof, invoice?}
+ *       provisioned          → the request is served as the new tenant (server.c goes on
+ *                              with limits, classification and the nodes) and the answer
+ *                              carries X-XMR402-Token, -Login, -RPC-URL, -Receipt, -Invoice
+ *       seen / confirming    → 202 + Retry-After + confirmations, required
+ *       refused              → 402 with the reason (and the challenge to pay, if any)
+ *       expired              → 402 with reason invoice_expired and a NEW challenge
+ *       malformed header     → 400 (answered at once, billing is not asked)
+ * The tier a bare 402 sells is [xmr402] default_tier; an agent asks for another with
+ * ?tier=<id> or X-XMR402-Tier: <id>. The agent's address goes to billing, signed, for
+ * its per-client challenge limit (xg_xmr402.h); it is bound to nothing else.
+ *
+ * Ownership: the per-request state hangs off gw_request.x402 and is freed by
+ * xmr402_request_free from the completion callback. */
+#ifndef XMR402_FLOW_H
+#define XMR402_FLOW_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+
+#include "auth/auth.h"
+#include "core/request.h"
+#include "state/tenants.h"
+
+/* For server.c: the monerod path to serve when this request belongs to XMR402 (XMR402
+ * enabled, an agent endpoint, and no credential or an XMR402 one); NULL otherwise. */
+const char *xmr402_flow_applies(const struct gw_request *req, const struct auth_credential *cred);
+
+/* Starts the conversation (the connection is already suspended). Returns false when the
+ * answer is already in req (a malformed header, out of memory): the caller resumes. */
+__attribute__((warn_unused_result)) bool xmr402_flow_begin(struct gw_request *req,
+                                                           const struct auth_credential *cred);
+
+/* After the connection resumed: true (once) when billing provisioned the tenant and
+ * the request is now to be served as *tenant. */
+bool xmr402_flow_take_tenant(struct gw_request *req, struct tenant_row *tenant);
+
+/* Hands each header of the XMR402 answer (challenge, credentials, Retry-After) to add. */
+void xmr402_flow_each_header(const struct gw_request *req,
+                             void (*add)(void *ctx, const char *name, const char *value),
+                             void *ctx);
+
+void xmr402_flow_request_free(struct gw_request *req);
+
+#endif

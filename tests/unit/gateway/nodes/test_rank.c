@@ -1,0 +1,85 @@
+/* Table tests for gateway/rank: the key order (quorum tip, tier, latency bucket) and the
+ * rotation among equals. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "nodes/rank.h"
+
+static void order_of(const struct rank_input *in, size_t n, uint64_t rotation, size_t *out)
+{
+    rank_order(in, n, rotation, 5.0, out);
+}
+
+static void test_key_order(void **state)
+{
+    (void)state;
+    struct rank_input in[] = {
+        {0, 1, NODE_PRIMARY, 1.0},  /* lagging primary */
+        {1, 0, NODE_PUBLIC, 1.0},   /* public fallback on the tip */
+        {2, 0, NODE_STANDBY, 1.0},  /* standby on the tip */
+        {3, 0, NODE_PRIMARY, 40.0}, /* slow primary on the tip */
+        {4, 0, NODE_PRIMARY, 2.0},  /* fast primary on the tip */
+    };
+    size_t out[5];
+    for (uint64_t rotation = 0; rotation < 4; rotation++) {
+        order_of(in, 5, rotation, out);
+        size_t expected[] = {4, 3, 2, 1, 0}; /* no two are equal: rotation changes nothing */
+        assert_memory_equal(out, expected, sizeof expected);
+    }
+}
+
+static void test_rotation_among_equals(void **state)
+{
+    (void)state;
+    struct rank_input in[] = {
+        {0, 0, NODE_PRIMARY, 1.2}, /* bucket 0 */
+        {1, 0, NODE_PRIMARY, 3.9}, /* bucket 0: equal to 0 */
+        {2, 0, NODE_PRIMARY, 4.8}, /* bucket 0 */
+        {3, 0, NODE_STANDBY, 1.0}, /* its own group */
+    };
+    size_t out[4], first_counts[3] = {0};
+    for (uint64_t rotation = 0; rotation < 30; rotation++) {
+        order_of(in, 4, rotation, out);
+        assert_true(out[0] < 3 && out[1] < 3 && out[2] < 3);
+        assert_int_equal(out[3], 3);
+        /* Every equal appears once among the first three. */
+        assert_int_not_equal(out[0], out[1]);
+        assert_int_not_equal(out[1], out[2]);
+        assert_int_not_equal(out[0], out[2]);
+        first_counts[out[0]]++;
+    }
+    /* The first place is spread evenly. */
+    assert_int_equal(first_counts[0], 10);
+    assert_int_equal(first_counts[1], 10);
+    assert_int_equal(first_counts[2], 10);
+}
+
+static void test_latency_buckets(void **state)
+{
+    (void)state;
+    /* 4.9 ms and 5.1 ms fall in different 5 ms buckets: the faster always leads. */
+    struct rank_input in[] = {{7, 0, NODE_PRIMARY, 5.1}, {9, 0, NODE_PRIMARY, 4.9}};
+    size_t out[2];
+    for (uint64_t rotation = 0; rotation < 3; rotation++) {
+        order_of(in, 2, rotation, out);
+        assert_int_equal(out[0], 9);
+        assert_int_equal(out[1], 7);
+    }
+    rank_order(in, 0, 0, 5.0, out); /* nothing to rank: nothing written, no crash */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_key_order),
+        cmocka_unit_test(test_rotation_among_equals),
+        cmocka_unit_test(test_latency_buckets),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
