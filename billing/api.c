@@ -47,10 +47,17 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_tenant_extend",
                                    NULL};
 
+/* GET /api/invoices/<id> and /api/invoices/<id>/qr.svg share the route's pattern. */
+static enum MHD_Result api_handle_invoice(const struct xg_httpd_request *req)
+{
+    const char *rest = req->path + strlen("/api/invoices/");
+    return api_invoice_qr_path(rest) ? api_handle_invoice_qr(req) : api_handle_invoice_get(req);
+}
+
 static const struct xg_httpd_route api_routes[] = {
     {"GET", "/api/tiers", api_handle_tiers},
     {"POST", "/api/invoices", api_handle_invoice_create},
-    {"GET", "/api/invoices/*", api_handle_invoice_get},
+    {"GET", "/api/invoices/*", api_handle_invoice},
     {"GET", "/api/tenant", api_handle_tenant},
     {"POST", "/api/xmr402/challenge", api_handle_x402_challenge},
     {"POST", "/api/xmr402/verify", api_handle_x402_verify},

@@ -52,6 +52,8 @@ enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id
 /* The endpoints. */
 enum MHD_Result api_handle_tiers(const struct xg_httpd_request *req);
 enum MHD_Result api_handle_invoice_create(const struct xg_httpd_request *req);
+/* GET /api/invoices/<id> (api_invoice_get.c); api.c routes <id>/qr.svg to
+ * api_handle_invoice_qr instead. */
 enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req);
 
 /* The web pages' endpoints (api_web.c, api_invoice_qr.c, api_tenant.c). */

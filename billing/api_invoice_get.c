@@ -121,8 +121,6 @@ enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     const char *id = req->path + strlen("/api/invoices/");
-    if (api_invoice_qr_path(id))
-        return api_handle_invoice_qr(req);
     if (!xg_str_is_uuid(id))
         return api_error(req, 404, "invoice_not_found", "no such invoice");
     struct xg_pg *pg = pgpool_get(api->pool);

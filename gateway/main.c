@@ -183,7 +183,8 @@ static bool admin_start(struct gateway *gw)
         .tenants = gw->ctx.tenants,
         .limits = gw->ctx.limits,
         .dbwatch = gw->dbwatch,
-        .pgsync = gw->pgsync,
+        .tenants_synced = ready_tenants,
+        .tenants_synced_ctx = gw,
     };
     struct admin_api_deps deps = {
         .conninfo = gw->cfg.database_url,

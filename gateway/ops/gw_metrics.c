@@ -4,7 +4,6 @@
 #include "auth/auth.h"
 #include "cache/cache.h"
 #include "limits/limits.h"
-#include "state/pgsync.h"
 #include "nodes/prober.h"
 #include "state/tenants.h"
 #include "core/upstream.h"
@@ -536,8 +535,9 @@ static void on_collect(void *arg)
     if (m->src.dbwatch)
         xg_metric_set(m->database_up, NULL,
                       xg_dbwatch_ready(m->src.dbwatch, reason, sizeof reason));
-    if (m->src.pgsync)
-        xg_metric_set(m->tenants_synced, NULL, pgsync_synced(m->src.pgsync, reason, sizeof reason));
+    if (m->src.tenants_synced)
+        xg_metric_set(m->tenants_synced, NULL,
+                      m->src.tenants_synced(m->src.tenants_synced_ctx, reason, sizeof reason));
     if (m->src.limits) {
         struct usage_flush_stats fs;
         if (limits_flush_stats(m->src.limits, &fs)) {

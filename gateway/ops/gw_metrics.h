@@ -32,7 +32,6 @@ struct cache;
 struct tenant_store;
 struct gw_limits;
 struct xg_dbwatch;
-struct pgsync;
 
 /* How a client request was answered. */
 enum gw_outcome {
@@ -66,7 +65,10 @@ struct gw_metrics_sources {
     struct tenant_store *tenants;
     struct gw_limits *limits;
     struct xg_dbwatch *dbwatch;
-    struct pgsync *pgsync;
+    /* whether the tenant table follows the database (the gateway wires pgsync_synced here:
+     * metrics reads that state without depending on the module that keeps it) */
+    bool (*tenants_synced)(void *ctx, char *reason, size_t len);
+    void *tenants_synced_ctx;
 };
 
 /* Installs the collectors and starts the summary thread. False on failure. */
