@@ -16,10 +16,10 @@
 #define RATE_TABLE_SIZE 4096
 /* XMR402 proofs a client address may present: an agent retries every Retry-After while
  * its payment confirms; a flood of bogus proofs must not keep the wallet busy. */
-#define X402_VERIFY_PER_HOUR 1800
-#define X402_VERIFY_BURST    60
+#define XMR402_VERIFY_PER_HOUR 1800
+#define XMR402_VERIFY_BURST    60
 
-/* (the bl_x402_* and settle.h's queries serve XMR402 proofs: api_xmr402.c) */
+/* (the bl_xmr402_* and settle.h's queries serve XMR402 proofs: api_xmr402.c) */
 const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_tier_get",
                                    "bl_tenant_by_token_hash",
@@ -33,12 +33,12 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_invoice_get",
                                    "bl_invoice_payments_list",
                                    "bl_tenant_status",
-                                   "bl_x402_invoice_insert",
-                                   "bl_x402_invoice",
-                                   "bl_x402_invoice_on_subaddress",
-                                   "bl_x402_txid_elsewhere",
-                                   "bl_x402_payment_upsert",
-                                   "bl_x402_tenant",
+                                   "bl_xmr402_invoice_insert",
+                                   "bl_xmr402_invoice",
+                                   "bl_xmr402_invoice_on_subaddress",
+                                   "bl_xmr402_txid_elsewhere",
+                                   "bl_xmr402_payment_upsert",
+                                   "bl_xmr402_tenant",
                                    "bl_invoice_lock",
                                    "bl_invoice_payment_sums",
                                    "bl_invoice_set_state",
@@ -59,9 +59,9 @@ static const struct xg_httpd_route api_routes[] = {
     {"POST", "/api/invoices", api_handle_invoice_create},
     {"GET", "/api/invoices/*", api_handle_invoice},
     {"GET", "/api/tenant", api_handle_tenant},
-    {"POST", "/api/xmr402/challenge", api_handle_x402_challenge},
-    {"POST", "/api/xmr402/verify", api_handle_x402_verify},
-    {"GET", "/api/xmr402/receipt-key", api_handle_x402_receipt_key},
+    {"POST", "/api/xmr402/challenge", api_handle_xmr402_challenge},
+    {"POST", "/api/xmr402/verify", api_handle_xmr402_verify},
+    {"GET", "/api/xmr402/receipt-key", api_handle_xmr402_receipt_key},
     {"GET", "/", api_handle_web_page},
     {"GET", "/renew", api_handle_web_page},
     {"GET", "/invoice/*", api_handle_web_page},
@@ -93,30 +93,31 @@ enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *p
 }
 
 /* The receipt key (configured, else derived from the HA1 key) and the XMR402 policy. */
-static bool x402_setup(struct api *api, const struct bl_config *cfg)
+static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
 {
-    uint8_t seed[X402_ED25519_LEN];
-    bool ok = cfg->x402_receipt_key[0] ? xg_hex_decode(cfg->x402_receipt_key, seed, sizeof seed)
-                                       : x402_receipt_seed_derive(api->ha1_key, seed);
-    api->receipt_key = ok ? x402_receipt_key_new(seed) : NULL;
+    uint8_t seed[BL_XMR402_ED25519_LEN];
+    bool ok = cfg->xmr402_receipt_key[0] ? xg_hex_decode(cfg->xmr402_receipt_key, seed, sizeof seed)
+                                         : bl_xmr402_receipt_seed_derive(api->ha1_key, seed);
+    api->receipt_key = ok ? bl_xmr402_receipt_key_new(seed) : NULL;
     OPENSSL_cleanse(seed, sizeof seed);
-    api->verify_limit = climit_table_new(RATE_TABLE_SIZE, X402_VERIFY_PER_HOUR, X402_VERIFY_BURST);
-    api->x402_zero_conf_max = cfg->x402_zero_conf_max;
-    api->x402_retry_after_s = cfg->x402_retry_after_ms / 1000;
+    api->verify_limit =
+        client_limit_table_new(RATE_TABLE_SIZE, XMR402_VERIFY_PER_HOUR, XMR402_VERIFY_BURST);
+    api->xmr402_zero_conf_max = cfg->xmr402_zero_conf_max;
+    api->xmr402_retry_after_s = cfg->xmr402_retry_after_ms / 1000;
     return api->receipt_key && api->verify_limit &&
-           x402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
+           bl_xmr402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
 }
 
 static void api_free(struct api *api)
 {
     pgpool_free(api->pool);
-    climit_table_free(api->create_limit);
-    climit_table_free(api->free_limit);
+    client_limit_table_free(api->create_limit);
+    client_limit_table_free(api->free_limit);
     free(api->realm);
     free(api->gateway_url);
     web_free(api->web);
-    x402_receipt_key_free(api->receipt_key);
-    climit_table_free(api->verify_limit);
+    bl_xmr402_receipt_key_free(api->receipt_key);
+    client_limit_table_free(api->verify_limit);
     OPENSSL_cleanse(api->ha1_key, sizeof api->ha1_key);
     free(api);
 }
@@ -137,15 +138,16 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
     api->gateway_url = strdup(cfg->gateway_url);
     api->web = web_new(cfg->web_dir);
     api->pool = pgpool_new(cfg->database_url, api_queries, (size_t)cfg->threads);
-    api->create_limit = climit_table_new(RATE_TABLE_SIZE, cfg->create_per_hour, cfg->create_burst);
-    api->free_limit = climit_table_new(RATE_TABLE_SIZE, cfg->free_per_hour, cfg->free_burst);
+    api->create_limit =
+        client_limit_table_new(RATE_TABLE_SIZE, cfg->create_per_hour, cfg->create_burst);
+    api->free_limit = client_limit_table_new(RATE_TABLE_SIZE, cfg->free_per_hour, cfg->free_burst);
     if (!api->realm || !api->gateway_url || !api->web || !api->pool || !api->create_limit ||
         !api->free_limit || !cred_parse_key(cfg->ha1_key, api->ha1_key)) {
         snprintf(err, errlen, "out of memory");
         api_free(api);
         return NULL;
     }
-    if (!x402_setup(api, cfg)) {
+    if (!xmr402_setup(api, cfg)) {
         snprintf(err, errlen, "[xmr402] cannot set up the receipt key");
         api_free(api);
         return NULL;

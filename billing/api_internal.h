@@ -9,7 +9,7 @@
 #include "token.h"
 #include "wallet.h"
 #include "web.h"
-#include "x402.h"
+#include "bl_xmr402.h"
 #include "xg_httpd.h"
 
 #include <jansson.h>
@@ -23,16 +23,16 @@ struct api {
     struct pgpool *pool;
     struct wallet *wallet;
     struct price_source *prices;
-    struct climit_table *create_limit, *free_limit;
+    struct client_limit_table *create_limit, *free_limit;
     uint8_t ha1_key[TOKEN_HA1_KEY_LEN];
     char *realm, *gateway_url;
     int64_t invoice_ttl_s, late_grace_s;
     struct web *web; /* the pages (web.h) */
-    /* XMR402 (api_xmr402.c, xmr402.h) */
-    struct x402_receipt_key *receipt_key;
-    struct climit_table *verify_limit; /* proofs per client: each costs wallet calls */
+    /* XMR402 (api_xmr402.c, bl_xmr402.h) */
+    struct bl_xmr402_receipt_key *receipt_key;
+    struct client_limit_table *verify_limit; /* proofs per client: each costs wallet calls */
     char receipt_public_hex[2 * 32 + 1];
-    int64_t x402_zero_conf_max, x402_retry_after_s;
+    int64_t xmr402_zero_conf_max, xmr402_retry_after_s;
 };
 
 struct api *api_of(const struct xg_httpd_request *req);
@@ -65,9 +65,9 @@ enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req);
 bool api_invoice_qr_path(const char *rest);
 
 /* XMR402 (api_xmr402.c). */
-enum MHD_Result api_handle_x402_challenge(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_x402_verify(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_x402_receipt_key(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_xmr402_receipt_key(const struct xg_httpd_request *req);
 
 /* Queries the API prepares on each pooled connection. */
 extern const char *const api_queries[];

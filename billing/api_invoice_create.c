@@ -546,8 +546,8 @@ static bool check_rate_limit(const struct xg_httpd_request *req, const struct cr
     char client[64];
     int64_t retry = 0;
     xg_httpd_client_addr(req, client, sizeof client);
-    struct climit_table *table = cr->price_minor == 0 ? api->free_limit : api->create_limit;
-    if (climit_table_take(table, client, monotonic_ms(), &retry))
+    struct client_limit_table *table = cr->price_minor == 0 ? api->free_limit : api->create_limit;
+    if (client_limit_table_take(table, client, monotonic_ms(), &retry))
         return true;
     char seconds[24];
     snprintf(seconds, sizeof seconds, "%lld", (long long)retry);

@@ -1,10 +1,10 @@
 /* GET /api/invoices/<id> — an invoice's status, amounts, payments and, once provisioned,
  * the tenant's validity and connection settings. The stored state is the poller's
  * verdict; `remaining` and the late disposition come from the same pure state machine
- * over the stored payments, all of them summed as settle reads them (invoice_state.h,
+ * over the stored payments, all of them summed as settle reads them (invoice.h,
  * settle.h); the list shows the first MAX_SHOWN_PAYMENTS. */
 #include "api_internal.h"
-#include "invoice_state.h"
+#include "invoice.h"
 #include "settle.h"
 #include "xg_reply.h"
 #include "xg_str.h"
@@ -43,13 +43,13 @@ static void add_access(struct api *api, json_t *inv, const PGresult *res)
                                   "login", "--daemon-login <username>:<token>"));
 }
 
-static const char *late_name(enum inv_late l)
+static const char *late_name(enum invoice_late l)
 {
-    return l == INV_LATE_HONOURED ? "honoured" : l == INV_LATE_OPERATOR ? "operator" : NULL;
+    return l == INVOICE_LATE_HONOURED ? "honoured" : l == INVOICE_LATE_OPERATOR ? "operator" : NULL;
 }
 
 static json_t *invoice_json(struct api *api, const PGresult *res, json_t *payments,
-                            const struct inv_outcome *o)
+                            const struct invoice_outcome *o)
 {
     int64_t amount = xg_pg_int64(res, 0, 5);
     const char *state = PQgetvalue(res, 0, 4);
@@ -85,7 +85,7 @@ static json_t *invoice_json(struct api *api, const PGresult *res, json_t *paymen
 enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out)
 {
     const char *params[] = {id};
-    struct inv_payment *pays = NULL;
+    struct invoice_payment *pays = NULL;
     size_t npays = 0;
     PGresult *res = xg_pg_exec(pg, "bl_invoice_get", 1, params);
     if (!res)
@@ -101,16 +101,16 @@ enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id
         PQclear(res);
         return API_LOAD_DB_ERROR;
     }
-    struct inv_input in = {.amount = xg_pg_int64(res, 0, 5),
-                           .confirmations_required = xg_pg_int64(res, 0, 8),
-                           .expires_at = xg_pg_int64(res, 0, 16),
-                           .late_grace = api->late_grace_s,
-                           .now = xg_pg_int64(res, 0, 17),
-                           .payments = pays,
-                           .npayments = npays};
-    if (!inv_state_parse(PQgetvalue(res, 0, 4), &in.current))
-        in.current = INV_PENDING;
-    struct inv_outcome o = inv_evaluate(&in);
+    struct invoice_input in = {.amount = xg_pg_int64(res, 0, 5),
+                               .confirmations_required = xg_pg_int64(res, 0, 8),
+                               .expires_at = xg_pg_int64(res, 0, 16),
+                               .late_grace = api->late_grace_s,
+                               .now = xg_pg_int64(res, 0, 17),
+                               .payments = pays,
+                               .npayments = npays};
+    if (!invoice_state_parse(PQgetvalue(res, 0, 4), &in.current))
+        in.current = INVOICE_PENDING;
+    struct invoice_outcome o = invoice_evaluate(&in);
     free(pays);
     *out = invoice_json(api, res, payments, &o);
     PQclear(res);

@@ -1,8 +1,8 @@
-/* XMR402 — the billing half of the agent flow; the gateway (gateway/xmr402*.c) calls it.
+/* api_xmr402 — the billing half of the XMR402 agent flow; gateway/xmr402/ calls it.
  *
  *   POST /api/xmr402/challenge  {"tier": "<id>"}  → 201, a new XMR402 invoice: its own
  *        subaddress, a random challenge nonce (the message the payer's tx proof signs) and
- *        the agent's credentials, derived from the nonce (xmr402.h). Rate-limited per
+ *        the agent's credentials, derived from the nonce (bl_xmr402.h). Rate-limited per
  *        client address with the invoice-creation limiter; the gateway names the agent's
  *        address in X-Xmrgate-Client, signed (xg_xmr402.h).
  *   POST /api/xmr402/verify  {"txid", "proof", "invoice"?}  → the invoice is found from the
@@ -18,18 +18,18 @@
  *          409 txid_used (the txid already counts for another invoice)
  *          410 invoice_expired: past its deadline with nothing proven (the gateway then
  *              offers a new challenge); money proven after the deadline is never
- *              dropped: it follows the late policy (invoice_state.h)
+ *              dropped: it follows the late policy (invoice.h)
  *   GET  /api/xmr402/receipt-key  → the Ed25519 public key receipts are signed with. */
 #include "api_internal.h"
 #include "credentials.h"
-#include "invoice_state.h"
+#include "invoice.h"
 #include "settle.h"
 #include "xg_hex.h"
 #include "xg_log.h"
 #include "xg_reply.h"
 #include "xg_str.h"
 #include "xg_xmr402.h"
-#include "x402.h"
+#include "bl_xmr402.h"
 
 #include <ctype.h>
 #include <openssl/crypto.h>
@@ -56,9 +56,9 @@ static int64_t monotonic_ms(void)
 static void client_key(const struct xg_httpd_request *req, char *out, size_t len)
 {
     struct api *api = api_of(req);
-    const char *named = xg_httpd_header(req, XG_X402_CLIENT_HDR);
-    const char *sig = xg_httpd_header(req, XG_X402_SIG_HDR);
-    if (named && strlen(named) < 200 && xg_x402_client_sig_ok(api->ha1_key, named, sig)) {
+    const char *named = xg_httpd_header(req, XG_XMR402_CLIENT_HDR);
+    const char *sig = xg_httpd_header(req, XG_XMR402_SIG_HDR);
+    if (named && strlen(named) < 200 && xg_xmr402_client_sig_ok(api->ha1_key, named, sig)) {
         snprintf(out, len, "agent:%s", named);
         return;
     }
@@ -67,32 +67,32 @@ static void client_key(const struct xg_httpd_request *req, char *out, size_t len
 
 /* ---- the invoice as XMR402 sees it -------------------------------------------------- */
 
-struct x402_inv {
+struct xmr402_inv {
     char id[API_INVOICE_ID_SIZE];
-    enum inv_state state;
+    enum invoice_state state;
     int64_t amount, paid, sub_index, confirmations, required, created, expires, tenant_id;
     int64_t provisioned_at, now;
     char address[WALLET_ADDRESS_SIZE];
-    char nonce[X402_NONCE_SIZE + 16];
+    char nonce[BL_XMR402_NONCE_SIZE + 16];
     char expires_at[32], tier[40], token_hash[TOKEN_HASH_HEX_SIZE];
-    bool is_x402;
+    bool is_xmr402;
 };
 
-static enum api_load load_inv(struct xg_pg *pg, const char *id, struct x402_inv *inv)
+static enum api_load load_inv(struct xg_pg *pg, const char *id, struct xmr402_inv *inv)
 {
     const char *params[] = {id};
-    PGresult *res = xg_pg_exec(pg, "bl_x402_invoice", 1, params);
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_invoice", 1, params);
     if (!res)
         return API_LOAD_DB_ERROR;
     enum api_load r = API_LOAD_NOT_FOUND;
     memset(inv, 0, sizeof *inv);
-    if (PQntuples(res) == 1 && inv_state_parse(PQgetvalue(res, 0, 1), &inv->state)) {
+    if (PQntuples(res) == 1 && invoice_state_parse(PQgetvalue(res, 0, 1), &inv->state)) {
         snprintf(inv->id, sizeof inv->id, "%s", PQgetvalue(res, 0, 0));
         inv->amount = xg_pg_int64(res, 0, 2);
         inv->paid = xg_pg_int64(res, 0, 3);
         inv->sub_index = xg_pg_int64(res, 0, 4);
         snprintf(inv->address, sizeof inv->address, "%s", PQgetvalue(res, 0, 5));
-        inv->is_x402 = !PQgetisnull(res, 0, 6);
+        inv->is_xmr402 = !PQgetisnull(res, 0, 6);
         snprintf(inv->nonce, sizeof inv->nonce, "%s", PQgetvalue(res, 0, 6));
         inv->confirmations = xg_pg_int64(res, 0, 7);
         inv->required = xg_pg_int64(res, 0, 8);
@@ -110,7 +110,7 @@ static enum api_load load_inv(struct xg_pg *pg, const char *id, struct x402_inv 
     return r;
 }
 
-static int64_t remaining_of(const struct x402_inv *inv)
+static int64_t remaining_of(const struct xmr402_inv *inv)
 {
     return inv->paid >= inv->amount ? 0 : inv->amount - inv->paid;
 }
@@ -118,16 +118,16 @@ static int64_t remaining_of(const struct x402_inv *inv)
 /* The challenge an agent pays: what the gateway turns into WWW-Authenticate and a body.
  * For an underpaid invoice the amount asked is what is left, on the same address and
  * message. */
-static json_t *challenge_json(const struct api *api, const struct x402_inv *inv)
+static json_t *challenge_json(const struct api *api, const struct xmr402_inv *inv)
 {
-    int64_t ask =
-        inv->state == INV_UNDERPAID || inv->state == INV_LATE ? remaining_of(inv) : inv->amount;
+    int64_t ask = inv->state == INVOICE_UNDERPAID || inv->state == INVOICE_LATE ? remaining_of(inv)
+                                                                                : inv->amount;
     char status_path[96];
     snprintf(status_path, sizeof status_path, "/api/invoices/%s", inv->id);
     return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:I, s:s, s:I, "
                      "s:I, s:s, s:s}",
                      "protocol", "XMR402", "invoice", inv->id, "tier", inv->tier, "state",
-                     inv_state_name(inv->state), "amount", api_json_piconero(ask), "amount_xmr",
+                     invoice_state_name(inv->state), "amount", api_json_piconero(ask), "amount_xmr",
                      api_json_xmr(ask), "invoice_amount", api_json_piconero(inv->amount), "paid",
                      api_json_piconero(inv->paid), "address", inv->address, "uri",
                      api_json_monero_uri(inv->address, ask), "message", inv->nonce, "timestamp",
@@ -142,7 +142,7 @@ struct challenge {
     char tier[40], currency[8];
     int64_t price_minor, confirmations, amount, rate_e8, sub_index;
     char address[WALLET_ADDRESS_SIZE];
-    char nonce[X402_NONCE_SIZE];
+    char nonce[BL_XMR402_NONCE_SIZE];
     struct cred cred;
     char invoice_id[API_INVOICE_ID_SIZE];
     const struct api *api;
@@ -207,13 +207,13 @@ static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
     return true;
 }
 
-static bool take_rate_limit(const struct xg_httpd_request *req, struct climit_table *table,
+static bool take_rate_limit(const struct xg_httpd_request *req, struct client_limit_table *table,
                             const char *what, enum MHD_Result *mr)
 {
     char client[256], seconds[24], message[128];
     int64_t retry = 0;
     client_key(req, client, sizeof client);
-    if (climit_table_take(table, client, monotonic_ms(), &retry))
+    if (client_limit_table_take(table, client, monotonic_ms(), &retry))
         return true;
     snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
     snprintf(message, sizeof message, "too many XMR402 %s from this address; try again later",
@@ -235,7 +235,7 @@ static enum xg_tx_result on_challenge_tx(struct xg_pg *pg, void *ctx)
     char amount[24], sub[24], conf[24], minor[24], ttl[24], rate[PRICE_RATE_TEXT_SIZE];
     snprintf(amount, sizeof amount, "%lld", (long long)c->amount);
     snprintf(sub, sizeof sub, "%lld", (long long)c->sub_index);
-    bool zero_conf = c->api->x402_zero_conf_max > 0 && c->amount <= c->api->x402_zero_conf_max;
+    bool zero_conf = c->api->xmr402_zero_conf_max > 0 && c->amount <= c->api->xmr402_zero_conf_max;
     snprintf(conf, sizeof conf, "%lld", (long long)(zero_conf ? 0 : c->confirmations));
     snprintf(minor, sizeof minor, "%lld", (long long)c->price_minor);
     snprintf(ttl, sizeof ttl, "%lld", (long long)c->api->invoice_ttl_s);
@@ -253,7 +253,7 @@ static enum xg_tx_result on_challenge_tx(struct xg_pg *pg, void *ctx)
                             c->rate_e8 > 0 ? rate : NULL,
                             ttl,
                             c->nonce};
-    PGresult *res = xg_pg_exec(pg, "bl_x402_invoice_insert", 13, params);
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_invoice_insert", 13, params);
     if (!res)
         return xg_pg_tx_classify(pg);
     snprintf(c->invoice_id, sizeof c->invoice_id, "%s", PQgetvalue(res, 0, 0));
@@ -264,7 +264,8 @@ static enum xg_tx_result on_challenge_tx(struct xg_pg *pg, void *ctx)
 static bool make_challenge_credentials(struct api *api, struct challenge *c)
 {
     uint8_t seed[TOKEN_RAW_LEN];
-    bool ok = x402_nonce_generate(c->nonce) && x402_token_seed(api->ha1_key, c->nonce, seed) &&
+    bool ok = bl_xmr402_nonce_generate(c->nonce) &&
+              bl_xmr402_token_seed(api->ha1_key, c->nonce, seed) &&
               cred_new_seeded(&c->cred, api->ha1_key, api->realm, seed);
     OPENSSL_cleanse(seed, sizeof seed);
     return ok;
@@ -286,7 +287,7 @@ static enum MHD_Result insert_challenge(const struct xg_httpd_request *req, stru
         }
         enum xg_tx_result r = xg_pg_transaction(pg, NULL, on_challenge_tx, c);
         if (r == XG_TX_COMMIT) {
-            struct x402_inv inv;
+            struct xmr402_inv inv;
             if (load_inv(pg, c->invoice_id, &inv) != API_LOAD_OK)
                 return api_db_error(req, pg);
             return xg_reply_json(req->conn, 201, challenge_json(api, &inv));
@@ -294,13 +295,13 @@ static enum MHD_Result insert_challenge(const struct xg_httpd_request *req, stru
         /* a reused subaddress (restored wallet file) or, rarer, a colliding handle */
         if (strcmp(xg_pg_last_sqlstate(pg), SQLSTATE_UNIQUE) != 0)
             return api_db_error(req, pg);
-        xg_log(XG_LOG_ERROR, "x402_insert_conflict", "%s", xg_pg_last_error(pg));
+        xg_log(XG_LOG_ERROR, "xmr402_insert_conflict", "%s", xg_pg_last_error(pg));
         cred_wipe(&c->cred);
     }
     return api_error(req, 503, "wallet_unavailable", "the wallet keeps reusing subaddresses");
 }
 
-enum MHD_Result api_handle_x402_challenge(const struct xg_httpd_request *req)
+enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     struct challenge c = {.api = api};
@@ -330,7 +331,7 @@ struct verify {
     struct seen seen[MAX_TRANSFERS];
     size_t nseen;
     int64_t wallet_height;
-    struct x402_inv inv;
+    struct xmr402_inv inv;
     /* the payment row */
     int64_t amount, height, confirmations, unlock_time;
     const char *pay_state;
@@ -438,7 +439,7 @@ static enum api_load locate_invoice(struct xg_pg *pg, struct verify *v)
         char sub[24];
         snprintf(sub, sizeof sub, "%lld", (long long)v->seen[i].minor);
         const char *params[] = {sub};
-        PGresult *res = xg_pg_exec(pg, "bl_x402_invoice_on_subaddress", 1, params);
+        PGresult *res = xg_pg_exec(pg, "bl_xmr402_invoice_on_subaddress", 1, params);
         if (!res)
             return API_LOAD_DB_ERROR;
         bool found = PQntuples(res) == 1;
@@ -455,7 +456,7 @@ static enum api_load txid_elsewhere(struct xg_pg *pg, const struct verify *v, ch
                                     size_t len)
 {
     const char *params[] = {v->txid, v->inv.id};
-    PGresult *res = xg_pg_exec(pg, "bl_x402_txid_elsewhere", 2, params);
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_txid_elsewhere", 2, params);
     if (!res)
         return API_LOAD_DB_ERROR;
     enum api_load r = PQntuples(res) == 1 ? API_LOAD_OK : API_LOAD_NOT_FOUND;
@@ -523,7 +524,7 @@ static enum xg_tx_result on_verify_tx(struct xg_pg *pg, void *ctx)
     bool confirmed = strcmp(v->pay_state, "confirmed") == 0;
     const char *params[] = {v->txid, sub,          v->inv.id, amount, confirmed ? height : NULL,
                             conf,    v->pay_state, unlock};
-    PGresult *res = xg_pg_exec(pg, "bl_x402_payment_upsert", 8, params);
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_payment_upsert", 8, params);
     if (!res)
         return xg_pg_tx_classify(pg);
     PQclear(res);
@@ -534,15 +535,15 @@ static enum xg_tx_result on_verify_tx(struct xg_pg *pg, void *ctx)
 
 /* 402/409/410 with the reason; the challenge to pay again when there is one. */
 static enum MHD_Result refuse(const struct xg_httpd_request *req, unsigned status, const char *code,
-                              const char *message, const struct x402_inv *inv)
+                              const char *message, const struct xmr402_inv *inv)
 {
     struct api *api = api_of(req);
     json_t *body = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message);
     if (inv && inv->id[0]) {
         json_object_set_new(body, "invoice", json_string(inv->id));
-        json_object_set_new(body, "state", json_string(inv_state_name(inv->state)));
+        json_object_set_new(body, "state", json_string(invoice_state_name(inv->state)));
         json_object_set_new(body, "remaining", api_json_piconero(remaining_of(inv)));
-        if (inv_state_open(inv->state) && inv->is_x402)
+        if (invoice_state_open(inv->state) && inv->is_xmr402)
             json_object_set_new(body, "challenge", challenge_json(api, inv));
     }
     return xg_reply_json(req->conn, status, body);
@@ -555,33 +556,33 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     char tenant[24];
     snprintf(tenant, sizeof tenant, "%lld", (long long)v->inv.tenant_id);
     const char *params[] = {tenant};
-    PGresult *res = xg_pg_exec(pg, "bl_x402_tenant", 1, params);
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_tenant", 1, params);
     if (!res)
         return api_db_error(req, pg);
     enum MHD_Result mr;
     uint8_t seed[TOKEN_RAW_LEN];
     char token[TOKEN_TEXT_SIZE], hash[TOKEN_HASH_HEX_SIZE], login[96], url[512];
     char *receipt = NULL;
-    if (PQntuples(res) != 1 || !x402_token_seed(api->ha1_key, v->inv.nonce, seed)) {
+    if (PQntuples(res) != 1 || !bl_xmr402_token_seed(api->ha1_key, v->inv.nonce, seed)) {
         mr = api_error(req, 500, "internal_error", "the provisioned tenant cannot be read");
         goto out;
     }
     token_format(seed, token);
     /* the derivation must give the token whose hash the tenant holds */
     if (!cred_token_hash_hex(token, hash) || strcmp(hash, PQgetvalue(res, 0, 7)) != 0) {
-        xg_log(XG_LOG_ERROR, "x402_token_mismatch", "invoice %s", v->inv.id);
+        xg_log(XG_LOG_ERROR, "xmr402_token_mismatch", "invoice %s", v->inv.id);
         mr = api_error(req, 500, "internal_error",
                        "the credentials of this invoice cannot be derived again");
         goto out;
     }
     const char *handle = PQgetvalue(res, 0, 1), *tier = PQgetvalue(res, 0, 2);
-    struct x402_receipt r = {.invoice = v->inv.id,
-                             .txid = v->txid,
-                             .handle = handle,
-                             .tier = tier,
-                             .amount = v->inv.paid,
-                             .issued_at = v->inv.provisioned_at};
-    receipt = x402_receipt_sign(api->receipt_key, &r);
+    struct bl_xmr402_receipt r = {.invoice = v->inv.id,
+                                  .txid = v->txid,
+                                  .handle = handle,
+                                  .tier = tier,
+                                  .amount = v->inv.paid,
+                                  .issued_at = v->inv.provisioned_at};
+    receipt = bl_xmr402_receipt_sign(api->receipt_key, &r);
     snprintf(login, sizeof login, "%s:%s", handle, token);
     snprintf(url, sizeof url, "%s/v1/%s", api->gateway_url, token);
     json_t *body = json_pack(
@@ -609,13 +610,13 @@ static enum MHD_Result reply_waiting(const struct xg_httpd_request *req, const s
 {
     struct api *api = api_of(req);
     char seconds[24];
-    snprintf(seconds, sizeof seconds, "%lld", (long long)api->x402_retry_after_s);
-    json_t *body =
-        json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:I, s:s}", "state", inv_state_name(v->inv.state),
-                  "invoice", v->inv.id, "confirmations", (json_int_t)v->inv.confirmations,
-                  "confirmations_required", (json_int_t)v->inv.required, "paid",
-                  api_json_piconero(v->inv.paid), "amount", api_json_piconero(v->inv.amount),
-                  "retry_after", (json_int_t)api->x402_retry_after_s, "txid", v->txid);
+    snprintf(seconds, sizeof seconds, "%lld", (long long)api->xmr402_retry_after_s);
+    json_t *body = json_pack(
+        "{s:s, s:s, s:I, s:I, s:o, s:o, s:I, s:s}", "state", invoice_state_name(v->inv.state),
+        "invoice", v->inv.id, "confirmations", (json_int_t)v->inv.confirmations,
+        "confirmations_required", (json_int_t)v->inv.required, "paid",
+        api_json_piconero(v->inv.paid), "amount", api_json_piconero(v->inv.amount), "retry_after",
+        (json_int_t)api->xmr402_retry_after_s, "txid", v->txid);
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     const char *headers[] = {"Retry-After", seconds, NULL};
@@ -631,27 +632,27 @@ static enum MHD_Result reply_state(const struct xg_httpd_request *req, struct xg
 {
     char msg[256];
     switch (v->inv.state) {
-    case INV_PROVISIONED:
+    case INVOICE_PROVISIONED:
         return reply_provisioned(req, pg, v);
-    case INV_SEEN:
-    case INV_CONFIRMING:
-    case INV_PAID:
+    case INVOICE_SEEN:
+    case INVOICE_CONFIRMING:
+    case INVOICE_PAID:
         return reply_waiting(req, v);
-    case INV_LATE:
+    case INVOICE_LATE:
         if (remaining_of(&v->inv) == 0)
             return reply_waiting(req, v);
         snprintf(msg, sizeof msg, "paid after the quote expired; %lld piconero still missing",
                  (long long)remaining_of(&v->inv));
         return refuse(req, 402, "late", msg, &v->inv);
-    case INV_UNDERPAID:
+    case INVOICE_UNDERPAID:
         snprintf(msg, sizeof msg, "underpaid: %lld piconero still to pay to the same address",
                  (long long)remaining_of(&v->inv));
         return refuse(req, 402, "underpaid", msg, &v->inv);
-    case INV_EXPIRED:
+    case INVOICE_EXPIRED:
         return refuse(req, 410, "invoice_expired",
                       "this invoice expired before it was paid; ask for a new challenge", &v->inv);
-    case INV_REVERTED:
-    case INV_PENDING:
+    case INVOICE_REVERTED:
+    case INVOICE_PENDING:
         return refuse(req, 402, "not_counted",
                       "the payment does not count (it left the pool or the chain, or is "
                       "time-locked); pay the invoice again",
@@ -661,9 +662,9 @@ static enum MHD_Result reply_state(const struct xg_httpd_request *req, struct xg
 }
 
 /* Nothing proven for an invoice past its deadline: the agent is offered a new one. */
-static bool expired_unpaid(const struct x402_inv *inv)
+static bool expired_unpaid(const struct xmr402_inv *inv)
 {
-    return inv->paid == 0 && (inv->state == INV_EXPIRED || inv->now > inv->expires);
+    return inv->paid == 0 && (inv->state == INVOICE_EXPIRED || inv->now > inv->expires);
 }
 
 static enum MHD_Result refuse_expired(const struct xg_httpd_request *req, const struct verify *v)
@@ -691,7 +692,7 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
                                     : "the payment wallet sees no XMR402 invoice paid by this "
                                       "transaction (yet); retry shortly or add invoice=\"<id>\"",
                       NULL);
-    if (!v->inv.is_x402)
+    if (!v->inv.is_xmr402)
         return refuse(req, 402, "not_xmr402", "that invoice was not created by an XMR402 challenge",
                       NULL);
     l = txid_elsewhere(pg, v, other, sizeof other);
@@ -726,7 +727,7 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
     return reply_state(req, pg, v);
 }
 
-enum MHD_Result api_handle_x402_verify(const struct xg_httpd_request *req)
+enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     struct verify *v = calloc(1, sizeof *v);
@@ -747,7 +748,7 @@ enum MHD_Result api_handle_x402_verify(const struct xg_httpd_request *req)
 
 /* ---- GET /api/xmr402/receipt-key ---------------------------------------------------- */
 
-enum MHD_Result api_handle_x402_receipt_key(const struct xg_httpd_request *req)
+enum MHD_Result api_handle_xmr402_receipt_key(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     return xg_reply_json(

@@ -74,14 +74,14 @@ const struct xg_cfg_key bl_config_keys[] = {
         "the gateway's Digest realm (HA1 covers it: must equal [server] realm there)"),
     KEY("gateway", "ha1_key", XG_CFG_STRING, ha1_key, NULL, 0, 0, false,
         "64 hex digits; wraps each tenant's Digest HA1 (same as the gateway's [auth] ha1_key)"),
-    KEY("xmr402", "receipt_key", XG_CFG_STRING, x402_receipt_key, "", 0, 0, false,
+    KEY("xmr402", "receipt_key", XG_CFG_STRING, xmr402_receipt_key, "", 0, 0, false,
         "64 hex digits: the Ed25519 seed that signs XMR402 receipts (\"\" = derived from "
         "[gateway] ha1_key); its public key is at GET /api/xmr402/receipt-key"),
-    KEY("xmr402", "zero_conf_max", XG_CFG_INT, x402_zero_conf_max, "0", 0,
+    KEY("xmr402", "zero_conf_max", XG_CFG_INT, xmr402_zero_conf_max, "0", 0,
         INT64_C(1000000000000000), false,
         "XMR402 invoices up to this many piconero are provisioned at 0 confirmations (0 = off)"),
-    KEY("xmr402", "retry_after", XG_CFG_DURATION, x402_retry_after_ms, "30s", 1000, 3600000, false,
-        "the Retry-After an agent is given while its payment confirms"),
+    KEY("xmr402", "retry_after", XG_CFG_DURATION, xmr402_retry_after_ms, "30s", 1000, 3600000,
+        false, "the Retry-After an agent is given while its payment confirms"),
     KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
 };
 const size_t bl_config_key_count = sizeof bl_config_keys / sizeof bl_config_keys[0];
@@ -104,7 +104,7 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
         snprintf(err, errlen, "[gateway] ha1_key: expected 64 hex digits");
         goto bad;
     }
-    if (cfg->x402_receipt_key[0] && !xg_hex_ok(cfg->x402_receipt_key, 32)) {
+    if (cfg->xmr402_receipt_key[0] && !xg_hex_ok(cfg->xmr402_receipt_key, 32)) {
         snprintf(err, errlen, "[xmr402] receipt_key: expected 64 hex digits");
         goto bad;
     }

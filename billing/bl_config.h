@@ -50,9 +50,9 @@ struct bl_config {
     char *realm;
     char *ha1_key;
     /* [xmr402]: agents buying through HTTP 402 (billing/api_xmr402.c) */
-    char *x402_receipt_key;
-    int64_t x402_zero_conf_max;
-    int64_t x402_retry_after_ms;
+    char *xmr402_receipt_key;
+    int64_t xmr402_zero_conf_max;
+    int64_t xmr402_retry_after_ms;
     /* [log] */
     char *log_level;
 };

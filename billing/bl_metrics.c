@@ -26,7 +26,7 @@ struct bl_metrics {
     struct xg_metrics *reg;
     struct xg_pg *pg;
     struct xg_http_client *http;
-    struct xg_metric_labels *inv_state, *pay_state;
+    struct xg_metric_labels *invoice_state, *pay_state;
     struct xg_metric *invoices, *invoice_age, *payments, *piconero, *cycles, *failures,
         *cycle_seconds, *last_transfers, *wallet_height, *wallet_lag, *wallet_up, *cursor, *leader,
         *rate_age, *database_up, *aggregates_ok;
@@ -52,7 +52,7 @@ static void collect_database(struct bl_metrics *m)
             xg_metric_set(m->piconero, &i, 0);
         }
         for (int r = 0; r < PQntuples(inv); r++) {
-            unsigned s = xg_metric_label_index(m->inv_state, PQgetvalue(inv, r, 0));
+            unsigned s = xg_metric_label_index(m->invoice_state, PQgetvalue(inv, r, 0));
             xg_metric_set(m->invoices, &s, strtod(PQgetvalue(inv, r, 1), NULL));
             xg_metric_set(m->invoice_age, &s, strtod(PQgetvalue(inv, r, 2), NULL));
         }
@@ -112,16 +112,16 @@ static void on_collect(void *arg)
 
 static bool families(struct bl_metrics *m)
 {
-    m->inv_state = xg_metric_labels_fixed(m->reg, "state", invoice_states);
+    m->invoice_state = xg_metric_labels_fixed(m->reg, "state", invoice_states);
     m->pay_state = xg_metric_labels_fixed(m->reg, "state", payment_states);
-    if (!m->inv_state || !m->pay_state)
+    if (!m->invoice_state || !m->pay_state)
         return false;
     m->invoices = xg_metric_gauge(m->reg, "xmrgate_billing_invoices", "Invoices by state.",
-                                  (struct xg_metric_labels *[]){m->inv_state}, 1);
+                                  (struct xg_metric_labels *[]){m->invoice_state}, 1);
     m->invoice_age = xg_metric_gauge(
         m->reg, "xmrgate_billing_invoice_oldest_age_seconds",
         "Seconds since the least recently changed invoice in each state last changed.",
-        (struct xg_metric_labels *[]){m->inv_state}, 1);
+        (struct xg_metric_labels *[]){m->invoice_state}, 1);
     m->payments = xg_metric_gauge(m->reg, "xmrgate_billing_payments",
                                   "Payments seen by the view-only wallet, by state (pool = "
                                   "seen, confirmed = mined).",

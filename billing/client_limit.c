@@ -11,8 +11,8 @@
 
 /* GCRA on an exact integer clock: time is counted in ms × per_hour, so one token is
  * worth exactly MS_PER_HOUR of it and nothing is lost to rounding between calls. */
-bool climit_bucket_take(struct climit_bucket *b, int64_t now_ms, int64_t per_hour, int64_t burst,
-                        int64_t *retry_after_s)
+bool client_limit_bucket_take(struct client_limit_bucket *b, int64_t now_ms, int64_t per_hour,
+                              int64_t burst, int64_t *retry_after_s)
 {
     int64_t now = now_ms * per_hour;
     int64_t tat = b->tat > now ? b->tat : now;
@@ -26,21 +26,21 @@ bool climit_bucket_take(struct climit_bucket *b, int64_t now_ms, int64_t per_hou
     return false;
 }
 
-struct climit_entry {
+struct client_limit_entry {
     char key[KEY_SIZE];
-    struct climit_bucket bucket;
+    struct client_limit_bucket bucket;
 };
 
-struct climit_table {
+struct client_limit_table {
     pthread_mutex_t lock;
     int64_t per_hour, burst;
     size_t capacity, used;
-    struct climit_entry *entries;
+    struct client_limit_entry *entries;
 };
 
-struct climit_table *climit_table_new(size_t capacity, int64_t per_hour, int64_t burst)
+struct client_limit_table *client_limit_table_new(size_t capacity, int64_t per_hour, int64_t burst)
 {
-    struct climit_table *t = calloc(1, sizeof *t);
+    struct client_limit_table *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->entries = calloc(capacity ? capacity : 1, sizeof *t->entries);
@@ -55,7 +55,7 @@ struct climit_table *climit_table_new(size_t capacity, int64_t per_hour, int64_t
     return t;
 }
 
-void climit_table_free(struct climit_table *t)
+void client_limit_table_free(struct client_limit_table *t)
 {
     if (!t)
         return;
@@ -65,27 +65,27 @@ void climit_table_free(struct climit_table *t)
 }
 
 /* Linear scan: the table is small (a few thousand) and creation is not a hot path. */
-static struct climit_entry *find_or_recycle(struct climit_table *t, const char *key)
+static struct client_limit_entry *find_or_recycle(struct client_limit_table *t, const char *key)
 {
-    struct climit_entry *oldest = NULL;
+    struct client_limit_entry *oldest = NULL;
     for (size_t i = 0; i < t->used; i++) {
         if (strcmp(t->entries[i].key, key) == 0)
             return &t->entries[i];
         if (!oldest || t->entries[i].bucket.tat < oldest->bucket.tat)
             oldest = &t->entries[i];
     }
-    struct climit_entry *e = t->used < t->capacity ? &t->entries[t->used++] : oldest;
+    struct client_limit_entry *e = t->used < t->capacity ? &t->entries[t->used++] : oldest;
     memset(e, 0, sizeof *e);
     snprintf(e->key, sizeof e->key, "%s", key);
     return e;
 }
 
-bool climit_table_take(struct climit_table *t, const char *key, int64_t now_ms,
-                       int64_t *retry_after_s)
+bool client_limit_table_take(struct client_limit_table *t, const char *key, int64_t now_ms,
+                             int64_t *retry_after_s)
 {
     pthread_mutex_lock(&t->lock);
-    struct climit_entry *e = find_or_recycle(t, key);
-    bool ok = climit_bucket_take(&e->bucket, now_ms, t->per_hour, t->burst, retry_after_s);
+    struct client_limit_entry *e = find_or_recycle(t, key);
+    bool ok = client_limit_bucket_take(&e->bucket, now_ms, t->per_hour, t->burst, retry_after_s);
     pthread_mutex_unlock(&t->lock);
     return ok;
 }

@@ -15,24 +15,26 @@
 #include <stdint.h>
 
 /* Pure: one bucket, as a GCRA "theoretical arrival time" (0 = a full bucket). */
-struct climit_bucket {
+struct client_limit_bucket {
     int64_t tat;
 };
 
 /* Refills at per_hour (>= 1) tokens an hour up to burst (>= 1), then takes one if there is
  * one. now_ms is a monotonic clock.
  * Returns true when allowed; otherwise *retry_after_s says when the next token comes. */
-__attribute__((warn_unused_result)) bool climit_bucket_take(struct climit_bucket *b, int64_t now_ms,
-                                                            int64_t per_hour, int64_t burst,
-                                                            int64_t *retry_after_s);
+__attribute__((warn_unused_result)) bool client_limit_bucket_take(struct client_limit_bucket *b,
+                                                                  int64_t now_ms, int64_t per_hour,
+                                                                  int64_t burst,
+                                                                  int64_t *retry_after_s);
 
-struct climit_table;
+struct client_limit_table;
 
-struct climit_table *climit_table_new(size_t capacity, int64_t per_hour, int64_t burst);
-void climit_table_free(struct climit_table *t);
+struct client_limit_table *client_limit_table_new(size_t capacity, int64_t per_hour, int64_t burst);
+void client_limit_table_free(struct client_limit_table *t);
 
 /* Takes a token for `key` (a client address). now_ms: a monotonic clock. */
-__attribute__((warn_unused_result)) bool climit_table_take(struct climit_table *t, const char *key,
-                                                           int64_t now_ms, int64_t *retry_after_s);
+__attribute__((warn_unused_result)) bool client_limit_table_take(struct client_limit_table *t,
+                                                                 const char *key, int64_t now_ms,
+                                                                 int64_t *retry_after_s);
 
 #endif

@@ -1,7 +1,7 @@
 /* poller — see poller.h. */
 #include "poller.h"
 
-#include "invoice_state.h"
+#include "invoice.h"
 #include "leader.h"
 #include "settle.h"
 #include "transfer_diff.h"
@@ -51,7 +51,7 @@ struct cycle {
     int64_t cursor, last_wallet_height, wallet_height, min_height, max_confirmations;
     struct wallet_transfer *transfers;
     size_t ntransfers;
-    struct tdiff_row *stored, *writes;
+    struct transfer_diff_row *stored, *writes;
     size_t nstored, nwrites;
     int64_t settled;
 };
@@ -106,14 +106,14 @@ static bool read_live_payments(struct poller *p, struct cycle *c)
         return false;
     }
     for (int i = 0; i < n; i++) {
-        struct tdiff_row *r = &c->stored[c->nstored];
+        struct transfer_diff_row *r = &c->stored[c->nstored];
         snprintf(r->txid, sizeof r->txid, "%s", PQgetvalue(res, i, 0));
         r->subaddr = xg_pg_int64(res, i, 1);
         r->amount = xg_pg_int64(res, i, 2);
         r->height = xg_pg_int64(res, i, 3);
         r->confirmations = xg_pg_int64(res, i, 4);
         r->unlock_time = xg_pg_int64(res, i, 6);
-        if (inv_pay_state_parse(PQgetvalue(res, i, 5), &r->state))
+        if (invoice_pay_state_parse(PQgetvalue(res, i, 5), &r->state))
             c->nstored++;
     }
     PQclear(res);
@@ -122,8 +122,8 @@ static bool read_live_payments(struct poller *p, struct cycle *c)
 
 static bool diff(struct cycle *c)
 {
-    c->writes = tdiff_compute(c->stored, c->nstored, c->transfers, c->ntransfers, c->wallet_height,
-                              &c->nwrites);
+    c->writes = transfer_diff_compute(c->stored, c->nstored, c->transfers, c->ntransfers,
+                                      c->wallet_height, &c->nwrites);
     return c->writes != NULL;
 }
 
@@ -131,7 +131,7 @@ static bool diff(struct cycle *c)
 
 struct group_tx {
     struct poller *p;
-    const struct tdiff_row *rows;
+    const struct transfer_diff_row *rows;
     size_t n;
     int64_t wallet_height;
     int64_t settled;
@@ -150,7 +150,7 @@ static void note_invoice(struct group_tx *g, const char *id)
         snprintf(g->invoices[g->ninvoices++], INVOICE_ID_SIZE, "%s", id);
 }
 
-static bool write_row(struct xg_pg *pg, const struct tdiff_row *r, struct group_tx *g)
+static bool write_row(struct xg_pg *pg, const struct transfer_diff_row *r, struct group_tx *g)
 {
     char sub[24], amount[24], height[24], conf[24], unlock[24];
     snprintf(sub, sizeof sub, "%lld", (long long)r->subaddr);
@@ -164,8 +164,8 @@ static bool write_row(struct xg_pg *pg, const struct tdiff_row *r, struct group_
         snprintf(conf, sizeof conf, "%lld", (long long)r->confirmations);
         snprintf(unlock, sizeof unlock, "%lld", (long long)r->unlock_time);
         const char *params[] = {r->txid, sub,
-                                amount,  r->state == INV_PAY_CONFIRMED ? height : NULL,
-                                conf,    inv_pay_state_name(r->state),
+                                amount,  r->state == INVOICE_PAY_CONFIRMED ? height : NULL,
+                                conf,    invoice_pay_state_name(r->state),
                                 unlock};
         res = xg_pg_exec(pg, "bl_payment_upsert", 7, params);
     }
@@ -185,8 +185,8 @@ static void log_settled(const char *id, const struct settle_result *s)
                       NULL);
     else if (s->after != s->before)
         xg_log_fields(XG_LOG_INFO, "invoice_state",
-                      json_pack("{s:s, s:s, s:s}", "invoice", id, "from", inv_state_name(s->before),
-                                "to", inv_state_name(s->after)),
+                      json_pack("{s:s, s:s, s:s}", "invoice", id, "from",
+                                invoice_state_name(s->before), "to", invoice_state_name(s->after)),
                       NULL);
 }
 

@@ -31,7 +31,7 @@ struct poller_options {
     struct wallet *wallet;  /* borrowed; outlives the poller                    */
     int64_t interval_ms;    /* between two polls                                */
     int64_t safety_margin;  /* blocks re-read below the cursor                  */
-    int64_t late_grace_s;   /* invoice_state.h                                  */
+    int64_t late_grace_s;   /* invoice.h                                  */
     int64_t max_backoff_ms; /* longest pause after a failure                    */
     int64_t max_lag_blocks; /* readiness: wallet this far behind the daemon fails */
     const char *daemon_url; /* monerod to compare heights with ("" = don't)      */

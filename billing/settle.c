@@ -15,7 +15,7 @@ const char *const settle_queries[] = {"bl_invoice_lock",        "bl_invoice_paym
 
 struct locked_invoice {
     bool renewal;
-    enum inv_state state;
+    enum invoice_state state;
     int64_t amount, required, expires_at, now, months, tenant_id;
     char tier[40];
     /* the locked quote: the new tier's monthly price and, for fiat, the rate (else 0) */
@@ -30,7 +30,7 @@ static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct l
     if (!res)
         return xg_pg_tx_classify(pg);
     enum xg_tx_result r = XG_TX_ROLLBACK;
-    if (PQntuples(res) == 1 && inv_state_parse(PQgetvalue(res, 0, 1), &li->state)) {
+    if (PQntuples(res) == 1 && invoice_state_parse(PQgetvalue(res, 0, 1), &li->state)) {
         li->renewal = strcmp(PQgetvalue(res, 0, 0), "renewal") == 0;
         li->amount = xg_pg_int64(res, 0, 2);
         li->required = xg_pg_int64(res, 0, 3);
@@ -51,7 +51,7 @@ static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct l
 }
 
 bool settle_load_payments(struct xg_pg *pg, const char *invoice_id, int64_t late_grace_s,
-                          struct inv_payment **pays, size_t *npays)
+                          struct invoice_payment **pays, size_t *npays)
 {
     char grace[24];
     snprintf(grace, sizeof grace, "%lld", (long long)late_grace_s);
@@ -68,8 +68,8 @@ bool settle_load_payments(struct xg_pg *pg, const char *invoice_id, int64_t late
         ok = false;
     }
     for (int i = 0; ok && i < rows; i++) {
-        struct inv_payment *p = &(*pays)[*npays];
-        if (!inv_pay_state_parse(PQgetvalue(res, i, 2), &p->state))
+        struct invoice_payment *p = &(*pays)[*npays];
+        if (!invoice_pay_state_parse(PQgetvalue(res, i, 2), &p->state))
             continue; /* the schema allows no other state */
         p->amount = xg_pg_int64(res, i, 0);
         p->confirmations = xg_pg_int64(res, i, 1);
@@ -129,7 +129,7 @@ static bool carried_time(struct xg_pg *pg, const char *tenant, const struct lock
 }
 
 static bool provision(struct xg_pg *pg, const char *id, const struct locked_invoice *li,
-                      const struct inv_outcome *o, int64_t *tenant_id)
+                      const struct invoice_outcome *o, int64_t *tenant_id)
 {
     char tenant[24], months[24], paid[24], conf[24], carried[24];
     snprintf(months, sizeof months, "%lld", (long long)li->months);
@@ -154,12 +154,12 @@ static bool provision(struct xg_pg *pg, const char *id, const struct locked_invo
     return exec_ok(pg, "bl_invoice_set_provisioned", 4, p, NULL);
 }
 
-static bool write_state(struct xg_pg *pg, const char *id, const struct inv_outcome *o)
+static bool write_state(struct xg_pg *pg, const char *id, const struct invoice_outcome *o)
 {
     char paid[24], conf[24];
     snprintf(paid, sizeof paid, "%lld", (long long)o->paid);
     snprintf(conf, sizeof conf, "%lld", (long long)o->confirmations);
-    const char *p[] = {id, inv_state_name(o->state), paid, conf};
+    const char *p[] = {id, invoice_state_name(o->state), paid, conf};
     return exec_ok(pg, "bl_invoice_set_state", 4, p, NULL);
 }
 
@@ -167,7 +167,7 @@ enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
                                  const struct settle_policy *policy, struct settle_result *out)
 {
     struct locked_invoice li = {0};
-    struct inv_payment *pays;
+    struct invoice_payment *pays;
     size_t n;
     memset(out, 0, sizeof *out);
     enum xg_tx_result r = lock_invoice(pg, invoice_id, &li);
@@ -176,7 +176,7 @@ enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
     out->before = out->after = li.state;
     if (!settle_load_payments(pg, invoice_id, policy->late_grace_s, &pays, &n))
         return xg_pg_tx_classify(pg);
-    struct inv_input in = {
+    struct invoice_input in = {
         .current = li.state,
         .amount = li.amount,
         .confirmations_required = li.required,
@@ -187,12 +187,12 @@ enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
         .payments = pays,
         .npayments = n,
     };
-    struct inv_outcome o = inv_evaluate(&in);
+    struct invoice_outcome o = invoice_evaluate(&in);
     free(pays);
     if (o.provision) {
         if (!provision(pg, invoice_id, &li, &o, &out->tenant_id))
             return xg_pg_tx_classify(pg);
-        out->after = INV_PROVISIONED;
+        out->after = INVOICE_PROVISIONED;
         out->provisioned = true;
         return XG_TX_COMMIT;
     }

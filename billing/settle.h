@@ -1,6 +1,6 @@
 /* settle — applies the invoice state machine to one invoice inside the caller's
  * transaction: locks the invoice row, reads its stored payments (summed in SQL, so any
- * number of them counts), runs inv_evaluate, and writes the outcome. When the outcome says
+ * number of them counts), runs invoice_evaluate, and writes the outcome. When the outcome says
  * provision it also creates the tenant (a purchase: the invoice's handle, token hash and
  * wrapped HA1, and its subaddress for life) or extends it (a renewal: valid_until = now +
  * the time left, converted by price at a tier change (price_carry) + months, at the
@@ -13,18 +13,18 @@
 #ifndef SETTLE_H
 #define SETTLE_H
 
-#include "invoice_state.h"
+#include "invoice.h"
 #include "xg_pg.h"
 
 #include <stdint.h>
 
 struct settle_policy {
-    int64_t late_grace_s; /* see invoice_state.h                          */
+    int64_t late_grace_s; /* see invoice.h                          */
     int64_t chain_height; /* the wallet's height, for time-locked payments */
 };
 
 struct settle_result {
-    enum inv_state before, after;
+    enum invoice_state before, after;
     bool provisioned; /* this call provisioned it                        */
     int64_t tenant_id;
 };
@@ -35,13 +35,13 @@ struct settle_result {
 enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
                                  const struct settle_policy *policy, struct settle_result *out);
 
-/* The invoice's stored payments as inv_evaluate's input: summed per class it tells apart
+/* The invoice's stored payments as invoice_evaluate's input: summed per class it tells apart
  * (bl_invoice_payment_sums), so that however many there are, all count. *pays is
  * malloc'd (the caller frees it; NULL when there are none), *npays its length. False on a
  * database error or out of memory. */
 __attribute__((warn_unused_result)) bool
 settle_load_payments(struct xg_pg *pg, const char *invoice_id, int64_t late_grace_s,
-                     struct inv_payment **pays, size_t *npays);
+                     struct invoice_payment **pays, size_t *npays);
 
 /* The named queries settle_invoice uses (for the owner's xg_pg_new list). */
 extern const char *const settle_queries[];

@@ -6,30 +6,31 @@
 
 static int cmp_row(const void *a, const void *b)
 {
-    const struct tdiff_row *x = a, *y = b;
+    const struct transfer_diff_row *x = a, *y = b;
     if (x->subaddr != y->subaddr)
         return x->subaddr < y->subaddr ? -1 : 1;
     return strcmp(x->txid, y->txid);
 }
 
-struct tdiff_row tdiff_row_of_transfer(const struct wallet_transfer *t, int64_t wallet_height)
+struct transfer_diff_row transfer_diff_row_of_transfer(const struct wallet_transfer *t,
+                                                       int64_t wallet_height)
 {
-    struct tdiff_row r = {0};
+    struct transfer_diff_row r = {0};
     memcpy(r.txid, t->txid, sizeof r.txid);
     r.subaddr = t->subaddr_index;
     r.amount = t->amount;
     r.unlock_time = t->unlock_time > 0 ? t->unlock_time : 0;
     if (t->pool) {
-        r.state = t->double_spend_seen ? INV_PAY_DOUBLE_SPEND : INV_PAY_POOL;
+        r.state = t->double_spend_seen ? INVOICE_PAY_DOUBLE_SPEND : INVOICE_PAY_POOL;
     } else {
-        r.state = INV_PAY_CONFIRMED;
+        r.state = INVOICE_PAY_CONFIRMED;
         r.height = t->height;
         r.confirmations = wallet_height > t->height ? wallet_height - t->height : 1;
     }
     return r;
 }
 
-static bool same_row(const struct tdiff_row *a, const struct tdiff_row *b)
+static bool same_row(const struct transfer_diff_row *a, const struct transfer_diff_row *b)
 {
     return a->state == b->state && a->height == b->height && a->confirmations == b->confirmations &&
            a->amount == b->amount && a->unlock_time == b->unlock_time;
@@ -45,27 +46,29 @@ static bool superseded(const struct wallet_transfer *all, size_t n, const struct
 }
 
 /* The transfers as rows, sorted; NULL when out of memory. */
-static struct tdiff_row *fetched_rows(const struct wallet_transfer *t, size_t n,
-                                      int64_t wallet_height, size_t *count)
+static struct transfer_diff_row *fetched_rows(const struct wallet_transfer *t, size_t n,
+                                              int64_t wallet_height, size_t *count)
 {
-    struct tdiff_row *rows = calloc(n + 1, sizeof *rows);
+    struct transfer_diff_row *rows = calloc(n + 1, sizeof *rows);
     *count = 0;
     if (!rows)
         return NULL;
     for (size_t i = 0; i < n; i++)
         if (t[i].subaddr_index > 0 && !superseded(t, n, &t[i]))
-            rows[(*count)++] = tdiff_row_of_transfer(&t[i], wallet_height);
+            rows[(*count)++] = transfer_diff_row_of_transfer(&t[i], wallet_height);
     qsort(rows, *count, sizeof *rows, cmp_row);
     return rows;
 }
 
-struct tdiff_row *tdiff_compute(struct tdiff_row *stored, size_t nstored,
-                                const struct wallet_transfer *transfers, size_t ntransfers,
-                                int64_t wallet_height, size_t *count)
+struct transfer_diff_row *transfer_diff_compute(struct transfer_diff_row *stored, size_t nstored,
+                                                const struct wallet_transfer *transfers,
+                                                size_t ntransfers, int64_t wallet_height,
+                                                size_t *count)
 {
     size_t nfetched = 0;
-    struct tdiff_row *fetched = fetched_rows(transfers, ntransfers, wallet_height, &nfetched);
-    struct tdiff_row *writes = calloc(nfetched + nstored + 1, sizeof *writes);
+    struct transfer_diff_row *fetched =
+        fetched_rows(transfers, ntransfers, wallet_height, &nfetched);
+    struct transfer_diff_row *writes = calloc(nfetched + nstored + 1, sizeof *writes);
     *count = 0;
     if (!fetched || !writes) {
         free(fetched);
@@ -75,7 +78,7 @@ struct tdiff_row *tdiff_compute(struct tdiff_row *stored, size_t nstored,
     if (nstored > 0) /* the C library wants a non-NULL base even for 0 elements */
         qsort(stored, nstored, sizeof *stored, cmp_row);
     for (size_t i = 0; i < nfetched; i++) {
-        const struct tdiff_row *old =
+        const struct transfer_diff_row *old =
             nstored > 0 ? bsearch(&fetched[i], stored, nstored, sizeof *stored, cmp_row) : NULL;
         if (!old || !same_row(old, &fetched[i]))
             writes[(*count)++] = fetched[i];

@@ -12,28 +12,30 @@
 #ifndef TRANSFER_DIFF_H
 #define TRANSFER_DIFF_H
 
-#include "invoice_state.h"
+#include "invoice.h"
 #include "wallet.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct tdiff_row {
+struct transfer_diff_row {
     char txid[WALLET_TXID_SIZE];
     int64_t subaddr, amount, height, confirmations, unlock_time;
-    enum inv_pay_state state;
+    enum invoice_pay_state state;
     bool gone; /* in a write list: mark the stored row gone instead of upserting */
 };
 
 /* Pure: the row a transfer should be stored as. */
-struct tdiff_row tdiff_row_of_transfer(const struct wallet_transfer *t, int64_t wallet_height);
+struct transfer_diff_row transfer_diff_row_of_transfer(const struct wallet_transfer *t,
+                                                       int64_t wallet_height);
 
 /* Pure (sorts `stored` in place): the rows to write, sorted by subaddress then txid, so
  * that one transaction per subaddress can take a run of them. Returns a malloc'd array
  * (caller frees; non-NULL even when *count is 0) or NULL when out of memory. */
-struct tdiff_row *tdiff_compute(struct tdiff_row *stored, size_t nstored,
-                                const struct wallet_transfer *transfers, size_t ntransfers,
-                                int64_t wallet_height, size_t *count);
+struct transfer_diff_row *transfer_diff_compute(struct transfer_diff_row *stored, size_t nstored,
+                                                const struct wallet_transfer *transfers,
+                                                size_t ntransfers, int64_t wallet_height,
+                                                size_t *count);
 
 #endif

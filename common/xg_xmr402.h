@@ -12,17 +12,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define XG_X402_KEY_LEN      32
-#define XG_X402_SIG_HEX_SIZE 65
-#define XG_X402_CLIENT_HDR   "X-Xmrgate-Client"
-#define XG_X402_SIG_HDR      "X-Xmrgate-Client-Sig"
+#define XG_XMR402_KEY_LEN      32
+#define XG_XMR402_SIG_HEX_SIZE 65
+#define XG_XMR402_CLIENT_HDR   "X-Xmrgate-Client"
+#define XG_XMR402_SIG_HDR      "X-Xmrgate-Client-Sig"
 
 /* Hex HMAC-SHA256(key, label || client). False only if OpenSSL fails. */
-__attribute__((warn_unused_result)) bool xg_x402_client_sig(const uint8_t key[XG_X402_KEY_LEN],
-                                                            const char *client,
-                                                            char out[XG_X402_SIG_HEX_SIZE]);
+__attribute__((warn_unused_result)) bool xg_xmr402_client_sig(const uint8_t key[XG_XMR402_KEY_LEN],
+                                                              const char *client,
+                                                              char out[XG_XMR402_SIG_HEX_SIZE]);
 
 /* Constant-time check of a presented signature (NULL or malformed: false). */
-bool xg_x402_client_sig_ok(const uint8_t key[XG_X402_KEY_LEN], const char *client, const char *sig);
+bool xg_xmr402_client_sig_ok(const uint8_t key[XG_XMR402_KEY_LEN], const char *client,
+                             const char *sig);
 
 #endif

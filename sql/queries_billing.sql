@@ -81,7 +81,7 @@ SELECT kind, state, amount, confirmations_required, extract(epoch FROM expires_a
 
 -- name: bl_invoice_payment_sums
 -- The invoice's payments summed per class the state machine tells apart
--- (billing/invoice_state.h): state, confirmations, unlock_time, and whether first seen by
+-- (billing/invoice.h): state, confirmations, unlock_time, and whether first seen by
 -- expires_at, within the late grace period after it ($2 seconds) or later, compared in
 -- whole seconds as bl_invoice_lock gives them. However many payments there are (dust sent
 -- to a renewal subaddress included), all are counted, in one row per class; a row's
@@ -218,7 +218,7 @@ UPDATE invoices SET tenant_id = $2::bigint WHERE id = $1::uuid;
 
 -- ---- XMR402 (billing/api_xmr402.c) ------------------------------------------------------
 
--- name: bl_x402_invoice_insert
+-- name: bl_xmr402_invoice_insert
 -- An agent's purchase: like bl_invoice_insert, with the challenge nonce its proof must sign.
 INSERT INTO invoices (kind, channel, tier_id, months, token_hash, digest_ha1, handle, amount,
                       subaddress_index, subaddress, confirmations_required, price_currency,
@@ -228,7 +228,7 @@ VALUES ('purchase', 'xmr402', $1, 1, decode($2, 'hex'), decode($3, 'hex'), $4, $
         now() + make_interval(secs => $12::int), $13)
 RETURNING id::text;
 
--- name: bl_x402_invoice
+-- name: bl_xmr402_invoice
 -- What the XMR402 answers need of an invoice; NULL nonce means it is not an XMR402 one.
 SELECT i.id::text, i.state, i.amount, i.paid, i.subaddress_index, i.subaddress,
        i.challenge_nonce, i.confirmations, i.confirmations_required,
@@ -240,7 +240,7 @@ SELECT i.id::text, i.state, i.amount, i.paid, i.subaddress_index, i.subaddress,
   FROM invoices i
  WHERE i.id = $1::uuid;
 
--- name: bl_x402_invoice_on_subaddress
+-- name: bl_xmr402_invoice_on_subaddress
 -- The XMR402 invoice a transfer to this subaddress paid (purchases never share one).
 SELECT id::text
   FROM invoices
@@ -248,14 +248,14 @@ SELECT id::text
  ORDER BY created_at DESC
  LIMIT 1;
 
--- name: bl_x402_txid_elsewhere
+-- name: bl_xmr402_txid_elsewhere
 -- A txid satisfies one invoice only: the other invoice it is already recorded for, if any.
 SELECT invoice_id::text
   FROM payments
  WHERE txid = $1 AND invoice_id IS NOT NULL AND invoice_id <> $2::uuid
  LIMIT 1;
 
--- name: bl_x402_payment_upsert
+-- name: bl_xmr402_payment_upsert
 -- The proven payment, in the poller's table under the poller's key: whichever of the two
 -- sees it first inserts it, the other only updates the same row.
 INSERT INTO payments (txid, subaddress_index, invoice_id, amount, height, confirmations, state,
@@ -273,7 +273,7 @@ ON CONFLICT (txid, subaddress_index) DO UPDATE
                          coalesce(payments.invoice_id, EXCLUDED.invoice_id))
 RETURNING invoice_id::text;
 
--- name: bl_x402_tenant
+-- name: bl_xmr402_tenant
 -- The tenant an XMR402 invoice provisioned, as the gateway needs it to serve at once.
 SELECT t.id, t.handle, t.tier_id, tr.burst_rps, tr.daily_quota,
        to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),

@@ -60,7 +60,7 @@ struct gw_request {
     struct proxy_work *px;
 
     /* An XMR402 conversation with billing (xmr402_flow.c; xmr402_flow_request_free). */
-    struct xmr402_work *x402;
+    struct xmr402_work *xmr402;
 
     /* The daily quota as this request saw it: X-RateLimit-* on every answer (limits.h). */
     struct limits_view limit;

@@ -121,18 +121,18 @@ static bool submit(struct xmr402_work *w, const char *path, json_t *payload,
 {
     struct gw_request *req = w->req;
     const struct gw_config *cfg = req->ctx->cfg;
-    char url[1024], sig[XG_X402_SIG_HEX_SIZE] = "";
-    uint8_t key[XG_X402_KEY_LEN];
+    char url[1024], sig[XG_XMR402_SIG_HEX_SIZE] = "";
+    uint8_t key[XG_XMR402_KEY_LEN];
     char *body = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);
     if (!body)
         return false;
-    if (xg_hex_decode(cfg->ha1_key, key, sizeof key) && !xg_x402_client_sig(key, w->client, sig))
+    if (xg_hex_decode(cfg->ha1_key, key, sizeof key) && !xg_xmr402_client_sig(key, w->client, sig))
         sig[0] = '\0';
     snprintf(url, sizeof url, "%s%s", cfg->xmr402_billing_url, path);
     struct up_header headers[] = {{"Content-Type", "application/json"},
-                                  {XG_X402_CLIENT_HDR, w->client},
-                                  {XG_X402_SIG_HDR, sig}};
+                                  {XG_XMR402_CLIENT_HDR, w->client},
+                                  {XG_XMR402_SIG_HDR, sig}};
     int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
     struct up_job job = {
         .url = url,
@@ -348,7 +348,7 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
         set_answer(req, MHD_HTTP_INTERNAL_SERVER_ERROR, error_body("internal", "out of memory"));
         return false;
     }
-    req->x402 = w;
+    req->xmr402 = w;
     w->req = req;
     gw_request_client_address(req, w->client, sizeof w->client);
     if (!w->client[0])
@@ -385,7 +385,7 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
 
 bool xmr402_flow_take_tenant(struct gw_request *req, struct tenant_row *tenant)
 {
-    struct xmr402_work *w = req->x402;
+    struct xmr402_work *w = req->xmr402;
     if (!w || !atomic_exchange(&w->serve, false))
         return false;
     *tenant = w->tenant;
@@ -395,14 +395,14 @@ bool xmr402_flow_take_tenant(struct gw_request *req, struct tenant_row *tenant)
 void xmr402_flow_each_header(const struct gw_request *req,
                              void (*add)(void *ctx, const char *name, const char *value), void *ctx)
 {
-    const struct xmr402_work *w = req->x402;
+    const struct xmr402_work *w = req->xmr402;
     for (size_t i = 0; w && i < w->nheaders; i++)
         add(ctx, w->headers[i].name, w->headers[i].value);
 }
 
 void xmr402_flow_request_free(struct gw_request *req)
 {
-    struct xmr402_work *w = req->x402;
+    struct xmr402_work *w = req->xmr402;
     if (!w)
         return;
     for (size_t i = 0; i < w->nheaders; i++)
@@ -410,5 +410,5 @@ void xmr402_flow_request_free(struct gw_request *req)
     json_decref(w->carry);
     memset(&w->auth, 0, sizeof w->auth);
     free(w);
-    req->x402 = NULL;
+    req->xmr402 = NULL;
 }

@@ -17,7 +17,7 @@
  * ?tier=<id> or X-XMR402-Tier: <id>. The agent's address goes to billing, signed, for
  * its per-client challenge limit (xg_xmr402.h); it is bound to nothing else.
  *
- * Ownership: the per-request state hangs off gw_request.x402 and is freed by
+ * Ownership: the per-request state hangs off gw_request.xmr402 and is freed by
  * xmr402_request_free from the completion callback. */
 #ifndef XMR402_FLOW_H
 #define XMR402_FLOW_H

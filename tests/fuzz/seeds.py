@@ -222,12 +222,12 @@ def main():
 
     txid = next(s for s in unit("test_xmr402.c") if re.fullmatch(rb"[0-9a-f]{64}", s))
     proof = next(s for s in unit("test_xmr402.c") if s.startswith(b"OutProofV"))
-    x402 = [b'{"tier":"wallet"}', b"{}", b""]
-    x402 += [b'{"txid":"%s","proof":"%s"}' % (txid, proof),
+    xmr402 = [b'{"tier":"wallet"}', b"{}", b""]
+    xmr402 += [b'{"txid":"%s","proof":"%s"}' % (txid, proof),
              b'{"txid":"%s","proof":"%s","invoice":"123e4567-e89b-12d3-a456-426614174000"}'
              % (txid.upper(), proof)]
-    x402 += [s for s in shell_json("xmr402") if b"tier" in s or b"txid" in s]
-    write("api_xmr402", x402)
+    xmr402 += [s for s in shell_json("xmr402") if b"tier" in s or b"txid" in s]
+    write("api_xmr402", xmr402)
     return 0
 
 

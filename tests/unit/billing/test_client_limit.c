@@ -15,53 +15,53 @@
 static void test_burst_then_refuse(void **state)
 {
     (void)state;
-    struct climit_bucket b = {0};
+    struct client_limit_bucket b = {0};
     int64_t retry = 0;
     for (int i = 0; i < 3; i++)
-        assert_true(climit_bucket_take(&b, 1000, 60, 3, &retry));
-    assert_false(climit_bucket_take(&b, 1000, 60, 3, &retry));
+        assert_true(client_limit_bucket_take(&b, 1000, 60, 3, &retry));
+    assert_false(client_limit_bucket_take(&b, 1000, 60, 3, &retry));
     assert_int_equal(retry, 60); /* 60 an hour: one a minute */
 }
 
 static void test_refill(void **state)
 {
     (void)state;
-    struct climit_bucket b = {0};
+    struct client_limit_bucket b = {0};
     int64_t retry = 0;
-    assert_true(climit_bucket_take(&b, 1000, 60, 1, &retry));
-    assert_false(climit_bucket_take(&b, 1000 + 59000, 60, 1, &retry));
+    assert_true(client_limit_bucket_take(&b, 1000, 60, 1, &retry));
+    assert_false(client_limit_bucket_take(&b, 1000 + 59000, 60, 1, &retry));
     assert_true(retry >= 1 && retry <= 2); /* one second left, rounded up */
-    assert_true(climit_bucket_take(&b, 1000 + 60000, 60, 1, &retry));
+    assert_true(client_limit_bucket_take(&b, 1000 + 60000, 60, 1, &retry));
     /* a long pause refills to the burst, never beyond */
-    assert_true(climit_bucket_take(&b, 10 * HOUR_MS, 60, 2, &retry));
-    assert_true(climit_bucket_take(&b, 10 * HOUR_MS, 60, 2, &retry));
-    assert_false(climit_bucket_take(&b, 10 * HOUR_MS, 60, 2, &retry));
+    assert_true(client_limit_bucket_take(&b, 10 * HOUR_MS, 60, 2, &retry));
+    assert_true(client_limit_bucket_take(&b, 10 * HOUR_MS, 60, 2, &retry));
+    assert_false(client_limit_bucket_take(&b, 10 * HOUR_MS, 60, 2, &retry));
 }
 
 static void test_clock_going_back_gives_nothing(void **state)
 {
     (void)state;
-    struct climit_bucket b = {0};
+    struct client_limit_bucket b = {0};
     int64_t retry = 0;
-    assert_true(climit_bucket_take(&b, 5000, 3600, 1, &retry));
-    assert_false(climit_bucket_take(&b, 1000, 3600, 1, &retry));
+    assert_true(client_limit_bucket_take(&b, 5000, 3600, 1, &retry));
+    assert_false(client_limit_bucket_take(&b, 1000, 3600, 1, &retry));
     assert_true(retry >= 1);
 }
 
 static void test_table_keys_are_separate(void **state)
 {
     (void)state;
-    struct climit_table *t = climit_table_new(2, 1, 1);
+    struct client_limit_table *t = client_limit_table_new(2, 1, 1);
     int64_t retry = 0;
     assert_non_null(t);
-    assert_true(climit_table_take(t, "10.0.0.1", 1000, &retry));
-    assert_false(climit_table_take(t, "10.0.0.1", 1000, &retry));
-    assert_true(climit_table_take(t, "10.0.0.2", 1000, &retry));
-    assert_false(climit_table_take(t, "10.0.0.2", 2000, &retry));
+    assert_true(client_limit_table_take(t, "10.0.0.1", 1000, &retry));
+    assert_false(client_limit_table_take(t, "10.0.0.1", 1000, &retry));
+    assert_true(client_limit_table_take(t, "10.0.0.2", 1000, &retry));
+    assert_false(client_limit_table_take(t, "10.0.0.2", 2000, &retry));
     /* a third address recycles the entry refilled longest ago (10.0.0.1) */
-    assert_true(climit_table_take(t, "10.0.0.3", 3000, &retry));
-    assert_false(climit_table_take(t, "10.0.0.2", 3000, &retry));
-    climit_table_free(t);
+    assert_true(client_limit_table_take(t, "10.0.0.3", 3000, &retry));
+    assert_false(client_limit_table_take(t, "10.0.0.2", 3000, &retry));
+    client_limit_table_free(t);
 }
 
 int main(void)

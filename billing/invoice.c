@@ -1,91 +1,91 @@
-/* invoice_state — see invoice_state.h. */
-#include "invoice_state.h"
+/* invoice — see invoice.h. */
+#include "invoice.h"
 
 #include <assert.h>
 #include <string.h>
 
 /* monerod reads unlock_time below this as a block height, from it as a unix time */
-#define INV_UNLOCK_TIME_IS_TIME 500000000
+#define INVOICE_UNLOCK_TIME_IS_TIME 500000000
 
 static const char *const state_names[] = {
-    [INV_PENDING] = "pending",         [INV_SEEN] = "seen",
-    [INV_CONFIRMING] = "confirming",   [INV_PAID] = "paid",
-    [INV_PROVISIONED] = "provisioned", [INV_UNDERPAID] = "underpaid",
-    [INV_EXPIRED] = "expired",         [INV_LATE] = "late",
-    [INV_REVERTED] = "reverted",
+    [INVOICE_PENDING] = "pending",         [INVOICE_SEEN] = "seen",
+    [INVOICE_CONFIRMING] = "confirming",   [INVOICE_PAID] = "paid",
+    [INVOICE_PROVISIONED] = "provisioned", [INVOICE_UNDERPAID] = "underpaid",
+    [INVOICE_EXPIRED] = "expired",         [INVOICE_LATE] = "late",
+    [INVOICE_REVERTED] = "reverted",
 };
 #define STATE_COUNT (sizeof state_names / sizeof state_names[0])
 
 static const char *const pay_state_names[] = {
-    [INV_PAY_POOL] = "pool",
-    [INV_PAY_CONFIRMED] = "confirmed",
-    [INV_PAY_GONE] = "gone",
-    [INV_PAY_DOUBLE_SPEND] = "double_spend",
+    [INVOICE_PAY_POOL] = "pool",
+    [INVOICE_PAY_CONFIRMED] = "confirmed",
+    [INVOICE_PAY_GONE] = "gone",
+    [INVOICE_PAY_DOUBLE_SPEND] = "double_spend",
 };
 #define PAY_STATE_COUNT (sizeof pay_state_names / sizeof pay_state_names[0])
 
-const char *inv_state_name(enum inv_state s)
+const char *invoice_state_name(enum invoice_state s)
 {
     return (size_t)s < STATE_COUNT ? state_names[s] : "unknown";
 }
 
-bool inv_state_parse(const char *text, enum inv_state *out)
+bool invoice_state_parse(const char *text, enum invoice_state *out)
 {
     for (size_t i = 0; text && i < STATE_COUNT; i++) {
         if (strcmp(text, state_names[i]) == 0) {
-            *out = (enum inv_state)i;
+            *out = (enum invoice_state)i;
             return true;
         }
     }
     return false;
 }
 
-const char *inv_pay_state_name(enum inv_pay_state s)
+const char *invoice_pay_state_name(enum invoice_pay_state s)
 {
     return (size_t)s < PAY_STATE_COUNT ? pay_state_names[s] : "unknown";
 }
 
-bool inv_pay_state_parse(const char *text, enum inv_pay_state *out)
+bool invoice_pay_state_parse(const char *text, enum invoice_pay_state *out)
 {
     for (size_t i = 0; text && i < PAY_STATE_COUNT; i++) {
         if (strcmp(text, pay_state_names[i]) == 0) {
-            *out = (enum inv_pay_state)i;
+            *out = (enum invoice_pay_state)i;
             return true;
         }
     }
     return false;
 }
 
-bool inv_state_open(enum inv_state s)
+bool invoice_state_open(enum invoice_state s)
 {
     switch (s) {
-    case INV_PENDING:
-    case INV_SEEN:
-    case INV_CONFIRMING:
-    case INV_PAID:
-    case INV_UNDERPAID:
-    case INV_REVERTED:
+    case INVOICE_PENDING:
+    case INVOICE_SEEN:
+    case INVOICE_CONFIRMING:
+    case INVOICE_PAID:
+    case INVOICE_UNDERPAID:
+    case INVOICE_REVERTED:
         return true;
-    case INV_PROVISIONED:
-    case INV_EXPIRED:
-    case INV_LATE:
+    case INVOICE_PROVISIONED:
+    case INVOICE_EXPIRED:
+    case INVOICE_LATE:
         return false;
     }
     return false;
 }
 
 /* p * 100 >= amount * 98  <=>  p >= amount - floor(amount / 50): no product, no overflow. */
-int64_t inv_min_accepted(int64_t amount)
+int64_t invoice_min_accepted(int64_t amount)
 {
     assert(amount >= 0);
     return amount - amount / 50;
 }
 
-bool inv_time_locked(int64_t unlock_time, int64_t chain_height, int64_t now)
+bool invoice_time_locked(int64_t unlock_time, int64_t chain_height, int64_t now)
 {
     if (unlock_time <= 0)
         return false;
-    if (unlock_time < INV_UNLOCK_TIME_IS_TIME)
+    if (unlock_time < INVOICE_UNLOCK_TIME_IS_TIME)
         return unlock_time > chain_height;
     return unlock_time > now;
 }
@@ -96,28 +96,28 @@ static int64_t add_sat(int64_t a, int64_t b)
     return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-static bool is_live(const struct inv_payment *p)
+static bool is_live(const struct invoice_payment *p)
 {
-    return p->state == INV_PAY_POOL || p->state == INV_PAY_CONFIRMED;
+    return p->state == INVOICE_PAY_POOL || p->state == INVOICE_PAY_CONFIRMED;
 }
 
-static bool counts(const struct inv_input *in, const struct inv_payment *p)
+static bool counts(const struct invoice_input *in, const struct invoice_payment *p)
 {
-    return is_live(p) && !inv_time_locked(p->unlock_time, in->chain_height, in->now) &&
+    return is_live(p) && !invoice_time_locked(p->unlock_time, in->chain_height, in->now) &&
            p->first_seen <= add_sat(in->expires_at, in->late_grace);
 }
 
-static int64_t confirmations_of(const struct inv_payment *p)
+static int64_t confirmations_of(const struct invoice_payment *p)
 {
-    return p->state == INV_PAY_CONFIRMED && p->confirmations > 0 ? p->confirmations : 0;
+    return p->state == INVOICE_PAY_CONFIRMED && p->confirmations > 0 ? p->confirmations : 0;
 }
 
 /* Sum of the counted payments with at least k confirmations. */
-static int64_t counted_with_at_least(const struct inv_input *in, int64_t k)
+static int64_t counted_with_at_least(const struct invoice_input *in, int64_t k)
 {
     int64_t sum = 0;
     for (size_t i = 0; i < in->npayments; i++) {
-        const struct inv_payment *p = &in->payments[i];
+        const struct invoice_payment *p = &in->payments[i];
         if (counts(in, p) && confirmations_of(p) >= k)
             sum = add_sat(sum, p->amount);
     }
@@ -125,11 +125,11 @@ static int64_t counted_with_at_least(const struct inv_input *in, int64_t k)
 }
 
 /* The largest k whose payments cover `need` (the caller knows all counted ones do). */
-static int64_t covering_confirmations(const struct inv_input *in, int64_t need)
+static int64_t covering_confirmations(const struct invoice_input *in, int64_t need)
 {
     int64_t best = 0;
     for (size_t i = 0; i < in->npayments; i++) {
-        const struct inv_payment *p = &in->payments[i];
+        const struct invoice_payment *p = &in->payments[i];
         int64_t k = confirmations_of(p);
         if (counts(in, p) && k > best && counted_with_at_least(in, k) >= need)
             best = k;
@@ -137,11 +137,11 @@ static int64_t covering_confirmations(const struct inv_input *in, int64_t need)
     return best;
 }
 
-static int64_t min_counted_confirmations(const struct inv_input *in)
+static int64_t min_counted_confirmations(const struct invoice_input *in)
 {
     int64_t min = -1;
     for (size_t i = 0; i < in->npayments; i++) {
-        const struct inv_payment *p = &in->payments[i];
+        const struct invoice_payment *p = &in->payments[i];
         if (counts(in, p) && (min < 0 || confirmations_of(p) < min))
             min = confirmations_of(p);
     }
@@ -155,14 +155,14 @@ struct tally {
     bool any_after_grace; /* a live payment was first seen after the grace period */
 };
 
-static struct tally tally_payments(const struct inv_input *in)
+static struct tally tally_payments(const struct invoice_input *in)
 {
     struct tally t = {0};
     int64_t grace_end = add_sat(in->expires_at, in->late_grace);
     for (size_t i = 0; i < in->npayments; i++) {
-        const struct inv_payment *p = &in->payments[i];
+        const struct invoice_payment *p = &in->payments[i];
         assert(p->amount >= 0);
-        if (p->state == INV_PAY_GONE || p->state == INV_PAY_DOUBLE_SPEND)
+        if (p->state == INVOICE_PAY_GONE || p->state == INVOICE_PAY_DOUBLE_SPEND)
             t.any_gone = true;
         if (!is_live(p))
             continue;
@@ -178,58 +178,59 @@ static struct tally tally_payments(const struct inv_input *in)
     return t;
 }
 
-static void decide_covered(const struct inv_input *in, const struct tally *t,
-                           struct inv_outcome *out)
+static void decide_covered(const struct invoice_input *in, const struct tally *t,
+                           struct invoice_outcome *out)
 {
-    out->confirmations = covering_confirmations(in, inv_min_accepted(in->amount));
+    out->confirmations = covering_confirmations(in, invoice_min_accepted(in->amount));
     out->remaining = 0;
     if (t->any_late)
-        out->late = INV_LATE_HONOURED;
+        out->late = INVOICE_LATE_HONOURED;
     if (out->confirmations >= in->confirmations_required) {
-        out->state = INV_PAID;
+        out->state = INVOICE_PAID;
         out->provision = true;
     } else if (t->any_late) {
-        out->state = INV_LATE;
+        out->state = INVOICE_LATE;
     } else {
-        out->state = out->confirmations == 0 ? INV_SEEN : INV_CONFIRMING;
+        out->state = out->confirmations == 0 ? INVOICE_SEEN : INVOICE_CONFIRMING;
     }
 }
 
-static void decide_short(const struct inv_input *in, const struct tally *t, struct inv_outcome *out)
+static void decide_short(const struct invoice_input *in, const struct tally *t,
+                         struct invoice_outcome *out)
 {
     bool past_deadline = in->now > in->expires_at;
     bool past_grace = in->now > add_sat(in->expires_at, in->late_grace);
     out->confirmations = min_counted_confirmations(in);
     out->remaining = in->amount - t->paid;
     if (t->any_after_grace || (t->any_late && past_grace)) {
-        out->state = INV_LATE;
-        out->late = INV_LATE_OPERATOR;
+        out->state = INVOICE_LATE;
+        out->late = INVOICE_LATE_OPERATOR;
     } else if (t->any_late) {
-        out->state = INV_LATE; /* still within the grace period: more may come */
-        out->late = INV_LATE_HONOURED;
+        out->state = INVOICE_LATE; /* still within the grace period: more may come */
+        out->late = INVOICE_LATE_HONOURED;
     } else if (t->paid > 0) {
-        out->state = past_grace ? INV_EXPIRED : INV_UNDERPAID;
+        out->state = past_grace ? INVOICE_EXPIRED : INVOICE_UNDERPAID;
     } else if (past_deadline) {
-        out->state = INV_EXPIRED;
+        out->state = INVOICE_EXPIRED;
     } else {
-        out->state = t->any_gone ? INV_REVERTED : INV_PENDING;
+        out->state = t->any_gone ? INVOICE_REVERTED : INVOICE_PENDING;
     }
 }
 
-struct inv_outcome inv_evaluate(const struct inv_input *in)
+struct invoice_outcome invoice_evaluate(const struct invoice_input *in)
 {
     assert(in->amount >= 0 && in->confirmations_required >= 0 && in->late_grace >= 0);
-    struct inv_outcome out = {.state = in->current};
+    struct invoice_outcome out = {.state = in->current};
     struct tally t = tally_payments(in);
     out.received = t.received;
     out.paid = t.paid;
     out.overpaid = t.paid > in->amount ? t.paid - in->amount : 0;
-    if (t.paid >= inv_min_accepted(in->amount))
+    if (t.paid >= invoice_min_accepted(in->amount))
         decide_covered(in, &t, &out);
     else
         decide_short(in, &t, &out);
-    if (in->current == INV_PROVISIONED) {
-        out.state = INV_PROVISIONED;
+    if (in->current == INVOICE_PROVISIONED) {
+        out.state = INVOICE_PROVISIONED;
         out.provision = false;
         out.remaining = 0;
     }

@@ -1,4 +1,4 @@
-/* x402 — billing's XMR402 rules that need no database or wallet: the challenge nonce,
+/* bl_xmr402 — billing's XMR402 rules that need no database or wallet: the challenge nonce,
  * the agent's token, and the signed receipt. The endpoints are in api_xmr402.c.
  *
  * The token is derived, not stored. An agent's token is
@@ -18,11 +18,11 @@
  * issued_at is the provisioning time, so a receipt asked for twice is the same bytes
  * (Ed25519 is deterministic). The public key is published at GET /api/xmr402/receipt-key.
  *
- * Ownership: x402_receipt_key_* owns an OpenSSL key (free with x402_receipt_key_free);
- * x402_receipt_sign returns malloc'd text (free()); everything else writes into the
+ * Ownership: bl_xmr402_receipt_key_* owns an OpenSSL key (free with bl_xmr402_receipt_key_free);
+ * bl_xmr402_receipt_sign returns malloc'd text (free()); everything else writes into the
  * caller's buffers. */
-#ifndef X402_H
-#define X402_H
+#ifndef BL_XMR402_H
+#define BL_XMR402_H
 
 #include "token.h"
 
@@ -31,44 +31,47 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define X402_NONCE_BYTES     16
-#define X402_NONCE_SIZE      (2 * X402_NONCE_BYTES + 1)
-#define X402_ED25519_LEN     32
-#define X402_PUBLIC_HEX_SIZE (2 * X402_ED25519_LEN + 1)
+#define BL_XMR402_NONCE_BYTES     16
+#define BL_XMR402_NONCE_SIZE      (2 * BL_XMR402_NONCE_BYTES + 1)
+#define BL_XMR402_ED25519_LEN     32
+#define BL_XMR402_PUBLIC_HEX_SIZE (2 * BL_XMR402_ED25519_LEN + 1)
 
 /* A fresh challenge nonce: 32 lower-case hex digits. False only if RAND_bytes fails. */
-__attribute__((warn_unused_result)) bool x402_nonce_generate(char out[X402_NONCE_SIZE]);
+__attribute__((warn_unused_result)) bool bl_xmr402_nonce_generate(char out[BL_XMR402_NONCE_SIZE]);
 
 /* The token seed of an XMR402 invoice (see above). */
-__attribute__((warn_unused_result)) bool x402_token_seed(const uint8_t key[TOKEN_HA1_KEY_LEN],
-                                                         const char *nonce,
-                                                         uint8_t seed[TOKEN_RAW_LEN]);
+__attribute__((warn_unused_result)) bool bl_xmr402_token_seed(const uint8_t key[TOKEN_HA1_KEY_LEN],
+                                                              const char *nonce,
+                                                              uint8_t seed[TOKEN_RAW_LEN]);
 
 /* The receipt seed when none is configured: HMAC-SHA256(ha1_key, label). */
 __attribute__((warn_unused_result)) bool
-x402_receipt_seed_derive(const uint8_t key[TOKEN_HA1_KEY_LEN], uint8_t seed[X402_ED25519_LEN]);
+bl_xmr402_receipt_seed_derive(const uint8_t key[TOKEN_HA1_KEY_LEN],
+                              uint8_t seed[BL_XMR402_ED25519_LEN]);
 
-struct x402_receipt_key;
+struct bl_xmr402_receipt_key;
 
 /* An Ed25519 private key from its 32-byte seed; NULL if OpenSSL fails. */
-struct x402_receipt_key *x402_receipt_key_new(const uint8_t seed[X402_ED25519_LEN]);
-void x402_receipt_key_free(struct x402_receipt_key *k);
+struct bl_xmr402_receipt_key *bl_xmr402_receipt_key_new(const uint8_t seed[BL_XMR402_ED25519_LEN]);
+void bl_xmr402_receipt_key_free(struct bl_xmr402_receipt_key *k);
 
 /* The raw public key as lower-case hex. */
-__attribute__((warn_unused_result)) bool x402_receipt_public_hex(const struct x402_receipt_key *k,
-                                                                 char out[X402_PUBLIC_HEX_SIZE]);
+__attribute__((warn_unused_result)) bool
+bl_xmr402_receipt_public_hex(const struct bl_xmr402_receipt_key *k,
+                             char out[BL_XMR402_PUBLIC_HEX_SIZE]);
 
-struct x402_receipt {
+struct bl_xmr402_receipt {
     const char *invoice, *txid, *handle, *tier;
     int64_t amount;    /* piconero */
     int64_t issued_at; /* unix seconds */
 };
 
 /* The signed receipt text (malloc'd), or NULL when out of memory or OpenSSL fails. */
-char *x402_receipt_sign(const struct x402_receipt_key *k, const struct x402_receipt *r);
+char *bl_xmr402_receipt_sign(const struct bl_xmr402_receipt_key *k,
+                             const struct bl_xmr402_receipt *r);
 
 /* Checks a receipt against a raw public key (64 hex digits). On success returns the
  * payload (new reference); NULL when the text, the key or the signature is wrong. */
-json_t *x402_receipt_verify(const char *public_hex, const char *text);
+json_t *bl_xmr402_receipt_verify(const char *public_hex, const char *text);
 
 #endif

@@ -1,5 +1,5 @@
-/* x402 — see x402.h. */
-#include "x402.h"
+/* bl_xmr402 — see bl_xmr402.h. */
+#include "bl_xmr402.h"
 
 #include "xg_hex.h"
 
@@ -16,13 +16,13 @@
 #define SIG_LEN       64
 #define PAYLOAD_MAX   4096
 
-struct x402_receipt_key {
+struct bl_xmr402_receipt_key {
     EVP_PKEY *pkey;
 };
 
-bool x402_nonce_generate(char out[X402_NONCE_SIZE])
+bool bl_xmr402_nonce_generate(char out[BL_XMR402_NONCE_SIZE])
 {
-    uint8_t raw[X402_NONCE_BYTES];
+    uint8_t raw[BL_XMR402_NONCE_BYTES];
     if (RAND_bytes(raw, sizeof raw) != 1)
         return false;
     xg_hex_encode(raw, sizeof raw, out);
@@ -46,23 +46,24 @@ static bool hmac_label(const uint8_t key[TOKEN_HA1_KEY_LEN], const char *label, 
     return ok;
 }
 
-bool x402_token_seed(const uint8_t key[TOKEN_HA1_KEY_LEN], const char *nonce,
-                     uint8_t seed[TOKEN_RAW_LEN])
+bool bl_xmr402_token_seed(const uint8_t key[TOKEN_HA1_KEY_LEN], const char *nonce,
+                          uint8_t seed[TOKEN_RAW_LEN])
 {
     return nonce && *nonce && hmac_label(key, TOKEN_LABEL, nonce, seed);
 }
 
-bool x402_receipt_seed_derive(const uint8_t key[TOKEN_HA1_KEY_LEN], uint8_t seed[X402_ED25519_LEN])
+bool bl_xmr402_receipt_seed_derive(const uint8_t key[TOKEN_HA1_KEY_LEN],
+                                   uint8_t seed[BL_XMR402_ED25519_LEN])
 {
     return hmac_label(key, RECEIPT_LABEL, NULL, seed);
 }
 
-struct x402_receipt_key *x402_receipt_key_new(const uint8_t seed[X402_ED25519_LEN])
+struct bl_xmr402_receipt_key *bl_xmr402_receipt_key_new(const uint8_t seed[BL_XMR402_ED25519_LEN])
 {
-    struct x402_receipt_key *k = calloc(1, sizeof *k);
+    struct bl_xmr402_receipt_key *k = calloc(1, sizeof *k);
     if (!k)
         return NULL;
-    k->pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, X402_ED25519_LEN);
+    k->pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, BL_XMR402_ED25519_LEN);
     if (!k->pkey) {
         free(k);
         return NULL;
@@ -70,7 +71,7 @@ struct x402_receipt_key *x402_receipt_key_new(const uint8_t seed[X402_ED25519_LE
     return k;
 }
 
-void x402_receipt_key_free(struct x402_receipt_key *k)
+void bl_xmr402_receipt_key_free(struct bl_xmr402_receipt_key *k)
 {
     if (!k)
         return;
@@ -78,9 +79,10 @@ void x402_receipt_key_free(struct x402_receipt_key *k)
     free(k);
 }
 
-bool x402_receipt_public_hex(const struct x402_receipt_key *k, char out[X402_PUBLIC_HEX_SIZE])
+bool bl_xmr402_receipt_public_hex(const struct bl_xmr402_receipt_key *k,
+                                  char out[BL_XMR402_PUBLIC_HEX_SIZE])
 {
-    uint8_t pub[X402_ED25519_LEN];
+    uint8_t pub[BL_XMR402_ED25519_LEN];
     size_t len = sizeof pub;
     if (EVP_PKEY_get_raw_public_key(k->pkey, pub, &len) != 1 || len != sizeof pub)
         return false;
@@ -100,7 +102,8 @@ static bool ed25519_sign(EVP_PKEY *pkey, const char *msg, size_t len, uint8_t si
     return ok;
 }
 
-char *x402_receipt_sign(const struct x402_receipt_key *k, const struct x402_receipt *r)
+char *bl_xmr402_receipt_sign(const struct bl_xmr402_receipt_key *k,
+                             const struct bl_xmr402_receipt *r)
 {
     char amount[24], *payload = NULL, *out = NULL;
     uint8_t sig[SIG_LEN];
@@ -126,9 +129,9 @@ out:
     return out;
 }
 
-json_t *x402_receipt_verify(const char *public_hex, const char *text)
+json_t *bl_xmr402_receipt_verify(const char *public_hex, const char *text)
 {
-    uint8_t pub[X402_ED25519_LEN], sig[SIG_LEN], payload[PAYLOAD_MAX];
+    uint8_t pub[BL_XMR402_ED25519_LEN], sig[SIG_LEN], payload[PAYLOAD_MAX];
     size_t plen = 0, slen = 0;
     const char *dot = text ? strchr(text, '.') : NULL;
     if (!dot || !public_hex || !xg_hex_decode(public_hex, pub, sizeof pub))

@@ -1,4 +1,4 @@
-/* invoice_state — the invoice state machine, pure: no I/O, no clock, no allocation.
+/* invoice — the invoice state machine, pure: no I/O, no clock, no allocation.
  * The poller and the API feed it an invoice and the payments stored for it and write
  * back what it decides; the state is always derived from the stored payments, so
  * re-running it after a crash gives the same answer (nothing is counted twice).
@@ -37,80 +37,86 @@
  *     the grace period ends, then becomes `expired` with its payments kept for the
  *     operator.
  * Once provisioned an invoice never changes state again. */
-#ifndef INVOICE_STATE_H
-#define INVOICE_STATE_H
+#ifndef INVOICE_H
+#define INVOICE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-enum inv_state {
-    INV_PENDING,
-    INV_SEEN,
-    INV_CONFIRMING,
-    INV_PAID,
-    INV_PROVISIONED,
-    INV_UNDERPAID,
-    INV_EXPIRED,
-    INV_LATE,
-    INV_REVERTED,
+enum invoice_state {
+    INVOICE_PENDING,
+    INVOICE_SEEN,
+    INVOICE_CONFIRMING,
+    INVOICE_PAID,
+    INVOICE_PROVISIONED,
+    INVOICE_UNDERPAID,
+    INVOICE_EXPIRED,
+    INVOICE_LATE,
+    INVOICE_REVERTED,
 };
 
-enum inv_pay_state { INV_PAY_POOL, INV_PAY_CONFIRMED, INV_PAY_GONE, INV_PAY_DOUBLE_SPEND };
+enum invoice_pay_state {
+    INVOICE_PAY_POOL,
+    INVOICE_PAY_CONFIRMED,
+    INVOICE_PAY_GONE,
+    INVOICE_PAY_DOUBLE_SPEND
+};
 
-enum inv_late { INV_LATE_NONE, INV_LATE_HONOURED, INV_LATE_OPERATOR };
+enum invoice_late { INVOICE_LATE_NONE, INVOICE_LATE_HONOURED, INVOICE_LATE_OPERATOR };
 
-struct inv_payment {
+struct invoice_payment {
     int64_t amount;        /* piconero, > 0                                   */
     int64_t confirmations; /* 0 in the pool                                   */
-    enum inv_pay_state state;
+    enum invoice_pay_state state;
     int64_t unlock_time; /* from the transfer: 0, a block height, or a time */
     int64_t first_seen;  /* unix seconds                                    */
 };
 
-struct inv_input {
-    enum inv_state current;
+struct invoice_input {
+    enum invoice_state current;
     int64_t amount;                 /* piconero, >= 0 (0: free)              */
     int64_t confirmations_required; /* >= 0                                   */
     int64_t expires_at;             /* unix seconds                           */
     int64_t late_grace;             /* seconds after expires_at, >= 0        */
     int64_t now;                    /* unix seconds                           */
     int64_t chain_height;           /* the wallet's height, for unlock_time   */
-    const struct inv_payment *payments;
+    const struct invoice_payment *payments;
     size_t npayments;
 };
 
-struct inv_outcome {
-    enum inv_state state;
+struct invoice_outcome {
+    enum invoice_state state;
     int64_t received;      /* every payment in the pool or confirmed, counted or not */
     int64_t paid;          /* the counted payments                                   */
     int64_t remaining;     /* amount still to pay; 0 once covered                    */
     int64_t overpaid;      /* paid - amount when positive                            */
     int64_t confirmations; /* see the header comment                                 */
-    enum inv_late late;
+    enum invoice_late late;
     bool provision; /* provision now (in the same transaction as the state)  */
 };
 
 /* Decides the invoice's state from its payments. Never fails; an input that breaks the
  * documented ranges (negative amounts) is our bug and asserts in debug builds. */
-struct inv_outcome inv_evaluate(const struct inv_input *in);
+struct invoice_outcome invoice_evaluate(const struct invoice_input *in);
 
 /* Pure: the accepted minimum for an amount, i.e. the least p with p * 100 >= amount * 98. */
-int64_t inv_min_accepted(int64_t amount);
+int64_t invoice_min_accepted(int64_t amount);
 
 /* True when a transfer with this unlock_time is still time-locked (heights below
  * 500000000, times from there, as monerod reads it). */
-bool inv_time_locked(int64_t unlock_time, int64_t chain_height, int64_t now);
+bool invoice_time_locked(int64_t unlock_time, int64_t chain_height, int64_t now);
 
 /* Names as stored in the database ("pending", …) and back. */
-const char *inv_state_name(enum inv_state s);
-__attribute__((warn_unused_result)) bool inv_state_parse(const char *text, enum inv_state *out);
-const char *inv_pay_state_name(enum inv_pay_state s);
-__attribute__((warn_unused_result)) bool inv_pay_state_parse(const char *text,
-                                                             enum inv_pay_state *out);
+const char *invoice_state_name(enum invoice_state s);
+__attribute__((warn_unused_result)) bool invoice_state_parse(const char *text,
+                                                             enum invoice_state *out);
+const char *invoice_pay_state_name(enum invoice_pay_state s);
+__attribute__((warn_unused_result)) bool invoice_pay_state_parse(const char *text,
+                                                                 enum invoice_pay_state *out);
 
 /* True for the states in which an invoice still waits for money on its subaddress (the
  * database keeps one such invoice per subaddress). */
-bool inv_state_open(enum inv_state s);
+bool invoice_state_open(enum invoice_state s);
 
 #endif
