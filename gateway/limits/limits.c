@@ -87,12 +87,14 @@ void limits_burst_refusal(const struct rl_limit *lim, int64_t retry_after_ms,
     if (seconds < 1)
         seconds = 1;
     int64_t wait_ms = lim->max_delay_us / 1000;
-    snprintf(out->retry_after, sizeof out->retry_after, "%" PRId64, seconds);
-    snprintf(out->message, sizeof out->message,
+    struct limits_refusal r;
+    snprintf(r.retry_after, sizeof r.retry_after, "%" PRId64, seconds);
+    snprintf(r.message, sizeof r.message,
              "rate limit exceeded: burst limit of %" PRId32 " requests per second "
              "(bursts of %" PRId32 ", queued up to %" PRId64 ".%03" PRId64 " s); retry in %" PRId64
              " s",
              lim->rate, lim->size, wait_ms / 1000, wait_ms % 1000, seconds);
+    *out = r;
 }
 
 void limits_quota_refusal(const struct quota_status *quota, unsigned weight, int64_t now_unix,
@@ -103,15 +105,17 @@ void limits_quota_refusal(const struct quota_status *quota, unsigned weight, int
         seconds = 1;
     char reset[21];
     limits_rfc3339(quota->reset, reset);
-    snprintf(out->retry_after, sizeof out->retry_after, "%" PRId64, seconds);
+    struct limits_refusal r;
+    snprintf(r.retry_after, sizeof r.retry_after, "%" PRId64, seconds);
     if (quota->remaining > 0)
-        snprintf(out->message, sizeof out->message,
+        snprintf(r.message, sizeof r.message,
                  "daily quota nearly exhausted: this call costs %u of the %" PRId64
                  " left of %" PRId64 "; the quota resets at %s",
                  weight, quota->remaining, quota->limit, reset);
     else
-        snprintf(out->message, sizeof out->message,
+        snprintf(r.message, sizeof r.message,
                  "daily quota of %" PRId64 " exhausted; it resets at %s", quota->limit, reset);
+    *out = r;
 }
 
 struct rl_limit limits_burst_limit(const struct tenant_row *tenant, int64_t max_delay_us,
