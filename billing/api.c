@@ -74,22 +74,26 @@ struct api *api_of(const struct xg_httpd_request *req)
     return req->closure;
 }
 
-enum MHD_Result api_error(const struct xg_httpd_request *req, unsigned status, const char *code,
-                          const char *fmt, ...)
+enum MHD_Result api_error(const struct xg_httpd_request *req, enum bl_error e)
+{
+    return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, NULL));
+}
+
+enum MHD_Result api_errorf(const struct xg_httpd_request *req, enum bl_error e, const char *fmt,
+                           ...)
 {
     char message[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    return xg_reply_error(req->conn, status, code, message);
+    return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, message));
 }
 
 enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg)
 {
     xg_log(XG_LOG_ERROR, "api_db_failed", "%s", xg_pg_last_error(pg));
-    return api_error(req, 503, "database_unavailable",
-                     "the database is not answering; try again shortly");
+    return api_error(req, BL_ERROR_DATABASE_UNAVAILABLE);
 }
 
 /* The receipt key (configured, else derived from the HA1 key) and the XMR402 policy. */

@@ -10,8 +10,9 @@
  *                              the XMR402 agent flow, called by the gateway (api_xmr402.c)
  *   GET  /, /renew, /invoice/<id>, /assets/<name>  the web pages (api_web.c, web.h)
  *
- * Errors are {"error":{"code":"snake_case","message":"…"}} with the matching status. The
- * API owns a pool of database connections and its rate-limit tables; it borrows the
+ * Errors are {"error":{"code":"snake_case","message":"…"}} with the matching status; every
+ * code, its status and its default message are in billing's error registry (bl_error.h).
+ * The API owns a pool of database connections and its rate-limit tables; it borrows the
  * wallet client and the rate source, which must outlive it. */
 #ifndef API_H
 #define API_H

@@ -3,6 +3,7 @@
 #ifndef API_INTERNAL_H
 #define API_INTERNAL_H
 
+#include "bl_error.h"
 #include "pgpool.h"
 #include "pricing.h"
 #include "client_limit.h"
@@ -37,9 +38,11 @@ struct api {
 
 struct api *api_of(const struct xg_httpd_request *req);
 
-/* {"error":{"code","message"}}; message is printf-formatted. */
-enum MHD_Result api_error(const struct xg_httpd_request *req, unsigned status, const char *code,
-                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The error e (bl_error.h) with its status: {"error":{"code","message"}}, the registry's
+ * default message (api_error) or one printf-formatted for the case (api_errorf). */
+enum MHD_Result api_error(const struct xg_httpd_request *req, enum bl_error e);
+enum MHD_Result api_errorf(const struct xg_httpd_request *req, enum bl_error e, const char *fmt,
+                           ...) __attribute__((format(printf, 3, 4)));
 
 /* 503 database_unavailable, logging the reason. */
 enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg);

@@ -77,13 +77,13 @@ static bool sha256_hex(const char *data, size_t len, char out[65])
 /* ---- the request ------------------------------------------------------------------ */
 
 /* Fills cr from the body; on failure writes the error code and message. */
-static bool parse_body(const char *body, struct create_req *cr, const char **code, char *msg,
+static bool parse_body(const char *body, struct create_req *cr, enum bl_error *code, char *msg,
                        size_t msglen)
 {
     json_error_t jerr;
     json_t *doc = json_loads(body, JSON_REJECT_DUPLICATES, &jerr);
     bool ok = false;
-    *code = "malformed_json";
+    *code = BL_ERROR_MALFORMED_JSON;
     if (!doc || !json_is_object(doc)) {
         snprintf(msg, msglen, "the body must be a JSON object: %s",
                  doc ? "not an object" : jerr.text);
@@ -112,7 +112,7 @@ static bool parse_body(const char *body, struct create_req *cr, const char **cod
     if (token) {
         cr->renewal = true;
         if (!cred_token_hash_hex(json_string_value(token), cr->token_hash)) {
-            *code = "unknown_token";
+            *code = BL_ERROR_UNKNOWN_TOKEN;
             snprintf(msg, msglen, "that token belongs to no tenant");
             goto out;
         }
@@ -180,8 +180,7 @@ static bool replay(const struct xg_httpd_request *req, struct xg_pg *pg, struct 
     bool purchase = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
     PQclear(res);
     if (!same) {
-        *mr = api_error(req, 409, "idempotency_key_reused",
-                        "this Idempotency-Key was used with a different request");
+        *mr = api_error(req, BL_ERROR_IDEMPOTENCY_KEY_REUSED);
         return true;
     }
     uint8_t seed[TOKEN_RAW_LEN];
@@ -406,8 +405,7 @@ static bool unique_violation(struct xg_pg *pg, const char *constraint)
 static enum MHD_Result wallet_down(const struct xg_httpd_request *req, const char *err)
 {
     xg_log(XG_LOG_WARN, "wallet_unavailable", "create_address: %s", err);
-    return api_error(req, 503, "wallet_unavailable",
-                     "the payment wallet is not answering; try again in a minute");
+    return api_error(req, BL_ERROR_WALLET_UNAVAILABLE);
 }
 
 static bool make_credentials(struct api *api, struct create_req *cr)
@@ -443,7 +441,7 @@ static enum MHD_Result create_free(const struct xg_httpd_request *req, struct xg
     struct api *api = api_of(req);
     struct tx_ctx t = {api, cr};
     if (!make_credentials(api, cr))
-        return api_error(req, 500, "internal_error", "cannot draw credentials");
+        return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "cannot draw credentials");
     return after_tx(req, pg, cr, xg_pg_transaction(pg, NULL, on_free_tx, &t));
 }
 
@@ -454,7 +452,7 @@ static enum MHD_Result create_purchase(const struct xg_httpd_request *req, struc
     struct tx_ctx t = {api, cr};
     char err[512];
     if (!make_credentials(api, cr))
-        return api_error(req, 500, "internal_error", "cannot draw credentials");
+        return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "cannot draw credentials");
     for (int attempt = 0; attempt < SUBADDRESS_ATTEMPTS; attempt++) {
         if (!draw_subaddress(api, cr, err, sizeof err))
             return wallet_down(req, err);
@@ -465,7 +463,7 @@ static enum MHD_Result create_purchase(const struct xg_httpd_request *req, struc
                "wallet-rpc handed out index %lld again (restored wallet file?)",
                (long long)cr->sub_index);
     }
-    return api_error(req, 503, "wallet_unavailable", "the wallet keeps reusing subaddresses");
+    return api_errorf(req, BL_ERROR_WALLET_UNAVAILABLE, "the wallet keeps reusing subaddresses");
 }
 
 static enum MHD_Result create_renewal(const struct xg_httpd_request *req, struct xg_pg *pg,
@@ -481,17 +479,17 @@ static enum MHD_Result create_renewal(const struct xg_httpd_request *req, struct
         r = xg_pg_transaction(pg, NULL, on_renewal_tx, &t);
     }
     if (r == XG_TX_ROLLBACK && cr->outcome == CR_NO_TENANT)
-        return api_error(req, 404, "unknown_token", "that token belongs to no tenant");
+        return api_error(req, BL_ERROR_UNKNOWN_TOKEN);
     if (r == XG_TX_ROLLBACK && cr->outcome == CR_CARRY_UNPRICED)
-        return api_error(req, 400, "tier_change_unpriced",
-                         "the time left on tier %s (priced in %s) cannot be carried onto tier %s "
-                         "(priced in %s); renew %s, or change tiers once it has run out",
-                         cr->old_tier, cr->old_currency, cr->tier, cr->currency, cr->old_tier);
+        return api_errorf(req, BL_ERROR_TIER_CHANGE_UNPRICED,
+                          "the time left on tier %s (priced in %s) cannot be carried onto tier %s "
+                          "(priced in %s); renew %s, or change tiers once it has run out",
+                          cr->old_tier, cr->old_currency, cr->tier, cr->currency, cr->old_tier);
     if (r == XG_TX_ROLLBACK && cr->outcome == CR_INVOICE_OPEN)
-        return api_error(req, 409, "invoice_open",
-                         "invoice %s is still waiting for its payment on this tenant's "
-                         "subaddress; pay it or let it expire",
-                         cr->open_invoice);
+        return api_errorf(req, BL_ERROR_INVOICE_OPEN,
+                          "invoice %s is still waiting for its payment on this tenant's "
+                          "subaddress; pay it or let it expire",
+                          cr->open_invoice);
     return after_tx(req, pg, cr, r);
 }
 
@@ -502,18 +500,17 @@ static bool check_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
     enum lookup l = load_tier(pg, cr);
     if (l != LOOKUP_OK) {
         *mr = l == LOOKUP_DB ? api_db_error(req, pg)
-                             : api_error(req, 400, "unknown_tier", "no tier \"%s\"", cr->tier);
+                             : api_errorf(req, BL_ERROR_UNKNOWN_TIER, "no tier \"%s\"", cr->tier);
         return false;
     }
     if (cr->months < 1 || cr->months > cr->max_months) {
-        *mr = api_error(req, 400, "months_out_of_range",
-                        "months must be between 1 and %lld for tier %s", (long long)cr->max_months,
-                        cr->tier);
+        *mr = api_errorf(req, BL_ERROR_MONTHS_OUT_OF_RANGE,
+                         "months must be between 1 and %lld for tier %s", (long long)cr->max_months,
+                         cr->tier);
         return false;
     }
     if (cr->price_minor == 0 && cr->renewal) {
-        *mr = api_error(req, 400, "free_tier_not_renewable",
-                        "the free tier cannot be renewed; buy a new free token");
+        *mr = api_error(req, BL_ERROR_FREE_TIER_NOT_RENEWABLE);
         return false;
     }
     return true;
@@ -526,14 +523,14 @@ static bool check_quote(const struct xg_httpd_request *req, struct create_req *c
     struct api *api = api_of(req);
     if (strcmp(cr->currency, "XMR") != 0 && cr->price_minor > 0 &&
         !price_source_rate(api->prices, cr->currency, &cr->rate_e8)) {
-        *mr = api_error(req, 503, "rate_unavailable",
-                        "no current %s/XMR exchange rate; fiat-priced plans cannot be quoted "
-                        "right now",
-                        cr->currency);
+        *mr = api_errorf(req, BL_ERROR_RATE_UNAVAILABLE,
+                         "no current %s/XMR exchange rate; fiat-priced plans cannot be quoted "
+                         "right now",
+                         cr->currency);
         return false;
     }
     if (!price_quote(cr->currency, cr->price_minor, cr->months, cr->rate_e8, &cr->amount)) {
-        *mr = api_error(req, 400, "months_out_of_range", "that price does not fit an invoice");
+        *mr = api_errorf(req, BL_ERROR_MONTHS_OUT_OF_RANGE, "that price does not fit an invoice");
         return false;
     }
     return true;
@@ -551,12 +548,12 @@ static bool check_rate_limit(const struct xg_httpd_request *req, const struct cr
         return true;
     char seconds[24];
     snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
-    json_t *body = json_pack("{s:{s:s, s:s}}", "error", "code", "rate_limited", "message",
-                             "too many invoices from this address; try again later");
+    json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED, NULL);
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     const char *headers[] = {"Retry-After", seconds, NULL};
-    *mr = xg_reply_bytes_with(req->conn, 429, "application/json", text, strlen(text), headers);
+    *mr = xg_reply_bytes_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), "application/json",
+                              text, strlen(text), headers);
     free(text);
     return false;
 }
@@ -565,15 +562,14 @@ enum MHD_Result api_handle_invoice_create(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     struct create_req cr = {0};
-    const char *code;
+    enum bl_error code;
     char msg[256];
     enum MHD_Result mr;
     if (!parse_body(req->body, &cr, &code, msg, sizeof msg))
-        return api_error(req, strcmp(code, "unknown_token") == 0 ? 404 : 400, code, "%s", msg);
+        return api_errorf(req, code, "%s", msg);
     cr.idem_key = xg_httpd_header(req, "Idempotency-Key");
     if (cr.idem_key && !idempotency_key_ok(cr.idem_key))
-        return api_error(req, 400, "invalid_idempotency_key",
-                         "Idempotency-Key must be 1 to 255 visible ASCII characters");
+        return api_error(req, BL_ERROR_INVALID_IDEMPOTENCY_KEY);
     struct xg_pg *pg = pgpool_get(api->pool);
     if (!check_tier(req, pg, &cr, &mr) || !check_rate_limit(req, &cr, &mr))
         goto out;

@@ -122,7 +122,7 @@ enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req)
     struct api *api = api_of(req);
     const char *id = req->path + strlen("/api/invoices/");
     if (!xg_str_is_uuid(id))
-        return api_error(req, 404, "invoice_not_found", "no such invoice");
+        return api_error(req, BL_ERROR_INVOICE_NOT_FOUND);
     struct xg_pg *pg = pgpool_get(api->pool);
     json_t *inv = NULL;
     enum api_load r = api_invoice_load(api, pg, id, &inv);
@@ -130,7 +130,7 @@ enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req)
     if (r == API_LOAD_OK)
         mr = xg_reply_json(req->conn, 200, inv);
     else if (r == API_LOAD_NOT_FOUND)
-        mr = api_error(req, 404, "invoice_not_found", "no such invoice");
+        mr = api_error(req, BL_ERROR_INVOICE_NOT_FOUND);
     else
         mr = api_db_error(req, pg);
     pgpool_put(api->pool, pg);

@@ -22,7 +22,7 @@ static enum MHD_Result reply_svg(const struct xg_httpd_request *req, const char 
 {
     char *svg = qr_svg(uri, "Monero payment QR code");
     if (!svg)
-        return api_error(req, 500, "internal_error", "cannot draw the QR code");
+        return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "cannot draw the QR code");
     const char *headers[] = {"Cache-Control", "no-store", "X-Content-Type-Options", "nosniff",
                              NULL};
     enum MHD_Result mr =
@@ -38,11 +38,11 @@ enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req)
     char id[API_INVOICE_ID_SIZE];
     size_t idlen = strlen(rest) - strlen(QR_SUFFIX);
     if (idlen >= sizeof id)
-        return api_error(req, 404, "invoice_not_found", "no such invoice");
+        return api_error(req, BL_ERROR_INVOICE_NOT_FOUND);
     memcpy(id, rest, idlen);
     id[idlen] = '\0';
     if (!xg_str_is_uuid(id))
-        return api_error(req, 404, "invoice_not_found", "no such invoice");
+        return api_error(req, BL_ERROR_INVOICE_NOT_FOUND);
     struct xg_pg *pg = pgpool_get(api->pool);
     json_t *inv = NULL;
     enum api_load r = api_invoice_load(api, pg, id, &inv);
@@ -52,14 +52,13 @@ enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req)
         goto out;
     }
     if (r == API_LOAD_NOT_FOUND) {
-        mr = api_error(req, 404, "invoice_not_found", "no such invoice");
+        mr = api_error(req, BL_ERROR_INVOICE_NOT_FOUND);
         goto out;
     }
     const char *uri = json_string_value(json_object_get(inv, "remaining_uri"));
     if (!uri)
         uri = json_string_value(json_object_get(inv, "uri"));
-    mr = uri ? reply_svg(req, uri)
-             : api_error(req, 404, "nothing_to_pay", "this invoice has no payment address");
+    mr = uri ? reply_svg(req, uri) : api_error(req, BL_ERROR_NOTHING_TO_PAY);
 out:
     json_decref(inv);
     pgpool_put(api->pool, pg);

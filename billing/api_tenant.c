@@ -35,13 +35,12 @@ enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req)
     const char *auth = xg_httpd_header(req, "Authorization");
     char hash[TOKEN_HASH_HEX_SIZE];
     if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-        return api_error(req, 401, "token_required",
-                         "send the tenant's token as Authorization: Bearer <token>");
+        return api_error(req, BL_ERROR_TOKEN_REQUIRED);
     const char *token = auth + 7;
     while (*token == ' ')
         token++;
     if (!cred_token_hash_hex(token, hash))
-        return api_error(req, 404, "unknown_token", "that token belongs to no tenant");
+        return api_error(req, BL_ERROR_UNKNOWN_TOKEN);
     const char *params[] = {hash};
     struct xg_pg *pg = pgpool_get(api->pool);
     PGresult *res = xg_pg_exec(pg, "bl_tenant_status", 1, params);
@@ -49,7 +48,7 @@ enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req)
     if (!res)
         mr = api_db_error(req, pg);
     else if (PQntuples(res) != 1)
-        mr = api_error(req, 404, "unknown_token", "that token belongs to no tenant");
+        mr = api_error(req, BL_ERROR_UNKNOWN_TOKEN);
     else
         mr = xg_reply_json(req->conn, 200, tenant_json(res));
     PQclear(res);

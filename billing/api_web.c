@@ -8,7 +8,7 @@ enum MHD_Result api_handle_web_page(const struct xg_httpd_request *req)
 {
     const char *page = web_page_for_path(req->path);
     if (!page)
-        return api_error(req, 404, "not_found", "no such page");
+        return api_error(req, BL_ERROR_NOT_FOUND);
     return web_serve(api_of(req)->web, req->conn, NULL, page,
                      xg_httpd_header(req, "If-None-Match"));
 }

@@ -186,22 +186,22 @@ static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
     }
     PQclear(res);
     if (!found) {
-        *mr = api_error(req, 400, "unknown_tier", "no tier \"%s\"", c->tier);
+        *mr = api_errorf(req, BL_ERROR_UNKNOWN_TIER, "no tier \"%s\"", c->tier);
         return false;
     }
     if (c->price_minor == 0) {
-        *mr = api_error(req, 400, "tier_not_for_sale",
-                        "tier %s is free: create it with POST /api/invoices, not XMR402", c->tier);
+        *mr = api_errorf(req, BL_ERROR_TIER_NOT_FOR_SALE,
+                         "tier %s is free: create it with POST /api/invoices, not XMR402", c->tier);
         return false;
     }
     if (strcmp(c->currency, "XMR") != 0 &&
         !price_source_rate(api->prices, c->currency, &c->rate_e8)) {
-        *mr = api_error(req, 503, "rate_unavailable",
-                        "no current %s/XMR exchange rate; try again later", c->currency);
+        *mr = api_errorf(req, BL_ERROR_RATE_UNAVAILABLE,
+                         "no current %s/XMR exchange rate; try again later", c->currency);
         return false;
     }
     if (!price_quote(c->currency, c->price_minor, 1, c->rate_e8, &c->amount) || c->amount <= 0) {
-        *mr = api_error(req, 400, "unknown_tier", "tier %s cannot be quoted", c->tier);
+        *mr = api_errorf(req, BL_ERROR_UNKNOWN_TIER, "tier %s cannot be quoted", c->tier);
         return false;
     }
     return true;
@@ -218,13 +218,13 @@ static bool take_rate_limit(const struct xg_httpd_request *req, struct client_li
     snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
     snprintf(message, sizeof message, "too many XMR402 %s from this address; try again later",
              what);
-    json_t *body = json_pack("{s:{s:s, s:s}, s:I}", "error", "code", "rate_limited", "message",
-                             message, "retry_after", (json_int_t)retry);
+    json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED, message);
+    json_object_set_new(body, "retry_after", json_integer((json_int_t)retry));
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     const char *headers[] = {"Retry-After", seconds, NULL};
-    *mr = xg_reply_bytes_with(req->conn, 429, "application/json", text ? text : "{}",
-                              text ? strlen(text) : 2, headers);
+    *mr = xg_reply_bytes_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), "application/json",
+                              text ? text : "{}", text ? strlen(text) : 2, headers);
     free(text);
     return false;
 }
@@ -278,12 +278,11 @@ static enum MHD_Result insert_challenge(const struct xg_httpd_request *req, stru
     char err[512];
     for (int attempt = 0; attempt < SUBADDR_ATTEMPTS; attempt++) {
         if (!make_challenge_credentials(api, c))
-            return api_error(req, 500, "internal_error", "cannot draw credentials");
+            return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "cannot draw credentials");
         if (!wallet_create_address(api->wallet, "xmrgate xmr402", &c->sub_index, c->address,
                                    sizeof c->address, err, sizeof err)) {
             xg_log(XG_LOG_WARN, "wallet_unavailable", "create_address: %s", err);
-            return api_error(req, 503, "wallet_unavailable",
-                             "the payment wallet is not answering; try again in a minute");
+            return api_error(req, BL_ERROR_WALLET_UNAVAILABLE);
         }
         enum xg_tx_result r = xg_pg_transaction(pg, NULL, on_challenge_tx, c);
         if (r == XG_TX_COMMIT) {
@@ -298,7 +297,7 @@ static enum MHD_Result insert_challenge(const struct xg_httpd_request *req, stru
         xg_log(XG_LOG_ERROR, "xmr402_insert_conflict", "%s", xg_pg_last_error(pg));
         cred_wipe(&c->cred);
     }
-    return api_error(req, 503, "wallet_unavailable", "the wallet keeps reusing subaddresses");
+    return api_errorf(req, BL_ERROR_WALLET_UNAVAILABLE, "the wallet keeps reusing subaddresses");
 }
 
 enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req)
@@ -308,7 +307,7 @@ enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req)
     char msg[256];
     enum MHD_Result mr;
     if (!parse_challenge_body(req->body, &c, msg, sizeof msg))
-        return api_error(req, 400, "malformed_json", "%s", msg);
+        return api_errorf(req, BL_ERROR_MALFORMED_JSON, "%s", msg);
     struct xg_pg *pg = pgpool_get(api->pool);
     if (quote_tier(req, pg, &c, &mr) && take_rate_limit(req, api->create_limit, "challenges", &mr))
         mr = insert_challenge(req, pg, &c);
@@ -533,12 +532,13 @@ static enum xg_tx_result on_verify_tx(struct xg_pg *pg, void *ctx)
     return settle_invoice(pg, v->inv.id, &policy, &v->settled);
 }
 
-/* 402/409/410 with the reason; the challenge to pay again when there is one. */
-static enum MHD_Result refuse(const struct xg_httpd_request *req, unsigned status, const char *code,
+/* 402/409/410 with the reason (message NULL: the registry's); the challenge to pay again
+ * when there is one. */
+static enum MHD_Result refuse(const struct xg_httpd_request *req, enum bl_error e,
                               const char *message, const struct xmr402_inv *inv)
 {
     struct api *api = api_of(req);
-    json_t *body = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message);
+    json_t *body = bl_error_json(e, message);
     if (inv && inv->id[0]) {
         json_object_set_new(body, "invoice", json_string(inv->id));
         json_object_set_new(body, "state", json_string(invoice_state_name(inv->state)));
@@ -546,7 +546,7 @@ static enum MHD_Result refuse(const struct xg_httpd_request *req, unsigned statu
         if (invoice_state_open(inv->state) && inv->is_xmr402)
             json_object_set_new(body, "challenge", challenge_json(api, inv));
     }
-    return xg_reply_json(req->conn, status, body);
+    return xg_reply_json(req->conn, bl_error_status(e), body);
 }
 
 static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, struct xg_pg *pg,
@@ -564,15 +564,15 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     char token[TOKEN_TEXT_SIZE], hash[TOKEN_HASH_HEX_SIZE], login[96], url[512];
     char *receipt = NULL;
     if (PQntuples(res) != 1 || !bl_xmr402_token_seed(api->ha1_key, v->inv.nonce, seed)) {
-        mr = api_error(req, 500, "internal_error", "the provisioned tenant cannot be read");
+        mr = api_errorf(req, BL_ERROR_INTERNAL_ERROR, "the provisioned tenant cannot be read");
         goto out;
     }
     token_format(seed, token);
     /* the derivation must give the token whose hash the tenant holds */
     if (!cred_token_hash_hex(token, hash) || strcmp(hash, PQgetvalue(res, 0, 7)) != 0) {
         xg_log(XG_LOG_ERROR, "xmr402_token_mismatch", "invoice %s", v->inv.id);
-        mr = api_error(req, 500, "internal_error",
-                       "the credentials of this invoice cannot be derived again");
+        mr = api_errorf(req, BL_ERROR_INTERNAL_ERROR,
+                        "the credentials of this invoice cannot be derived again");
         goto out;
     }
     const char *handle = PQgetvalue(res, 0, 1), *tier = PQgetvalue(res, 0, 2);
@@ -643,22 +643,18 @@ static enum MHD_Result reply_state(const struct xg_httpd_request *req, struct xg
             return reply_waiting(req, v);
         snprintf(msg, sizeof msg, "paid after the quote expired; %lld piconero still missing",
                  (long long)remaining_of(&v->inv));
-        return refuse(req, 402, "late", msg, &v->inv);
+        return refuse(req, BL_ERROR_LATE, msg, &v->inv);
     case INVOICE_UNDERPAID:
         snprintf(msg, sizeof msg, "underpaid: %lld piconero still to pay to the same address",
                  (long long)remaining_of(&v->inv));
-        return refuse(req, 402, "underpaid", msg, &v->inv);
+        return refuse(req, BL_ERROR_UNDERPAID, msg, &v->inv);
     case INVOICE_EXPIRED:
-        return refuse(req, 410, "invoice_expired",
-                      "this invoice expired before it was paid; ask for a new challenge", &v->inv);
+        return refuse(req, BL_ERROR_INVOICE_EXPIRED, NULL, &v->inv);
     case INVOICE_REVERTED:
     case INVOICE_PENDING:
-        return refuse(req, 402, "not_counted",
-                      "the payment does not count (it left the pool or the chain, or is "
-                      "time-locked); pay the invoice again",
-                      &v->inv);
+        return refuse(req, BL_ERROR_NOT_COUNTED, NULL, &v->inv);
     }
-    return api_error(req, 500, "internal_error", "unknown invoice state");
+    return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "unknown invoice state");
 }
 
 /* Nothing proven for an invoice past its deadline: the agent is offered a new one. */
@@ -669,7 +665,7 @@ static bool expired_unpaid(const struct xmr402_inv *inv)
 
 static enum MHD_Result refuse_expired(const struct xg_httpd_request *req, const struct verify *v)
 {
-    return refuse(req, 410, "invoice_expired",
+    return refuse(req, BL_ERROR_INVOICE_EXPIRED,
                   "this invoice expired unpaid; pay the new challenge instead", &v->inv);
 }
 
@@ -680,37 +676,29 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
     char err[512], why[512], other[API_INVOICE_ID_SIZE];
     if (!wallet_facts(api, v, err, sizeof err)) {
         xg_log(XG_LOG_WARN, "wallet_unavailable", "xmr402 verify: %s", err);
-        return api_error(req, 503, "wallet_unavailable",
-                         "the payment wallet is not answering; try again in a minute");
+        return api_error(req, BL_ERROR_WALLET_UNAVAILABLE);
     }
     enum api_load l = locate_invoice(pg, v);
     if (l == API_LOAD_DB_ERROR)
         return api_db_error(req, pg);
     if (l == API_LOAD_NOT_FOUND)
-        return refuse(req, 402, v->invoice[0] ? "unknown_invoice" : "txid_unknown",
-                      v->invoice[0] ? "no such invoice"
-                                    : "the payment wallet sees no XMR402 invoice paid by this "
-                                      "transaction (yet); retry shortly or add invoice=\"<id>\"",
+        return refuse(req, v->invoice[0] ? BL_ERROR_UNKNOWN_INVOICE : BL_ERROR_TXID_UNKNOWN, NULL,
                       NULL);
     if (!v->inv.is_xmr402)
-        return refuse(req, 402, "not_xmr402", "that invoice was not created by an XMR402 challenge",
-                      NULL);
+        return refuse(req, BL_ERROR_NOT_XMR402, NULL, NULL);
     l = txid_elsewhere(pg, v, other, sizeof other);
     if (l == API_LOAD_DB_ERROR)
         return api_db_error(req, pg);
     if (l == API_LOAD_OK)
-        return expired_unpaid(&v->inv)
-                   ? refuse_expired(req, v)
-                   : refuse(req, 409, "txid_used", "this transaction already paid another invoice",
-                            &v->inv);
+        return expired_unpaid(&v->inv) ? refuse_expired(req, v)
+                                       : refuse(req, BL_ERROR_TXID_USED, NULL, &v->inv);
     switch (check_proof(api, v, why, sizeof why)) {
     case PROOF_WALLET_DOWN:
         xg_log(XG_LOG_WARN, "wallet_unavailable", "check_tx_proof: %s", why);
-        return api_error(req, 503, "wallet_unavailable",
-                         "the payment wallet is not answering; try again in a minute");
+        return api_error(req, BL_ERROR_WALLET_UNAVAILABLE);
     case PROOF_BAD:
         return expired_unpaid(&v->inv) ? refuse_expired(req, v)
-                                       : refuse(req, 402, "proof_invalid", why, &v->inv);
+                                       : refuse(req, BL_ERROR_PROOF_INVALID, why, &v->inv);
     case PROOF_GOOD:
         break;
     }
@@ -733,10 +721,10 @@ enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
     struct verify *v = calloc(1, sizeof *v);
     char msg[256];
     if (!v)
-        return api_error(req, 500, "internal_error", "out of memory");
+        return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "out of memory");
     enum MHD_Result mr;
     if (!parse_verify_body(req->body, v, msg, sizeof msg)) {
-        mr = api_error(req, 400, "malformed_proof", "%s", msg);
+        mr = api_errorf(req, BL_ERROR_MALFORMED_PROOF, "%s", msg);
     } else if (take_rate_limit(req, api->verify_limit, "proofs", &mr)) {
         struct xg_pg *pg = pgpool_get(api->pool);
         mr = verify_run(req, pg, v);

@@ -1,6 +1,7 @@
 /* web — static pages from web_dir; see web.h. */
 #include "web.h"
 
+#include "bl_error.h"
 #include "xg_log.h"
 #include "xg_reply.h"
 #include "xg_str.h"
@@ -129,12 +130,18 @@ out:
     return r;
 }
 
+/* An error of the registry (bl_error.h), message NULL for its default one. */
+static enum MHD_Result web_error(struct MHD_Connection *conn, enum bl_error e, const char *message)
+{
+    return xg_reply_json(conn, bl_error_status(e), bl_error_json(e, message));
+}
+
 enum MHD_Result web_serve(const struct web *web, struct MHD_Connection *conn, const char *subdir,
                           const char *name, const char *if_none_match)
 {
     const char *type = web_content_type(name);
     if (!web_name_ok(name) || !type)
-        return xg_reply_error(conn, 404, "not_found", "no such page");
+        return web_error(conn, BL_ERROR_NOT_FOUND, NULL);
     char path[4096], etag[64], *data = NULL;
     size_t len = 0;
     struct stat st;
@@ -142,10 +149,10 @@ enum MHD_Result web_serve(const struct web *web, struct MHD_Connection *conn, co
              name);
     enum read_result r = read_file(path, &data, &len, &st);
     if (r == READ_MISSING)
-        return xg_reply_error(conn, 404, "not_found", "no such page");
+        return web_error(conn, BL_ERROR_NOT_FOUND, NULL);
     if (r == READ_FAILED) {
         xg_log(XG_LOG_ERROR, "web_read_failed", "%s: %s", path, strerror(errno));
-        return xg_reply_error(conn, 500, "internal_error", "the page cannot be read");
+        return web_error(conn, BL_ERROR_INTERNAL_ERROR, "the page cannot be read");
     }
     web_etag((long long)st.st_size,
              (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, etag, sizeof etag);
