@@ -14,6 +14,7 @@
 #include "wallet.h"
 #include "xg_reply.h"
 #include "xg_admin.h"
+#include "xg_cli.h"
 #include "xg_dbwatch.h"
 #include "xg_log.h"
 #include "xg_migrate.h"
@@ -21,7 +22,6 @@
 #include "xg_signal.h"
 
 #include <curl/curl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +40,6 @@ struct billing {
     struct api *api;
     struct bl_metrics *metrics;
 };
-
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: xmrgate-billing [--config FILE] [--check-config] [--config-reference] "
-                 "[--version] [serve|migrate|grant --tier ID --days N]\n");
-}
 
 /* `migrate`: connects (with backoff, so it can run while PostgreSQL is starting) and
  * applies what is pending. */
@@ -201,6 +195,24 @@ static void billing_stop(struct billing *bl)
     xg_dbwatch_stop(bl->dbwatch);
 }
 
+/* Hands the running values of the reloadable keys (bl_config.c marks them) to what uses
+ * them; a key marked reloadable there must be applied here. */
+static void apply_reloadable(struct billing *bl)
+{
+    enum xg_log_level level;
+    if (xg_log_level_parse(bl->cfg.log_level, &level))
+        xg_log_set_level(level);
+    if (bl->wallet)
+        wallet_set_timeout(bl->wallet, (long)bl->cfg.wallet_timeout_ms);
+    if (bl->poller)
+        poller_set_interval(bl->poller, bl->cfg.poll_interval_ms);
+    if (bl->admin)
+        xg_admin_set_token(bl->admin, bl->cfg.admin_token);
+}
+
+/* SIGHUP: re-reads the file; a bad one is rejected whole and the running configuration
+ * kept. The keys marked reloadable in bl_config.c take effect at once; a change to any
+ * other key is named in the log as needing a restart, and is not applied. */
 static void on_reload(void *ctx)
 {
     struct billing *bl = ctx;
@@ -214,56 +226,35 @@ static void on_reload(void *ctx)
                        sizeof fixed))
         xg_log(XG_LOG_WARN, "reload_needs_restart",
                "changed but only applied at the next start: %s", fixed);
-    enum xg_log_level level;
-    if (xg_log_level_parse(fresh.log_level, &level))
-        xg_log_set_level(level);
-    if (bl->wallet)
-        wallet_set_timeout(bl->wallet, (long)fresh.wallet_timeout_ms);
-    if (bl->poller)
-        poller_set_interval(bl->poller, fresh.poll_interval_ms);
-    if (bl->admin)
-        xg_admin_set_token(bl->admin, fresh.admin_token);
+    xg_config_take_reloadable(bl_config_keys, bl_config_key_count, &bl->cfg, &fresh);
     bl_config_free(&fresh);
+    apply_reloadable(bl);
     xg_log(XG_LOG_INFO, "reloaded", "configuration reloaded");
 }
 
 int main(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
-                                             {"check-config", no_argument, NULL, 'k'},
-                                             {"config-reference", no_argument, NULL, 'r'},
-                                             {"version", no_argument, NULL, 'v'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *config_path = NULL;
-    bool check_only = false;
-    int opt;
-    while ((opt = getopt_long(argc, argv, "+c:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case 'k':
-            check_only = true;
-            break;
-        case 'r':
-            xg_config_print_reference(bl_config_keys, bl_config_key_count, "xmrgate-billing");
-            return 0;
-        case 'v':
-            puts("xmrgate-billing " BILLING_VERSION);
-            return 0;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
+    const struct xg_cli_daemon cli_daemon = {.name = "xmrgate-billing",
+                                             .version = BILLING_VERSION,
+                                             .operands = "[serve|migrate|grant --tier ID --days N]",
+                                             .keys = bl_config_keys,
+                                             .nkeys = bl_config_key_count};
+    struct xg_cli cli;
+    switch (xg_cli_parse(&cli_daemon, argc, argv, &cli)) {
+    case XG_CLI_RUN:
+        break;
+    case XG_CLI_DONE:
+        return 0;
+    case XG_CLI_USAGE:
+        return 2;
     }
-    const char *command = optind < argc ? argv[optind] : "serve";
+    const char *config_path = cli.config_path;
+    bool check_only = cli.check_config;
+    int operand = cli.operand;
+    const char *command = operand < argc ? argv[operand] : "serve";
     if (strcmp(command, "serve") != 0 && strcmp(command, "migrate") != 0 &&
         strcmp(command, "grant") != 0) {
-        usage(stderr);
+        xg_cli_usage(&cli_daemon, stderr);
         return 2;
     }
 
@@ -288,7 +279,7 @@ int main(int argc, char **argv)
     if (strcmp(command, "migrate") == 0) {
         status = run_migrate(&bl.cfg);
     } else if (strcmp(command, "grant") == 0) {
-        status = grant_main(&bl.cfg, argc - optind, argv + optind);
+        status = grant_main(&bl.cfg, argc - operand, argv + operand);
     } else {
         curl_global_init(CURL_GLOBAL_ALL);
         status = 1;

@@ -649,6 +649,47 @@ size_t xg_config_diff(const struct xg_cfg_key *keys, size_t nkeys, const void *a
     return count;
 }
 
+/* Exchanges one field of a and b: strings by pointer, so ownership moves with them. */
+static void field_swap(const struct xg_cfg_key *key, void *a, void *b)
+{
+    char *fa = (char *)a + key->offset, *fb = (char *)b + key->offset;
+    switch (key->type) {
+    case XG_CFG_STRING: {
+        char **sa = (char **)(void *)fa, **sb = (char **)(void *)fb, *t = *sa;
+        *sa = *sb;
+        *sb = t;
+        return;
+    }
+    case XG_CFG_BOOL: {
+        bool t = *(bool *)(void *)fa;
+        *(bool *)(void *)fa = *(bool *)(void *)fb;
+        *(bool *)(void *)fb = t;
+        return;
+    }
+    case XG_CFG_INT:
+    case XG_CFG_DURATION:
+    case XG_CFG_SIZE: {
+        int64_t t = *(int64_t *)(void *)fa;
+        *(int64_t *)(void *)fa = *(int64_t *)(void *)fb;
+        *(int64_t *)(void *)fb = t;
+        return;
+    }
+    }
+}
+
+size_t xg_config_take_reloadable(const struct xg_cfg_key *keys, size_t nkeys, void *running,
+                                 void *fresh)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < nkeys; i++) {
+        if (!keys[i].reloadable || field_equal(&keys[i], running, fresh))
+            continue;
+        field_swap(&keys[i], running, fresh);
+        count++;
+    }
+    return count;
+}
+
 /* ---- reference -------------------------------------------------------------------- */
 
 static void print_cell(const char *text)

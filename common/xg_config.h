@@ -55,6 +55,14 @@ void xg_config_free(const struct xg_cfg_key *keys, size_t nkeys, void *target);
 size_t xg_config_diff(const struct xg_cfg_key *keys, size_t nkeys, const void *a, const void *b,
                       bool reloadable, char *out, size_t outlen);
 
+/* A SIGHUP reload, from the table: every key marked reloadable whose value differs takes
+ * its value from `fresh` into `running`, the keys needing a restart keep theirs. Values are
+ * exchanged, so `fresh` then holds what `running` had and is freed with xg_config_free as
+ * usual (a string a component still points to must be copied by it first). Returns how many
+ * keys took a new value. The daemon then hands the running values to what uses them. */
+size_t xg_config_take_reloadable(const struct xg_cfg_key *keys, size_t nkeys, void *running,
+                                 void *fresh);
+
 /* Writes a Markdown table of the keys (section, key, type, default, env name, help). */
 void xg_config_print_reference(const struct xg_cfg_key *keys, size_t nkeys, const char *title);
 

@@ -14,6 +14,7 @@
 #include "state/tenants.h"
 #include "core/upstream.h"
 #include "xg_admin.h"
+#include "xg_cli.h"
 #include "xg_clock.h"
 #include "xg_hex.h"
 #include "xg_dbwatch.h"
@@ -22,7 +23,6 @@
 #include "xg_signal.h"
 
 #include <curl/curl.h>
-#include <getopt.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <sys/resource.h>
@@ -50,12 +50,6 @@ struct gateway {
     struct gw_metrics *metrics;
     struct xg_ready_check ready_checks[5];
 };
-
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: xmrgate-gateway [--config FILE] [--check-config] "
-                 "[--config-reference] [--version]\n");
-}
 
 static bool ready_database(void *ctx, char *reason, size_t len)
 {
@@ -342,6 +336,17 @@ static void gateway_stop(struct gateway *gw)
     gw_metrics_stop(gw->metrics);
 }
 
+/* Hands the running values of the reloadable keys (gw_config.c marks them) to what uses
+ * them; a key marked reloadable there must be applied here. */
+static void apply_reloadable(struct gateway *gw)
+{
+    enum xg_log_level level;
+    if (xg_log_level_parse(gw->cfg.log_level, &level))
+        xg_log_set_level(level);
+    xg_admin_set_token(gw->admin, gw->cfg.admin_token);
+    gw_metrics_set_slow_ms(gw->metrics, gw->cfg.slow_request_ms);
+}
+
 /* SIGHUP: re-reads the file; a bad one is rejected whole and the running configuration
  * kept. The keys marked reloadable in gw_config.c take effect at once; a change to any other
  * key is named in the log as needing a restart, and is not applied. */
@@ -359,19 +364,9 @@ static void on_reload(void *ctx)
                                      changed, sizeof changed);
     size_t nfixed = xg_config_diff(gw_config_keys, gw_config_key_count, &gw->cfg, &fresh, false,
                                    fixed, sizeof fixed);
-    enum xg_log_level level;
-    if (xg_log_level_parse(fresh.log_level, &level))
-        xg_log_set_level(level);
-    xg_admin_set_token(gw->admin, fresh.admin_token);
-    gw_metrics_set_slow_ms(gw->metrics, fresh.slow_request_ms);
-    /* Keep the running struct in step for the reloadable keys only. */
-    struct gw_config old = gw->cfg;
-    gw->cfg.log_level = fresh.log_level;
-    gw->cfg.admin_token = fresh.admin_token;
-    gw->cfg.slow_request_ms = fresh.slow_request_ms;
-    fresh.log_level = old.log_level;
-    fresh.admin_token = old.admin_token;
+    xg_config_take_reloadable(gw_config_keys, gw_config_key_count, &gw->cfg, &fresh);
     gw_config_free(&fresh);
+    apply_reloadable(gw);
     if (nfixed)
         xg_log(XG_LOG_WARN, "reload_needs_restart",
                "changed but only applied at the next start: %s", fixed);
@@ -382,37 +377,26 @@ static void on_reload(void *ctx)
 
 int main(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
-                                             {"check-config", no_argument, NULL, 'k'},
-                                             {"config-reference", no_argument, NULL, 'r'},
-                                             {"version", no_argument, NULL, 'v'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *config_path = NULL;
-    bool check_only = false;
-    int opt;
-    while ((opt = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case 'k':
-            check_only = true;
-            break;
-        case 'r':
-            xg_config_print_reference(gw_config_keys, gw_config_key_count, "xmrgate-gateway");
-            return 0;
-        case 'v':
-            puts("xmrgate-gateway " GATEWAY_VERSION);
-            return 0;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
+    const struct xg_cli_daemon cli_daemon = {.name = "xmrgate-gateway",
+                                             .version = GATEWAY_VERSION,
+                                             .operands = "",
+                                             .keys = gw_config_keys,
+                                             .nkeys = gw_config_key_count};
+    struct xg_cli cli;
+    switch (xg_cli_parse(&cli_daemon, argc, argv, &cli)) {
+    case XG_CLI_RUN:
+        break;
+    case XG_CLI_DONE:
+        return 0;
+    case XG_CLI_USAGE:
+        return 2;
     }
+    if (cli.operand < argc) { /* the gateway takes none */
+        xg_cli_usage(&cli_daemon, stderr);
+        return 2;
+    }
+    const char *config_path = cli.config_path;
+    bool check_only = cli.check_config;
 
     struct gateway gw = {.config_path = config_path};
     char err[512];

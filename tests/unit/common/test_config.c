@@ -403,6 +403,51 @@ static void test_invalid_default_is_reported(void **state)
                         "built-in default of [x] n is invalid: expected an integer, got \"four\"");
 }
 
+/* ---- reload ----------------------------------------------------------------------- */
+
+/* A reload takes exactly the keys marked reloadable, strings included (ownership moves:
+ * freeing both structs afterwards frees every string once), and counts the changed ones. */
+static void test_take_reloadable(void **state)
+{
+    (void)state;
+    struct reload_cfg {
+        char *level, *url;
+        bool cache;
+        int64_t timeout_ms, port;
+    };
+#define R(field) offsetof(struct reload_cfg, field)
+    static const struct xg_cfg_key rkeys[] = {
+        {"log", "level", XG_CFG_STRING, R(level), "info", 0, 0, true, "level"},
+        {"db", "url", XG_CFG_STRING, R(url), "postgres://a", 0, 0, false, "url"},
+        {"gateway", "cache", XG_CFG_BOOL, R(cache), "true", 0, 0, true, "cache"},
+        {"gateway", "timeout", XG_CFG_DURATION, R(timeout_ms), "30s", 0, 0, true, "timeout"},
+        {"gateway", "port", XG_CFG_INT, R(port), "1", 0, 0, false, "port"},
+    };
+#undef R
+    size_t n = sizeof rkeys / sizeof rkeys[0];
+    char *const old_env[] = {NULL};
+    char *const new_env[] = {"XMRGATE_LOG_LEVEL=debug", "XMRGATE_DB_URL=postgres://b",
+                             "XMRGATE_GATEWAY_CACHE=false", "XMRGATE_GATEWAY_PORT=2", NULL};
+    struct reload_cfg running = {0}, fresh = {0};
+    char err[256];
+    assert_true(xg_config_load(rkeys, n, &running, NULL, old_env, err, sizeof err));
+    assert_true(xg_config_load(rkeys, n, &fresh, NULL, new_env, err, sizeof err));
+    /* level and cache changed and are reloadable; timeout is reloadable but the same; url
+     * and port changed but need a restart */
+    assert_int_equal(xg_config_take_reloadable(rkeys, n, &running, &fresh), 2);
+    assert_string_equal(running.level, "debug");
+    assert_false(running.cache);
+    assert_int_equal(running.timeout_ms, 30000);
+    assert_string_equal(running.url, "postgres://a");
+    assert_int_equal(running.port, 1);
+    assert_string_equal(fresh.level, "info"); /* what running had: freed with fresh */
+    assert_string_equal(fresh.url, "postgres://b");
+    /* nothing left to take */
+    assert_int_equal(xg_config_take_reloadable(rkeys, n, &running, &running), 0);
+    xg_config_free(rkeys, n, &fresh);
+    xg_config_free(rkeys, n, &running);
+}
+
 /* ---- reference -------------------------------------------------------------------- */
 
 static char *capture_reference(void)
@@ -464,6 +509,7 @@ int main(void)
         cmocka_unit_test(test_bad_env_value),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_invalid_default_is_reported),
+        cmocka_unit_test(test_take_reloadable),
         cmocka_unit_test(test_print_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
