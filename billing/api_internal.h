@@ -50,7 +50,8 @@ enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *p
 enum api_load { API_LOAD_OK, API_LOAD_NOT_FOUND, API_LOAD_DB_ERROR };
 
 /* The invoice as GET /api/invoices/<id> shows it (new reference in *out). */
-enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out);
+__attribute__((warn_unused_result)) enum api_load
+api_invoice_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out);
 
 /* The endpoints. */
 enum MHD_Result api_handle_tiers(const struct xg_httpd_request *req);

@@ -32,8 +32,9 @@ struct settle_result {
 /* To be called inside xg_pg_transaction's function. XG_TX_ROLLBACK when the invoice does
  * not exist; XG_TX_COMMIT otherwise (also when nothing changed); RETRY/ERROR from the
  * database. */
-enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
-                                 const struct settle_policy *policy, struct settle_result *out);
+__attribute__((warn_unused_result)) enum xg_tx_result
+settle_invoice(struct xg_pg *pg, const char *invoice_id, const struct settle_policy *policy,
+               struct settle_result *out);
 
 /* The invoice's stored payments as invoice_evaluate's input: summed per class it tells apart
  * (bl_invoice_payment_sums), so that however many there are, all count. *pays is

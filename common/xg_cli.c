@@ -5,7 +5,8 @@
 
 void xg_cli_usage(const struct xg_cli_daemon *d, FILE *out)
 {
-    fprintf(out, "usage: %s [--config FILE] [--check-config] [--config-reference] [--version]%s%s\n",
+    fprintf(out,
+            "usage: %s [--config FILE] [--check-config] [--config-reference] [--version]%s%s\n",
             d->name, d->operands[0] ? " " : "", d->operands);
 }
 

@@ -18,9 +18,9 @@
 
 /* What differs between the daemons. */
 struct xg_cli_daemon {
-    const char *name;            /* "xmrgate-gateway": usage, --version, the reference title */
-    const char *version;         /* printed by --version after the name */
-    const char *operands;        /* usage text after the options ("" when none) */
+    const char *name;              /* "xmrgate-gateway": usage, --version, the reference title */
+    const char *version;           /* printed by --version after the name */
+    const char *operands;          /* usage text after the options ("" when none) */
     const struct xg_cfg_key *keys; /* for --config-reference */
     size_t nkeys;
 };

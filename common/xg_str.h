@@ -14,7 +14,8 @@
 bool xg_str_copy(char *dst, size_t cap, const char *src);
 
 /* dst = a followed by b, as xg_str_copy would; false when cut. */
-bool xg_str_join(char *dst, size_t cap, const char *a, const char *b);
+__attribute__((warn_unused_result)) bool xg_str_join(char *dst, size_t cap, const char *a,
+                                                     const char *b);
 
 /* v in decimal and a NUL into out (XG_STR_INT_SIZE bytes hold any value); returns the number of
  * characters before the NUL. */

@@ -23,7 +23,7 @@ __attribute__((warn_unused_result)) bool xg_xmr402_client_sig(const uint8_t key[
                                                               char out[XG_XMR402_SIG_HEX_SIZE]);
 
 /* Constant-time check of a presented signature (NULL or malformed: false). */
-bool xg_xmr402_client_sig_ok(const uint8_t key[XG_XMR402_KEY_LEN], const char *client,
-                             const char *sig);
+__attribute__((warn_unused_result)) bool
+xg_xmr402_client_sig_ok(const uint8_t key[XG_XMR402_KEY_LEN], const char *client, const char *sig);
 
 #endif

@@ -80,8 +80,9 @@ uint64_t cache_generation(struct cache *c);
  * block height `height` (ttl_ms = 0). An immutable entry is refused when a reorg happened
  * since `generation` was read. Replaces an entry with the same key. False when refused or
  * too large. */
-bool cache_put(struct cache *c, const uint8_t key[CACHE_KEY_LEN], const char *body, size_t len,
-               int64_t ttl_ms, int64_t height, uint64_t generation, int64_t now_ms);
+__attribute__((warn_unused_result)) bool
+cache_put(struct cache *c, const uint8_t key[CACHE_KEY_LEN], const char *body, size_t len,
+          int64_t ttl_ms, int64_t height, uint64_t generation, int64_t now_ms);
 
 /* Ends a refresh that was handed out without a cache_put (it failed): the next lookup
  * past half the TTL may refresh again. */

@@ -485,8 +485,11 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
     if (!stored)
         return;
     int64_t ttl = px->plan.store == STORE_TIP ? req->ctx->tip_ttl_ms : 0;
-    (void)cache_put(req->ctx->cache, px->plan.key, stored, stored_len, ttl, height,
-                    px->plan.generation, xg_monotonic_ms());
+    if (!cache_put(req->ctx->cache, px->plan.key, stored, stored_len, ttl, height,
+                   px->plan.generation, xg_monotonic_ms())) {
+        /* refused (a reorg since the request was sent, or too large to keep): the client
+         * still gets this answer, only uncached */
+    }
     free(stored);
 }
 

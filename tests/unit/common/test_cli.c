@@ -26,11 +26,7 @@ static const struct cli_case cases[] = {
     {{"-c", "/etc/x.ini", NULL}, XG_CLI_RUN, "/etc/x.ini", false, 3},
     {{"--config=/etc/x.ini", "--check-config", NULL}, XG_CLI_RUN, "/etc/x.ini", true, 3},
     /* a subcommand's options are its own */
-    {{"--config", "F", "grant", "--tier", "free", "--days", "1", NULL},
-     XG_CLI_RUN,
-     "F",
-     false,
-     3},
+    {{"--config", "F", "grant", "--tier", "free", "--days", "1", NULL}, XG_CLI_RUN, "F", false, 3},
     {{"migrate", NULL}, XG_CLI_RUN, NULL, false, 1},
     /* options after an operand are not ours */
     {{"serve", "--check-config", NULL}, XG_CLI_RUN, NULL, false, 1},
