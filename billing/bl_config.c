@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* reload: true when SIGHUP applies the key without a restart; the reload takes it from
+ * this table (xg_config_take_reloadable) and billing/main.c's apply_reloadable hands it to what
+ * uses it, so a key marked reloadable here must be applied there. */
 #define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                       \
     {                                                                                              \
         sec, nm, type, offsetof(struct bl_config, field), def, lo, hi, reload, help                \

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* reload: true when SIGHUP applies the key without a restart; the reload takes it from
+ * this table (xg_config_take_reloadable) and gateway/main.c's apply_reloadable hands it to what
+ * uses it, so a key marked reloadable here must be applied there. */
 #define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                       \
     {                                                                                              \
         sec, nm, type, offsetof(struct gw_config, field), def, lo, hi, reload, help                \
