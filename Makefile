@@ -203,6 +203,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --library=tools/cppcheck/jansson.cfg --suppress=missingIncludeSystem \
 	    -Icommon -Igateway -Ibilling common gateway billing
+	tools/include_cycles.py common gateway billing
 
 clean:
 	rm -rf build bin

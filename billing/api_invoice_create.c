@@ -548,13 +548,9 @@ static bool check_rate_limit(const struct xg_httpd_request *req, const struct cr
         return true;
     char seconds[24];
     snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
-    json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED, NULL);
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
     const char *headers[] = {"Retry-After", seconds, NULL};
-    *mr = xg_reply_bytes_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), "application/json",
-                              text, strlen(text), headers);
-    free(text);
+    *mr = xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED),
+                             bl_error_json(BL_ERROR_RATE_LIMITED, NULL), headers);
     return false;
 }
 

@@ -220,12 +220,8 @@ static bool take_rate_limit(const struct xg_httpd_request *req, struct client_li
              what);
     json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED, message);
     json_object_set_new(body, "retry_after", json_integer((json_int_t)retry));
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
     const char *headers[] = {"Retry-After", seconds, NULL};
-    *mr = xg_reply_bytes_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), "application/json",
-                              text ? text : "{}", text ? strlen(text) : 2, headers);
-    free(text);
+    *mr = xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), body, headers);
     return false;
 }
 
@@ -617,13 +613,8 @@ static enum MHD_Result reply_waiting(const struct xg_httpd_request *req, const s
         "confirmations_required", (json_int_t)v->inv.required, "paid",
         api_json_piconero(v->inv.paid), "amount", api_json_piconero(v->inv.amount), "retry_after",
         (json_int_t)api->xmr402_retry_after_s, "txid", v->txid);
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
     const char *headers[] = {"Retry-After", seconds, NULL};
-    enum MHD_Result mr = xg_reply_bytes_with(req->conn, 202, "application/json", text ? text : "{}",
-                                             text ? strlen(text) : 2, headers);
-    free(text);
-    return mr;
+    return xg_reply_json_with(req->conn, 202, body, headers);
 }
 
 /* The answer for the invoice's state after settling. */

@@ -26,6 +26,12 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned int status,
 
 enum MHD_Result xg_reply_json(struct MHD_Connection *conn, unsigned int status, json_t *body)
 {
+    return xg_reply_json_with(conn, status, body, NULL);
+}
+
+enum MHD_Result xg_reply_json_with(struct MHD_Connection *conn, unsigned int status, json_t *body,
+                                   const char *const *headers)
+{
     char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     json_decref(body);
     if (!text) {
@@ -37,7 +43,7 @@ enum MHD_Result xg_reply_json(struct MHD_Connection *conn, unsigned int status, 
         MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
     if (!resp)
         free(text);
-    return queue(conn, status, resp, "application/json", NULL);
+    return queue(conn, status, resp, "application/json", headers);
 }
 
 enum MHD_Result xg_reply_error(struct MHD_Connection *conn, unsigned int status, const char *code,

@@ -11,6 +11,10 @@
 /* Serializes body (stolen; compact) with Content-Type application/json. */
 enum MHD_Result xg_reply_json(struct MHD_Connection *conn, unsigned int status, json_t *body);
 
+/* As xg_reply_json, adding extra headers from a NULL-terminated name,value,… list. */
+enum MHD_Result xg_reply_json_with(struct MHD_Connection *conn, unsigned int status, json_t *body,
+                                   const char *const *headers);
+
 /* {"error":{"code":code,"message":message}} with the given status. */
 enum MHD_Result xg_reply_error(struct MHD_Connection *conn, unsigned int status, const char *code,
                                const char *message);
