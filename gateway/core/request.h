@@ -25,8 +25,9 @@ struct gw_context;
 
 enum gw_endpoint { GW_EP_JSONRPC, GW_EP_JSON, GW_EP_BIN };
 
-#define GW_MAX_ATTEMPTS      2 /* a read is tried on at most two nodes */
-#define GW_MAX_EXTRA_HEADERS 3
+#define GW_MAX_ATTEMPTS      2   /* a read is tried on at most two nodes */
+#define GW_MAX_EXTRA_HEADERS 4   /* three WWW-Authenticate challenges, or proxy's three */
+#define GW_HEADER_VALUE_SIZE 512 /* a Digest challenge (DIGEST_CHALLENGE_SIZE) fits */
 
 struct proxy_work;
 struct xmr402_work;
@@ -79,17 +80,18 @@ struct gw_request {
     bool from_cache;
     bool dispatched; /* handed to proxy: a node (or the broadcast) answers it */
 
-    /* The answer, filled before the connection is resumed. */
+    /* The answer (answer.h), filled before it is sent or the connection is resumed. */
     bool suspended;
     bool answered;
     unsigned status;
     char *answer_body; /* owned, malloc'd */
     size_t answer_len;
     char answer_type[96];
-    /* Headers proxy adds to the answer (X-Xmrgate-Cache, -Degraded, -Broadcast). */
+    /* Headers of the answer (answer.h): challenges, Retry-After, Allow, and proxy's
+     * X-Xmrgate-Cache, -Degraded, -Broadcast. */
     struct gw_header {
         const char *name; /* static */
-        char value[256];
+        char value[GW_HEADER_VALUE_SIZE];
     } extra_headers[GW_MAX_EXTRA_HEADERS];
     size_t nextra_headers;
 };

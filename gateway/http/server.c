@@ -2,6 +2,7 @@
 #define _LGPL_SOURCE
 #include "http/server.h"
 
+#include "http/answer.h"
 #include "auth/auth.h"
 #include "core/context.h"
 #include "rpc/epee.h"
@@ -128,37 +129,27 @@ static enum MHD_Result emit(struct gw_request *req, unsigned status, const struc
     return rc;
 }
 
-/* Queues an answer; extra headers are a NULL-terminated name,value list. */
-static enum MHD_Result queue(struct gw_request *req, unsigned status, const char *type,
-                             const void *body, size_t len, const char *const *headers)
+/* Sends req's answer (answer.h) through its front end, with the headers every answer
+ * ends with; the body goes with it (nothing is copied). */
+static enum MHD_Result send_answer(struct gw_request *req)
 {
     struct answer_headers a = {.n = 0};
-    if (type && *type)
-        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    for (const char *const *h = headers; h && h[0]; h += 2)
-        answer_header(&a, h[0], h[1]);
+    if (req->answer_type[0])
+        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, req->answer_type);
+    for (size_t i = 0; i < req->nextra_headers; i++)
+        answer_header(&a, req->extra_headers[i].name, req->extra_headers[i].value);
     answer_common_headers(req, &a);
-    return emit(req, status, &a, body, len, false);
+    char *body = req->answer_body;
+    req->answer_body = NULL; /* the answer owns it now */
+    return emit(req, req->status, &a, body ? body : "", req->answer_len, body != NULL);
 }
 
-/* An error of ours in the shape the client expects: a JSON-RPC error for /json_rpc,
- * {"status": …} for the plain JSON endpoints, the bare status for .bin. */
-static enum MHD_Result answer_error(struct gw_request *req, unsigned status, int rpc_code,
-                                    const char *message, const char *const *headers)
+/* Sends our error code (errors.h) in the client's shape; message NULL: the registry's. */
+static enum MHD_Result reply_error(struct gw_request *req, enum errors_code code,
+                                   const char *message)
 {
-    enum MHD_Result rc;
-    size_t len = 0;
-    char *body = NULL;
-    if (req->endpoint == GW_EP_JSONRPC) {
-        body = jsonrpc_error_body(req->rpc_id, rpc_code, message, &len);
-    } else if (req->endpoint == GW_EP_JSON) {
-        json_t *obj = json_pack("{s:s}", "status", message);
-        body = jsonrpc_dump(obj, &len);
-        json_decref(obj);
-    }
-    rc = queue(req, status, body ? "application/json" : NULL, body ? body : "", len, headers);
-    free(body);
-    return rc;
+    answer_error(req, code, message);
+    return send_answer(req);
 }
 
 /* 401 with monerod's two Digest challenges, MD5 then MD5-sess with one nonce, in
@@ -172,7 +163,7 @@ static enum MHD_Result answer_error(struct gw_request *req, unsigned status, int
  * clients for which "the token is the password" is the simplest login, and after both
  * Digest challenges it still leaves a reader of the first one, a splitter at ", Digest"
  * and Python requests' merged dict on MD5 or MD5-sess. */
-static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale, const char *message)
+static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale)
 {
     static const char www_authenticate[] = "WWW-authenticate"; /* epee's server_auth_field */
     struct digest_challenges digest;
@@ -180,16 +171,12 @@ static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale, c
     bool offer_basic = strncmp(req->path, "/v1/", 4) == 0;
     if (!digest_challenge(req->ctx->digest, wall_ms(), stale, &digest) ||
         (offer_basic && !auth_challenge_basic(basic, sizeof basic, req->ctx->cfg->realm)))
-        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
-                            "cannot build the authentication challenge", NULL);
-    const char *headers[] = {www_authenticate,
-                             digest.md5,
-                             www_authenticate,
-                             digest.md5_sess,
-                             offer_basic ? www_authenticate : NULL,
-                             basic,
-                             NULL};
-    return answer_error(req, MHD_HTTP_UNAUTHORIZED, JSONRPC_INVALID_REQUEST, message, headers);
+        return reply_error(req, ERR_CHALLENGE_FAILED, NULL);
+    answer_header_add(req, www_authenticate, digest.md5);
+    answer_header_add(req, www_authenticate, digest.md5_sess);
+    if (offer_basic)
+        answer_header_add(req, www_authenticate, basic);
+    return reply_error(req, ERR_UNAUTHORIZED, NULL);
 }
 
 /* ---- the client connection, whichever front end holds it ------------------------------ */
@@ -369,15 +356,14 @@ static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
         req->rpc_id = json_incref((json_t *)rpc.id);
     switch (parsed) {
     case JSONRPC_NOT_JSON:
-        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_PARSE_ERROR, "Parse error", NULL);
+        *rc = reply_error(req, ERR_PARSE_ERROR, NULL);
         return false;
     case JSONRPC_BATCH:
-        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_INVALID_REQUEST,
-                           "Invalid Request: batch requests are not supported", NULL);
+        *rc = reply_error(req, ERR_BATCH_UNSUPPORTED, NULL);
         return false;
     case JSONRPC_NOT_REQUEST:
         jsonrpc_request_clear(&rpc);
-        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_INVALID_REQUEST, "Invalid Request", NULL);
+        *rc = reply_error(req, ERR_INVALID_REQUEST, NULL);
         return false;
     case JSONRPC_OK:
         break;
@@ -385,7 +371,7 @@ static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
     req->info = methods_find_jsonrpc(rpc.method, strlen(rpc.method));
     if (!req->info || req->info->cls == METHOD_DENIED) {
         jsonrpc_request_clear(&rpc);
-        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+        *rc = reply_error(req, ERR_METHOD_NOT_FOUND, NULL);
         return false;
     }
     jsonrpc_strip_client(rpc.root);
@@ -399,7 +385,7 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
     req->info = methods_find_path(req->rest, strlen(req->rest));
     if (!req->info || req->info->cls == METHOD_DENIED) {
         req->endpoint = GW_EP_BIN; /* monerod answers an unknown path with a bare 404 */
-        *rc = queue(req, MHD_HTTP_NOT_FOUND, "text/plain", "", 0, NULL);
+        *rc = reply_error(req, ERR_NO_SUCH_PATH, NULL);
         return false;
     }
     if (req->info->kind == METHOD_BIN_PATH) {
@@ -417,7 +403,7 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
                                          req->body_len, &stripped_len, &removed);
         if (st != EPEE_OK || (req->info->pool_info &&
                               !proxy_bin_pool_rule(req->body, &stripped_len, &req->asks_pool))) {
-            *rc = queue(req, MHD_HTTP_BAD_REQUEST, "text/plain", "", 0, NULL);
+            *rc = reply_error(req, ERR_BAD_BIN_BODY, NULL);
             return false;
         }
         req->forward_body = req->body;
@@ -432,7 +418,7 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
     json_error_t error;
     json_t *root = json_loadb(req->body, req->body_len, 0, &error);
     if (!root) {
-        *rc = answer_error(req, MHD_HTTP_BAD_REQUEST, 0, "Failed to parse the JSON body", NULL);
+        *rc = reply_error(req, ERR_BAD_JSON_BODY, NULL);
         return false;
     }
     jsonrpc_strip_client(root);
@@ -459,9 +445,8 @@ static enum MHD_Result answer_over_limit(struct gw_request *req, const struct li
             req->rpc_id = json_incref((json_t *)rpc.id);
         jsonrpc_request_clear(&rpc);
     }
-    const char *headers[] = {MHD_HTTP_HEADER_RETRY_AFTER, why->retry_after, NULL};
-    return answer_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_LIMIT_EXCEEDED, why->message,
-                        headers);
+    answer_header_add(req, MHD_HTTP_HEADER_RETRY_AFTER, why->retry_after);
+    return reply_error(req, ERR_LIMIT_EXCEEDED, why->message);
 }
 
 static bool is_usage_path(const char *rest)
@@ -478,11 +463,9 @@ static enum MHD_Result answer_usage(struct gw_request *req, const struct tenant_
     size_t len = 0;
     char *body = limits_usage_body(tenant, &quota, &len);
     if (!body)
-        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
-                            "out of memory", NULL);
-    enum MHD_Result rc = queue(req, MHD_HTTP_OK, "application/json", body, len, NULL);
-    free(body);
-    return rc;
+        return reply_error(req, ERR_OUT_OF_MEMORY, NULL);
+    answer_set(req, MHD_HTTP_OK, body, len, "application/json");
+    return send_answer(req);
 }
 
 /* ---- the request path --------------------------------------------------------------- */
@@ -495,7 +478,6 @@ static void remember_rpc_id(struct gw_request *req)
     jsonrpc_request_clear(&rpc);
 }
 
-static enum MHD_Result queue_node_answer(struct gw_request *req);
 static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant);
 static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenant_row *tenant);
 
@@ -575,8 +557,7 @@ static enum MHD_Result handle_request(struct gw_request *req)
 {
     if (req->body_too_large) {
         req->endpoint = GW_EP_JSON;
-        return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
-                            "request body too large", NULL);
+        return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
     struct auth_credential cred;
     struct tenant_row tenant;
@@ -591,14 +572,13 @@ static enum MHD_Result handle_request(struct gw_request *req)
         remember_rpc_id(req);
     if (verdict == VERDICT_MALFORMED) {
         gw_metrics_auth_failure(req->ctx->metrics, "malformed");
-        return answer_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
-                            cred.detail ? cred.detail : "malformed credentials", NULL);
+        return reply_error(req, ERR_MALFORMED_CREDENTIALS, cred.detail);
     }
     if (agent_path)
         return start_xmr402(req, &cred);
     if (verdict != VERDICT_OK) {
         gw_metrics_auth_failure(req->ctx->metrics, gw_metrics_auth_scheme(cred.kind));
-        return answer_unauthorized(req, verdict == VERDICT_STALE, "authentication required");
+        return answer_unauthorized(req, verdict == VERDICT_STALE);
     }
     return serve_tenant(req, &tenant);
 }
@@ -609,14 +589,13 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
 {
     struct tenant_row tenant = *tenant_in;
     if (tenant.suspended)
-        return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST,
-                            "this access is suspended; contact the operator", NULL);
+        return reply_error(req, ERR_SUSPENDED, NULL);
     if (tenant.valid_until < (int64_t)time(NULL)) {
         char message[512];
         const char *where = req->ctx->cfg->renew_url;
         snprintf(message, sizeof message, "this plan expired; renew it with your token at %s",
                  where[0] ? where : "the billing page");
-        return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST, message, NULL);
+        return reply_error(req, ERR_PLAN_EXPIRED, message);
     }
 
     struct limits_refusal over;
@@ -657,31 +636,16 @@ static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenan
         return answer_over_limit(req, &over);
     }
     if (req->forward_len && !req->forward_body)
-        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
-                            "out of memory", NULL);
+        return reply_error(req, ERR_OUT_OF_MEMORY, NULL);
     if (proxy_answer_from_cache(req)) {
         req->from_cache = true;
-        return queue_node_answer(req);
+        return send_answer(req);
     }
     suspend(req);
     req->dispatched = true;
     if (!proxy_dispatch(req))
         gw_request_resume(req); /* the answer is in req */
     return MHD_YES;
-}
-
-/* Queues the node's answer (or proxy's error answer) without copying the body. */
-static enum MHD_Result queue_node_answer(struct gw_request *req)
-{
-    struct answer_headers a = {.n = 0};
-    if (req->answer_type[0])
-        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, req->answer_type);
-    for (size_t i = 0; i < req->nextra_headers; i++)
-        answer_header(&a, req->extra_headers[i].name, req->extra_headers[i].value);
-    answer_common_headers(req, &a);
-    char *body = req->answer_body;
-    req->answer_body = NULL; /* the answer owns it now */
-    return emit(req, req->status, &a, body ? body : "", req->answer_len, body != NULL);
 }
 
 /* The answer is ready, or billing provisioned the tenant an XMR402 request waited for. */
@@ -698,7 +662,7 @@ static enum MHD_Result continue_resumed(struct gw_request *req)
         return continue_held(req);
     if (!req->answered)
         return MHD_YES; /* spurious wake-up; the answer is not ready */
-    return queue_node_answer(req);
+    return send_answer(req);
 }
 
 static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connection *conn,
@@ -770,13 +734,12 @@ static enum MHD_Result refuse_on_head(struct gw_request *req, const char *method
         strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     if (!allowed) {
         req->endpoint = GW_EP_BIN;
-        const char *headers[] = {MHD_HTTP_HEADER_ALLOW, "GET, POST", NULL};
-        return queue(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, headers);
+        answer_header_add(req, MHD_HTTP_HEADER_ALLOW, "GET, POST");
+        return reply_error(req, ERR_METHOD_NOT_ALLOWED, NULL);
     }
     if (too_large) {
         req->endpoint = GW_EP_JSON;
-        return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
-                            "request body too large", NULL);
+        return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
     return MHD_YES;
 }
