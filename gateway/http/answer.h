@@ -31,8 +31,7 @@
 
 /* The answer is status with body (taken; NULL: none) of Content-Type type ("" or NULL:
  * none). */
-void answer_set(struct gw_request *req, long status, char *body, size_t len,
-                const char *type);
+void answer_set(struct gw_request *req, long status, char *body, size_t len, const char *type);
 
 /* The answer is status with body serialised compactly as application/json (the reference
  * is taken); 500 with no body when it cannot be serialised. */

@@ -8,11 +8,11 @@
 #include "rpc/epee.h"
 #include "auth/digest.h"
 #include "http/front.h"
+#include "http/mhd_front.h"
 #include "ops/gw_metrics.h"
 #include "limits/hold.h"
 #include "rpc/jsonrpc.h"
 #include "limits/limits.h"
-#include "http/linger.h"
 #include "rpc/proxy.h"
 #include "core/request.h"
 #include "token.h"
@@ -23,13 +23,10 @@
 #include "xg_clock.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <inttypes.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include <poll.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -40,14 +37,14 @@
 #include <unistd.h>
 
 /* One event loop: a listener on the shared port (SO_REUSEPORT spreads the connections),
- * the own front end for plain HTTP or a libmicrohttpd daemon, run by one upstream engine's
- * thread. A request stays on its loop. */
+ * the own front end for plain HTTP or libmicrohttpd (mhd_front.h), run by one upstream
+ * engine's thread. A request stays on its loop. */
 struct gw_loop {
     struct gw_server *srv;
     struct gw_context ctx;        /* the shared context, with this loop's engine as ctx.up */
+    struct front_app app;         /* the request path, as both front ends call it */
     struct front *front;          /* the own front end, or NULL */
-    struct MHD_Daemon *daemon;    /* libmicrohttpd, or NULL */
-    struct linger_set *linger;    /* libmicrohttpd's closed sockets, draining; or NULL */
+    struct mhd_front *mhd;        /* libmicrohttpd, or NULL */
     struct hold_set *holds;       /* requests held by the burst limit until their token */
     struct up_engine *own_engine; /* loops after the first start their own; NULL for loop 0 */
     /* The last token this loop hashed and its SHA-256: a client on a kept-alive connection
@@ -109,33 +106,23 @@ static void answer_common_headers(const struct gw_request *req, struct answer_he
 
 /* Sends an answer through the request's front end; the body is copied, or taken (and
  * freed) when owned. */
-static enum MHD_Result emit(struct gw_request *req, unsigned status, const struct answer_headers *a,
-                            const char *body, size_t len, bool owned)
+static enum front_result emit(struct gw_request *req, unsigned status,
+                              const struct answer_headers *a, const char *body, size_t len,
+                              bool owned)
 {
     req->status = status;
-    if (req->fc)
-        return front_respond(req->fc, status, a->h, a->n, body, len, owned) ? MHD_YES : MHD_NO;
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        len, (void *)body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
-    if (!resp) {
-        if (owned)
-            free((void *)body);
-        return MHD_NO;
-    }
-    for (size_t i = 0; i < a->n; i++)
-        MHD_add_response_header(resp, a->h[i].name, a->h[i].value);
-    enum MHD_Result rc = MHD_queue_response(req->conn, status, resp);
-    MHD_destroy_response(resp);
-    return rc;
+    const struct front_client *c = &req->client;
+    return c->ops->respond(c->conn, status, a->h, a->n, body, len, owned) ? FRONT_QUEUED
+                                                                          : FRONT_CLOSE;
 }
 
 /* Sends req's answer (answer.h) through its front end, with the headers every answer
  * ends with; the body goes with it (nothing is copied). */
-static enum MHD_Result send_answer(struct gw_request *req)
+static enum front_result send_answer(struct gw_request *req)
 {
     struct answer_headers a = {.n = 0};
     if (req->answer_type[0])
-        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, req->answer_type);
+        answer_header(&a, "Content-Type", req->answer_type);
     for (size_t i = 0; i < req->nextra_headers; i++)
         answer_header(&a, req->extra_headers[i].name, req->extra_headers[i].value);
     answer_common_headers(req, &a);
@@ -145,8 +132,8 @@ static enum MHD_Result send_answer(struct gw_request *req)
 }
 
 /* Sends our error code (errors.h) in the client's shape; message NULL: the registry's. */
-static enum MHD_Result reply_error(struct gw_request *req, enum errors_code code,
-                                   const char *message)
+static enum front_result reply_error(struct gw_request *req, enum errors_code code,
+                                     const char *message)
 {
     answer_error(req, code, message);
     return send_answer(req);
@@ -163,7 +150,7 @@ static enum MHD_Result reply_error(struct gw_request *req, enum errors_code code
  * clients for which "the token is the password" is the simplest login, and after both
  * Digest challenges it still leaves a reader of the first one, a splitter at ", Digest"
  * and Python requests' merged dict on MD5 or MD5-sess. */
-static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale)
+static enum front_result answer_unauthorized(struct gw_request *req, bool stale)
 {
     static const char www_authenticate[] = "WWW-authenticate"; /* epee's server_auth_field */
     struct digest_challenges digest;
@@ -177,83 +164,6 @@ static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale)
     if (offer_basic)
         answer_header_add(req, www_authenticate, basic);
     return reply_error(req, ERR_UNAUTHORIZED, NULL);
-}
-
-/* ---- the client connection, whichever front end holds it ------------------------------ */
-
-const char *gw_request_header(const struct gw_request *req, const char *name)
-{
-    if (req->head)
-        return hreq_header(req->head, name);
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
-}
-
-struct header_tally {
-    const char *name;
-    size_t count;
-};
-
-static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                    const char *value)
-{
-    (void)kind;
-    (void)value;
-    struct header_tally *t = cls;
-    if (strcasecmp(key, t->name) == 0)
-        t->count++;
-    return MHD_YES;
-}
-
-static size_t header_count(const struct gw_request *req, const char *name)
-{
-    if (req->head)
-        return hreq_header_count(req->head, name);
-    struct header_tally t = {name, 0};
-    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, tally_header, &t);
-    return t.count;
-}
-
-bool gw_request_query_arg(const struct gw_request *req, const char *name, char *out, size_t outlen)
-{
-    if (req->head)
-        return hreq_query_arg(req->head, name, out, outlen);
-    const char *v = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
-    return v && xg_str_copy(out, outlen, v);
-}
-
-void gw_request_client_address(const struct gw_request *req, char *out, size_t outlen)
-{
-    out[0] = '\0';
-    if (req->fc) {
-        front_client_address(req->fc, out, outlen);
-        return;
-    }
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-    if (sa && sa->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
-                  (socklen_t)outlen);
-    else if (sa && sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
-                  (socklen_t)outlen);
-}
-
-/* The request waits for proxy or billing; gw_request_resume brings it back. The own front
- * end needs nothing for that: it reads no further request until this one is answered. */
-static void suspend(struct gw_request *req)
-{
-    if (req->conn)
-        MHD_suspend_connection(req->conn);
-    req->suspended = true;
-}
-
-void gw_request_resume(struct gw_request *req)
-{
-    if (req->fc)
-        front_resume(req->fc);
-    else
-        MHD_resume_connection(req->conn);
 }
 
 /* ---- authentication ----------------------------------------------------------------- */
@@ -290,8 +200,8 @@ static enum auth_verdict authenticate(struct gw_request *req, struct auth_creden
 {
     struct auth_request areq = {
         .path = req->path,
-        .authorization = gw_request_header(req, MHD_HTTP_HEADER_AUTHORIZATION),
-        .authorization_repeated = header_count(req, MHD_HTTP_HEADER_AUTHORIZATION) > 1,
+        .authorization = gw_request_header(req, "Authorization"),
+        .authorization_repeated = gw_request_header_count(req, "Authorization") > 1,
         .api_key = gw_request_header(req, "X-Api-Key"),
     };
     enum auth_kind kind = auth_parse(&areq, cred);
@@ -347,7 +257,7 @@ static enum auth_verdict authenticate(struct gw_request *req, struct auth_creden
 
 /* Prepares req->forward_body for /json_rpc; answers the client itself when the request
  * never reaches a node. Returns true when the request should be dispatched. */
-static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
+static bool prepare_jsonrpc(struct gw_request *req, enum front_result *rc)
 {
     req->endpoint = GW_EP_JSONRPC;
     struct jsonrpc_request rpc;
@@ -380,7 +290,7 @@ static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
     return true;
 }
 
-static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
+static bool prepare_path(struct gw_request *req, enum front_result *rc)
 {
     req->info = methods_find_path(req->rest, strlen(req->rest));
     if (!req->info || req->info->cls == METHOD_DENIED) {
@@ -431,7 +341,7 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
 
 /* 429 in the client's shape; a burst refusal comes before classification, so the
  * shape (.bin or not) and the JSON-RPC id to echo are found here. */
-static enum MHD_Result answer_over_limit(struct gw_request *req, const struct limits_refusal *why)
+static enum front_result answer_over_limit(struct gw_request *req, const struct limits_refusal *why)
 {
     if (req->endpoint == GW_EP_JSON) {
         const struct method_info *m = methods_find_path(req->rest, strlen(req->rest));
@@ -445,7 +355,7 @@ static enum MHD_Result answer_over_limit(struct gw_request *req, const struct li
             req->rpc_id = json_incref((json_t *)rpc.id);
         jsonrpc_request_clear(&rpc);
     }
-    answer_header_add(req, MHD_HTTP_HEADER_RETRY_AFTER, why->retry_after);
+    answer_header_add(req, "Retry-After", why->retry_after);
     return reply_error(req, ERR_LIMIT_EXCEEDED, why->message);
 }
 
@@ -455,7 +365,7 @@ static bool is_usage_path(const char *rest)
 }
 
 /* GET /v1/usage: the tenant's own plan and today's usage. */
-static enum MHD_Result answer_usage(struct gw_request *req, const struct tenant_row *tenant)
+static enum front_result answer_usage(struct gw_request *req, const struct tenant_row *tenant)
 {
     req->endpoint = GW_EP_JSON;
     struct quota_status quota;
@@ -464,7 +374,7 @@ static enum MHD_Result answer_usage(struct gw_request *req, const struct tenant_
     char *body = limits_usage_body(tenant, &quota, &len);
     if (!body)
         return reply_error(req, ERR_OUT_OF_MEMORY, NULL);
-    answer_set(req, MHD_HTTP_OK, body, len, "application/json");
+    answer_set(req, 200, body, len, "application/json");
     return send_answer(req);
 }
 
@@ -478,8 +388,8 @@ static void remember_rpc_id(struct gw_request *req)
     jsonrpc_request_clear(&rpc);
 }
 
-static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant);
-static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenant_row *tenant);
+static enum front_result serve_tenant(struct gw_request *req, const struct tenant_row *tenant);
+static enum front_result serve_admitted(struct gw_request *req, const struct tenant_row *tenant);
 
 /* ---- held requests (burst limit) --------------------------------------------------- */
 
@@ -489,8 +399,10 @@ static void on_hold_due(struct hold_entry *e)
         (struct gw_request *)(void *)((char *)e - offsetof(struct gw_request, hold));
     req->hold_over = true;
     gw_request_resume(req);
-    if (req->conn) /* libmicrohttpd takes the resumed connection back in its next run */
-        up_engine_host_due(req->ctx->up);
+    /* A timer is no node job, after which the engine runs its host anyway: libmicrohttpd
+     * takes the resumed connection back in the next run (the own front end asked for one
+     * already). */
+    up_engine_host_due(req->ctx->up);
 }
 
 /* Holds an admitted request over its tenant's burst bucket until due_us, when its token
@@ -506,54 +418,36 @@ static bool hold_request(struct gw_request *req, const struct tenant_row *tenant
         return false;
     }
     *req->held_tenant = *tenant;
-    suspend(req);
+    gw_request_suspend(req);
     return true;
-}
-
-/* Whether the client of a held request closed or shut its side meanwhile. As nginx does
- * for a request it waits on (ngx_http_upstream_check_broken_connection), a peer that
- * shut its side counts as gone: a client that closes looks the same until we write. */
-static bool client_left(const struct gw_request *req)
-{
-    if (req->fc)
-        return front_peer_left(req->fc);
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci)
-        return false;
-    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
-    return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 /* A held request's token is due: on with the request path, unless its client left while
  * it waited; that request ends here, without a node call and without an answer. */
-static enum MHD_Result continue_held(struct gw_request *req)
+static enum front_result continue_held(struct gw_request *req)
 {
     struct tenant_row tenant = *req->held_tenant;
     free(req->held_tenant);
     req->held_tenant = NULL;
     req->hold_over = false;
-    req->suspended = false;
-    if (client_left(req)) {
-        if (!req->fc)
-            return MHD_NO; /* libmicrohttpd closes the connection */
-        front_abandon(req->fc);
-        return MHD_YES;
-    }
+    /* As nginx does for a request it waits on (ngx_http_upstream_check_broken_connection),
+     * a client that shut its side counts as gone. */
+    if (gw_request_client_left(req))
+        return FRONT_CLOSE;
     return serve_admitted(req, &tenant);
 }
 
 /* An agent endpoint without a credential, or with XMR402 proof: billing is asked while
  * the connection waits (xmr402_flow.h). */
-static enum MHD_Result start_xmr402(struct gw_request *req, const struct auth_credential *cred)
+static enum front_result start_xmr402(struct gw_request *req, const struct auth_credential *cred)
 {
-    suspend(req);
+    gw_request_suspend(req);
     if (!xmr402_flow_begin(req, cred))
         gw_request_resume(req); /* the answer is in req */
-    return MHD_YES;
+    return FRONT_DONE;
 }
 
-static enum MHD_Result handle_request(struct gw_request *req)
+static enum front_result handle_request(struct gw_request *req)
 {
     if (req->body_too_large) {
         req->endpoint = GW_EP_JSON;
@@ -585,7 +479,7 @@ static enum MHD_Result handle_request(struct gw_request *req)
 
 /* The request path after authentication: status checks, limits, classification, cache
  * and the nodes. Also where an XMR402 purchase continues once billing provisioned it. */
-static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant_in)
+static enum front_result serve_tenant(struct gw_request *req, const struct tenant_row *tenant_in)
 {
     struct tenant_row tenant = *tenant_in;
     if (tenant.suspended)
@@ -608,7 +502,7 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
     case LIMITS_BURST_HOLD:
         if (hold_request(req, &tenant, now_us + delay_us)) {
             gw_metrics_burst_delayed(req->ctx->metrics, (double)delay_us / 1e6);
-            return MHD_YES;
+            return FRONT_DONE;
         }
         break; /* out of memory: served at once, not refused */
     case LIMITS_BURST_NOW:
@@ -619,14 +513,14 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
 
 /* The request path once the burst limit admitted the request: usage, classification,
  * quota, cache and the nodes. */
-static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenant_row *tenant)
+static enum front_result serve_admitted(struct gw_request *req, const struct tenant_row *tenant)
 {
     if (is_usage_path(req->rest))
         return answer_usage(req, tenant);
 
     struct limits_refusal over;
     int64_t now_unix = (int64_t)time(NULL);
-    enum MHD_Result rc = MHD_NO;
+    enum front_result rc = FRONT_CLOSE;
     bool dispatch =
         req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc) : prepare_path(req, &rc);
     if (!dispatch)
@@ -641,19 +535,19 @@ static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenan
         req->from_cache = true;
         return send_answer(req);
     }
-    suspend(req);
+    gw_request_suspend(req);
     req->dispatched = true;
     if (!proxy_dispatch(req))
         gw_request_resume(req); /* the answer is in req */
-    return MHD_YES;
+    return FRONT_DONE;
 }
 
 /* The answer is ready, or billing provisioned the tenant an XMR402 request waited for. */
-static enum MHD_Result continue_resumed(struct gw_request *req)
+static enum front_result continue_resumed(struct gw_request *req)
 {
     struct tenant_row bought;
     if (xmr402_flow_take_tenant(req, &bought)) {
-        req->suspended = false;   /* served now as the tenant billing just provisioned */
+        /* served now as the tenant billing just provisioned */
         json_decref(req->rpc_id); /* classification reads the id again */
         req->rpc_id = NULL;
         return serve_tenant(req, &bought);
@@ -661,11 +555,11 @@ static enum MHD_Result continue_resumed(struct gw_request *req)
     if (req->hold_over)
         return continue_held(req);
     if (!req->answered)
-        return MHD_YES; /* spurious wake-up; the answer is not ready */
+        return FRONT_DONE; /* spurious wake-up; the answer is not ready */
     return send_answer(req);
 }
 
-static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connection *conn,
+static struct gw_request *request_new(struct gw_loop *loop, struct front_client client,
                                       const char *url, const char *method)
 {
     struct gw_server *srv = loop->srv;
@@ -673,8 +567,8 @@ static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connectio
     if (!req)
         return NULL;
     req->ctx = &loop->ctx;
-    req->conn = conn;
-    req->is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    req->client = client;
+    req->is_post = strcmp(method, "POST") == 0;
     req->path = strdup(url);
     req->rest = req->path;
     req->started_us = xg_monotonic_us();
@@ -693,79 +587,22 @@ static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connectio
     return req;
 }
 
-static void append_body(struct gw_request *req, const char *data, size_t len)
-{
-    if (req->body_too_large)
-        return;
-    if (req->body_len + len > req->ctx->max_body) {
-        req->body_too_large = true;
-        return;
-    }
-    if (req->body_len + len + 1 > req->body_cap) {
-        size_t cap = req->body_cap * 2;
-        while (cap < req->body_len + len + 1)
-            cap *= 2;
-        char *grown = realloc(req->body, cap);
-        if (!grown) {
-            req->body_too_large = true;
-            return;
-        }
-        req->body = grown;
-        req->body_cap = cap;
-    }
-    memcpy(req->body + req->body_len, data, len);
-    req->body_len += len;
-    req->body[req->body_len] = '\0';
-}
-
-static bool declared_too_large(struct MHD_Connection *conn, size_t max_body)
-{
-    const char *cl =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    return cl && strtoull(cl, NULL, 10) > max_body;
-}
-
 /* Answers at once what is refused on the head alone: a method monerod does not serve
- * (405), or a declared body over the limit (413); MHD_YES when there is nothing to
+ * (405), or a declared body over the limit (413); FRONT_DONE when there is nothing to
  * refuse. */
-static enum MHD_Result refuse_on_head(struct gw_request *req, const char *method, bool too_large)
+static enum front_result refuse_on_head(struct gw_request *req, const char *method, bool too_large)
 {
-    bool allowed =
-        strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    bool allowed = strcmp(method, "GET") == 0 || strcmp(method, "POST") == 0;
     if (!allowed) {
         req->endpoint = GW_EP_BIN;
-        answer_header_add(req, MHD_HTTP_HEADER_ALLOW, "GET, POST");
+        answer_header_add(req, "Allow", "GET, POST");
         return reply_error(req, ERR_METHOD_NOT_ALLOWED, NULL);
     }
     if (too_large) {
         req->endpoint = GW_EP_JSON;
         return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
-    return MHD_YES;
-}
-
-static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
-                                 const char *method, const char *version, const char *upload_data,
-                                 size_t *upload_data_size, void **con_cls)
-{
-    (void)version;
-    struct gw_loop *loop = cls;
-    struct gw_request *req = *con_cls;
-    if (!req) {
-        req = request_new(loop, conn, url, method);
-        if (!req)
-            return MHD_NO;
-        *con_cls = req;
-        return refuse_on_head(req, method, declared_too_large(conn, loop->ctx.max_body));
-    }
-    if (*upload_data_size) {
-        append_body(req, upload_data, *upload_data_size);
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
-    if (req->suspended)
-        return continue_resumed(req);
-    return handle_request(req);
+    return FRONT_DONE;
 }
 
 /* One client request in the metrics, once it is over (answered, or the client left). */
@@ -777,7 +614,7 @@ static void record_request(const struct gw_request *req)
                               : !req->dispatched   ? GW_OUTCOME_REFUSED
                               : req->status >= 500 ? GW_OUTCOME_FAILED
                                                    : GW_OUTCOME_NODE;
-    if (req->status == MHD_HTTP_PAYMENT_REQUIRED)
+    if (req->status == 402)
         gw_metrics_payment_required(req->ctx->metrics);
     gw_metrics_request(req->ctx->metrics, req->info, req->status, outcome,
                        (double)(xg_monotonic_us() - req->started_us) / 1e6);
@@ -799,111 +636,47 @@ static void request_free(struct gw_loop *loop, struct gw_request *req)
     atomic_fetch_sub(&loop->srv->inflight, 1);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
-    (void)conn;
-    (void)toe;
-    if (!*con_cls)
-        return;
-    request_free(cls, *con_cls);
-    *con_cls = NULL;
-}
+/* ---- the request path behind either front end (front_app, front.h) ------------------- */
 
-/* ---- the own front end's handler (front.h) ------------------------------------------- */
-
-static void *native_on_head(void *cls, struct front_conn *c, const struct hreq *head)
+static enum front_result app_on_head(void *cls, struct front_client client,
+                                     const struct front_head *head, void **request)
 {
     struct gw_loop *loop = cls;
-    struct gw_request *req = request_new(loop, NULL, head->path, head->method);
+    struct gw_request *req = request_new(loop, client, head->path, head->method);
+    *request = req;
     if (!req)
-        return NULL;
-    req->fc = c;
-    req->head = head;
+        return FRONT_CLOSE;
     /* an answer here is sent by the front end, which then skips the body */
-    (void)refuse_on_head(req, head->method,
-                         head->has_length && head->content_length > (uint64_t)loop->ctx.max_body);
-    return req;
+    return refuse_on_head(req, head->method,
+                          head->has_length && head->content_length > (uint64_t)loop->ctx.max_body);
 }
 
-static void native_on_body(void *cls, struct front_conn *c, void *request, char *body, size_t len,
-                           bool too_large)
+static enum front_result app_on_body(void *cls, void *request, char *body, size_t len,
+                                     bool too_large)
 {
     (void)cls;
-    (void)c;
     struct gw_request *req = request;
     if (too_large) {
         req->body_too_large = true;
+        free(body);
     } else if (body) {
         free(req->body);
         req->body = body;
         req->body_len = len;
         req->body_cap = len + 1;
     }
-    (void)handle_request(req);
+    return handle_request(req);
 }
 
-static void native_on_resume(void *cls, struct front_conn *c, void *request)
+static enum front_result app_on_resume(void *cls, void *request)
 {
     (void)cls;
-    (void)c;
-    (void)continue_resumed(request);
+    return continue_resumed(request);
 }
 
-static void native_on_completed(void *cls, void *request)
+static void app_on_completed(void *cls, void *request)
 {
     request_free(cls, request);
-}
-
-/* The upstream engine's thread runs the listener: accept, read, answer, resume; and the
- * lingering close of what libmicrohttpd closed. */
-static void on_host_run(void *cls)
-{
-    struct gw_loop *loop = cls;
-    MHD_run(loop->daemon);
-    linger_run(loop->linger);
-}
-
-static long on_host_timeout(void *cls)
-{
-    struct gw_loop *loop = cls;
-    long linger_ms = linger_timeout_ms(loop->linger);
-    MHD_UNSIGNED_LONG_LONG mhd_ms;
-    long ms = MHD_get_timeout(loop->daemon, &mhd_ms) != MHD_YES ? -1
-              : mhd_ms > 1000                                   ? 1000
-                                                                : (long)mhd_ms;
-    if (linger_ms >= 0 && (ms < 0 || linger_ms < ms))
-        ms = linger_ms;
-    return ms;
-}
-
-/* libmicrohttpd 0.9.75 closes a connection's socket right after this callback, with
- * MHD_USE_TURBO not even shut down first: a client still sending (the rest of an
- * oversized head answered 431, a body refused on its head) would be reset and could lose
- * the answer. A duplicate of the descriptor keeps the socket open for a lingering close
- * (linger.h) after libmicrohttpd let go of its own. Engine thread (inside MHD_run); at
- * MHD_stop_daemon loop->linger is gone and the socket just closes. */
-static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                          enum MHD_ConnectionNotificationCode code)
-{
-    (void)socket_context;
-    struct gw_loop *loop = cls;
-    if (code != MHD_CONNECTION_NOTIFY_CLOSED || !loop->linger)
-        return;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    int fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
-    if (fd >= 0)
-        linger_take(loop->linger, fd, false);
-}
-
-/* monerod matches the request target as sent, without percent-decoding; so do we (an
- * escaped path is no monerod path, and a Digest uri is compared as sent). */
-static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
-{
-    (void)cls;
-    (void)conn;
-    return strlen(s);
 }
 
 struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
@@ -932,13 +705,7 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
         .linger = LINGER_BUDGET_DEFAULT,
         .max_lingering = LINGER_MAX_SOCKETS,
     };
-    struct front_handler handler = {
-        .cls = loop,
-        .on_head = native_on_head,
-        .on_body = native_on_body,
-        .on_resume = native_on_resume,
-        .on_completed = native_on_completed,
-    };
+    struct front_handler handler = front_native_handler(&loop->app);
     char why[256];
     loop->front = front_start(&opt, &handler, loop->ctx.up, why, sizeof why);
     if (!loop->front) {
@@ -959,6 +726,11 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
     struct gw_loop *loop = &srv->loops[i];
     loop->srv = srv;
     loop->ctx = *ctx;
+    loop->app = (struct front_app){.cls = loop,
+                                   .on_head = app_on_head,
+                                   .on_body = app_on_body,
+                                   .on_resume = app_on_resume,
+                                   .on_completed = app_on_completed};
     if (i > 0) {
         struct up_engine_options uopt = gw_server_engine_options(cfg);
         loop->own_engine = up_engine_start(&uopt, err, errlen);
@@ -974,47 +746,20 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
     bool tls = srv->tls_cert != NULL;
     if (!tls && strcmp(cfg->front_end, "native") == 0)
         return loop_start_front(loop, addr, err, errlen);
-    struct linger_budget budget = LINGER_BUDGET_DEFAULT;
-    loop->linger = linger_new(loop->ctx.up, &budget, LINGER_MAX_SOCKETS);
-    if (!loop->linger) {
-        snprintf(err, errlen, "out of memory");
-        return false;
-    }
-    /* No thread of MHD's own: the loop's engine thread runs it (see server.h). */
-    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
-    if (tls)
-        flags |= MHD_USE_TLS;
-    struct MHD_OptionItem options[] = {
-        {MHD_OPTION_SOCK_ADDR, 0, (void *)addr},
-        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(cfg->connection_timeout_ms / 1000), NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, GW_SERVER_MAX_CONNECTIONS, NULL},
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, GW_SERVER_MAX_HEAD, NULL},
-        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
-        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL}, /* SO_REUSEPORT: one port, all loops */
-        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, loop},
-        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, loop},
-        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL},
-        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
-        {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
-        {MHD_OPTION_END, 0, NULL},
+    char where[128];
+    snprintf(where, sizeof where, "%s:%ld", cfg->bind, (long)cfg->port);
+    struct mhd_front_options opt = {
+        .addr = *addr,
+        .name = where,
+        .tls_cert = srv->tls_cert,
+        .tls_key = srv->tls_key,
+        .connection_timeout_s = (long)(cfg->connection_timeout_ms / 1000),
+        .max_connections = GW_SERVER_MAX_CONNECTIONS,
+        .max_head = GW_SERVER_MAX_HEAD,
+        .max_body = loop->ctx.max_body,
     };
-    loop->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, loop, MHD_OPTION_ARRAY,
-                                    options, MHD_OPTION_END);
-    if (!loop->daemon) {
-        snprintf(err, errlen, "cannot listen on %s:%ld%s", cfg->bind, (long)cfg->port,
-                 tls ? " (TLS)" : "");
-        return false;
-    }
-    const union MHD_DaemonInfo *epoll_fd =
-        MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_EPOLL_FD);
-    if (!epoll_fd) {
-        snprintf(err, errlen, "libmicrohttpd has no epoll descriptor");
-        return false;
-    }
-    struct up_host host = {
-        .fd = epoll_fd->epoll_fd, .run = on_host_run, .timeout_ms = on_host_timeout, .ctx = loop};
-    up_engine_attach_host(loop->ctx.up, &host);
-    return true;
+    loop->mhd = mhd_front_start(&opt, &loop->app, loop->ctx.up, err, errlen);
+    return loop->mhd != NULL;
 }
 
 struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errlen)
@@ -1049,7 +794,7 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
     }
     return srv;
 fail:
-    /* Loop 0's engine may already run a daemon freed below: stop it first (the caller's
+    /* Loop 0's engine may already run a front end freed below: stop it first (the caller's
      * later up_engine_stop is idempotent). */
     if (srv->nloops > 0)
         up_engine_stop(ctx->up);
@@ -1061,23 +806,16 @@ uint16_t gw_server_port(const struct gw_server *srv)
 {
     if (srv->loops[0].front)
         return front_port(srv->loops[0].front);
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(srv->loops[0].daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info ? info->port : 0;
+    return srv->loops[0].mhd ? mhd_front_port(srv->loops[0].mhd) : 0;
 }
 
 void gw_server_quiesce(struct gw_server *srv)
 {
     for (size_t i = 0; i < srv->nloops; i++) {
-        if (srv->loops[i].front) {
+        if (srv->loops[i].front)
             front_quiesce(srv->loops[i].front);
-            continue;
-        }
-        if (!srv->loops[i].daemon)
-            continue;
-        MHD_socket fd = MHD_quiesce_daemon(srv->loops[i].daemon);
-        if (fd != MHD_INVALID_SOCKET)
-            close(fd);
+        if (srv->loops[i].mhd)
+            mhd_front_quiesce(srv->loops[i].mhd);
     }
 }
 
@@ -1090,21 +828,19 @@ void gw_server_stop(struct gw_server *srv)
 {
     if (!srv)
         return;
-    /* The loops' own engines first: they run the daemons (loop 0's engine is the
+    /* The loops' own engines first: they run the front ends (loop 0's engine is the
      * caller's, stopped before this call). */
     for (size_t i = 0; i < srv->nloops; i++)
         if (srv->loops[i].own_engine)
             up_engine_stop(srv->loops[i].own_engine);
     for (size_t i = 0; i < srv->nloops; i++) {
         OPENSSL_cleanse(&srv->loops[i].token_memo, sizeof srv->loops[i].token_memo);
-        linger_free(srv->loops[i].linger); /* first: the daemon's last closes do not linger */
-        srv->loops[i].linger = NULL;
-        if (srv->loops[i].daemon) {
+        if (srv->loops[i].mhd) {
             /* libmicrohttpd must not stop with suspended connections: held ones (the drain
              * gave up on them) are resumed, then closed by the stop. */
             if (srv->loops[i].holds)
                 (void)hold_run(srv->loops[i].holds, INT64_MAX);
-            MHD_stop_daemon(srv->loops[i].daemon);
+            mhd_front_stop(srv->loops[i].mhd);
         }
         front_stop(srv->loops[i].front); /* closes held requests too */
         hold_set_free(srv->loops[i].holds);

@@ -3,7 +3,6 @@
 
 #include "core/context.h"
 #include "http/answer.h"
-#include "http/server.h"
 #include "token.h"
 #include "core/upstream.h"
 #include "xg_hex.h"
@@ -81,7 +80,7 @@ static bool adopt_challenge(struct xmr402_work *w, json_t *body, const json_t *c
     json_int_t ts = json_integer_value(json_object_get(challenge, "timestamp"));
     if (!xmr402_challenge_header(header, sizeof header, address, amount, message, ts))
         return false;
-    work_header(w, MHD_HTTP_HEADER_WWW_AUTHENTICATE, header);
+    work_header(w, "WWW-Authenticate", header);
     json_object_update_missing(body, (json_t *)challenge);
     char *url =
         status_url(w->req->ctx, json_string_value(json_object_get(challenge, "status_path")));
@@ -136,7 +135,7 @@ static bool submit(struct xmr402_work *w, const char *path, json_t *payload,
 static void answer_unavailable(struct xmr402_work *w, const char *why)
 {
     xg_log(XG_LOG_WARN, "xmr402_billing_failed", "%s", why);
-    work_header(w, MHD_HTTP_HEADER_RETRY_AFTER, "10");
+    work_header(w, "Retry-After", "10");
     answer_xmr402_error(w->req, ERR_BILLING_UNAVAILABLE, NULL);
 }
 
@@ -170,7 +169,7 @@ static void on_challenge(const struct up_result *res, void *arg)
         if (w->carry)
             json_object_set(body, "error", w->carry);
         if (adopt_challenge(w, body, doc)) {
-            answer_json(req, MHD_HTTP_PAYMENT_REQUIRED, body);
+            answer_json(req, 402, body);
         } else {
             json_decref(body);
             answer_unavailable(w, "billing's challenge cannot be sent as a header");
@@ -180,7 +179,7 @@ static void on_challenge(const struct up_result *res, void *arg)
         char seconds[24];
         snprintf(seconds, sizeof seconds, "%lld", (long long)json_integer_value(retry));
         if (retry)
-            work_header(w, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+            work_header(w, "Retry-After", seconds);
         json_object_set_new(doc, "protocol", json_string("XMR402"));
         answer_json(req, (unsigned)res->http_status, json_incref(doc));
     } else {
@@ -238,7 +237,7 @@ static void on_waiting(struct xmr402_work *w, json_t *doc)
     char seconds[24], path[96];
     snprintf(seconds, sizeof seconds, "%lld",
              (long long)json_integer_value(json_object_get(doc, "retry_after")));
-    work_header(w, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+    work_header(w, "Retry-After", seconds);
     snprintf(path, sizeof path, "/api/invoices/%s",
              json_is_string(json_object_get(doc, "invoice"))
                  ? json_string_value(json_object_get(doc, "invoice"))
@@ -247,7 +246,7 @@ static void on_waiting(struct xmr402_work *w, json_t *doc)
     json_object_set_new(doc, "status_url", url ? json_string(url) : json_null());
     free(url);
     json_object_set_new(doc, "protocol", json_string("XMR402"));
-    answer_json(w->req, MHD_HTTP_ACCEPTED, json_incref(doc));
+    answer_json(w->req, 202, json_incref(doc));
 }
 
 static void on_refused(struct xmr402_work *w, json_t *doc)
@@ -260,7 +259,7 @@ static void on_refused(struct xmr402_work *w, json_t *doc)
             json_object_del(doc, "challenge");
         json_decref(challenge);
     }
-    answer_json(w->req, MHD_HTTP_PAYMENT_REQUIRED, json_incref(doc));
+    answer_json(w->req, 402, json_incref(doc));
 }
 
 static void on_verify(const struct up_result *res, void *arg)
@@ -277,7 +276,7 @@ static void on_verify(const struct up_result *res, void *arg)
         on_refused(w, doc);
     } else if (status == 400) {
         json_object_set_new(doc, "protocol", json_string("XMR402"));
-        answer_json(req, MHD_HTTP_BAD_REQUEST, json_incref(doc));
+        answer_json(req, 400, json_incref(doc));
     } else if (status == 410) {
         /* expired: say so, with a new challenge to pay instead */
         w->carry = json_incref(json_object_get(doc, "error"));
@@ -328,7 +327,7 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     gw_request_client_address(req, w->client, sizeof w->client);
     if (!w->client[0])
         snprintf(w->client, sizeof w->client, "unknown");
-    char tier_arg[GW_SERVER_MAX_HEAD]; /* xmr402_tier_ok refuses a long one below */
+    char tier_arg[GW_REQUEST_MAX_HEAD]; /* xmr402_tier_ok refuses a long one below */
     const char *tier = requested_tier(req, tier_arg, sizeof tier_arg);
     if (!xmr402_tier_ok(tier)) {
         answer_xmr402_error(req, ERR_MALFORMED_TIER, NULL);

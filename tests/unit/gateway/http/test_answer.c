@@ -252,9 +252,9 @@ static void test_headers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_registry_rows),   cmocka_unit_test(test_registry_complete),
-        cmocka_unit_test(test_shapes),          cmocka_unit_test(test_answer_error_fills_request),
-        cmocka_unit_test(test_xmr402_shape),    cmocka_unit_test(test_answer_json_null),
+        cmocka_unit_test(test_registry_rows), cmocka_unit_test(test_registry_complete),
+        cmocka_unit_test(test_shapes),        cmocka_unit_test(test_answer_error_fills_request),
+        cmocka_unit_test(test_xmr402_shape),  cmocka_unit_test(test_answer_json_null),
         cmocka_unit_test(test_headers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
