@@ -127,6 +127,9 @@ void front_abandon(struct front_conn *c);
 /* The peer's IPv4/IPv6 address as text, "" when unknown. */
 void front_client_address(const struct front_conn *c, char *out, size_t outlen);
 
+/* c's current request head (valid from on_head until on_completed). */
+const struct hreq *front_request_head(const struct front_conn *c);
+
 /* ---- either front end, as the request path sees it ------------------------------------ */
 
 /* What a handler did with the request; the front end acts on it. */
@@ -182,7 +185,7 @@ struct front_app {
     void (*on_completed)(void *cls, void *req);
 };
 
-/* This front end's connections (conn is a struct front_conn). */
+/* This front end's connections (conn is a struct front_conn), front_native.c. */
 extern const struct front_ops front_native_ops;
 
 /* Runs app behind this front end: the front_handler for front_start, its cls being app

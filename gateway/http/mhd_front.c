@@ -26,7 +26,7 @@ struct mhd_front {
 struct mhd_conn {
     struct mhd_front *m;
     struct MHD_Connection *conn;
-    void *req; /* the app's */
+    void *req;  /* the app's */
     char *body; /* gathered so far (owned until handed to on_body), NUL-terminated */
     size_t body_len, body_cap;
     bool too_large;
