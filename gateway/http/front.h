@@ -86,8 +86,10 @@ struct front_options {
 
 /* Opens the listening socket (SO_REUSEADDR, SO_REUSEPORT) and watches it on engine e.
  * Returns NULL with a message in err. */
-struct front *front_start(const struct front_options *opt, const struct front_handler *handler,
-                          struct up_engine *e, char *err, size_t errlen);
+__attribute__((warn_unused_result)) struct front *front_start(const struct front_options *opt,
+                                                              const struct front_handler *handler,
+                                                              struct up_engine *e, char *err,
+                                                              size_t errlen);
 
 /* The host functions the engine runs (up_engine_attach_host with fd -1). */
 void front_run(void *front);

@@ -44,8 +44,9 @@ struct mhd_front_options {
 
 /* Starts the daemon on addr (SO_REUSEPORT) and hands it to engine e; app (copied) gets the
  * requests. Returns NULL with a message in err. */
-struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const struct front_app *app,
-                                  struct up_engine *e, char *err, size_t errlen);
+__attribute__((warn_unused_result)) struct mhd_front *
+mhd_front_start(const struct mhd_front_options *opt, const struct front_app *app,
+                struct up_engine *e, char *err, size_t errlen);
 
 uint16_t mhd_front_port(const struct mhd_front *m);
 
