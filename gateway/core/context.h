@@ -1,5 +1,6 @@
 /* context — what every part of the gateway's request path shares, owned by main and
- * passed as the closure to MHD and curl callbacks. No globals. */
+ * passed to the front ends' and the upstream engine's callbacks (each loop has a copy
+ * with its own engine). No globals. */
 #ifndef CONTEXT_H
 #define CONTEXT_H
 

@@ -1,5 +1,7 @@
 /* request — one client request on its way through the gateway, shared by server (the
- * client side: the own front end or libmicrohttpd) and proxy (the node side).
+ * client side, through either front end: front.h) and proxy and the XMR402 flow (the node
+ * and billing side). request.c holds the accessors to the client connection, so those
+ * need only this header.
  *
  * Lifetime: created by server when the request head arrives, freed only when the front
  * end reports the request over. While proxy (or the XMR402 flow) holds it, nothing else
@@ -10,11 +12,11 @@
 #define REQUEST_H
 
 #include <jansson.h>
-#include <microhttpd.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "http/front.h"
 #include "limits/hold.h"
 #include "limits/limits.h"
 #include "rpc/methods.h"
@@ -25,20 +27,18 @@ struct gw_context;
 
 enum gw_endpoint { GW_EP_JSONRPC, GW_EP_JSON, GW_EP_BIN };
 
-#define GW_MAX_ATTEMPTS      2 /* a read is tried on at most two nodes */
-#define GW_MAX_EXTRA_HEADERS 3
+#define GW_MAX_ATTEMPTS      2     /* a read is tried on at most two nodes */
+#define GW_REQUEST_MAX_HEAD  16384 /* request line and headers (431 beyond) */
+#define GW_MAX_EXTRA_HEADERS 4     /* three WWW-Authenticate challenges, or proxy's three */
+#define GW_HEADER_VALUE_SIZE 512   /* a Digest challenge (DIGEST_CHALLENGE_SIZE) fits */
 
 struct proxy_work;
 struct xmr402_work;
-struct front_conn;
-struct hreq;
 
 struct gw_request {
     struct gw_context *ctx;
-    /* The client connection: libmicrohttpd's, or the own front end's (with its head). */
-    struct MHD_Connection *conn;
-    struct front_conn *fc;
-    const struct hreq *head;
+    /* The client connection, whichever front end holds it (front.h). */
+    struct front_client client;
     bool is_post;
     char *path;       /* the path as received (owned) */
     const char *rest; /* the monerod path to serve, inside path or static */
@@ -79,29 +79,39 @@ struct gw_request {
     bool from_cache;
     bool dispatched; /* handed to proxy: a node (or the broadcast) answers it */
 
-    /* The answer, filled before the connection is resumed. */
-    bool suspended;
+    /* The answer (answer.h), filled before it is sent or the connection is resumed. */
     bool answered;
     unsigned status;
     char *answer_body; /* owned, malloc'd */
     size_t answer_len;
     char answer_type[96];
-    /* Headers proxy adds to the answer (X-Xmrgate-Cache, -Degraded, -Broadcast). */
+    /* Headers of the answer (answer.h): challenges, Retry-After, Allow, and proxy's
+     * X-Xmrgate-Cache, -Degraded, -Broadcast. */
     struct gw_header {
         const char *name; /* static */
-        char value[256];
+        char value[GW_HEADER_VALUE_SIZE];
     } extra_headers[GW_MAX_EXTRA_HEADERS];
     size_t nextra_headers;
 };
 
-/* What the client sent, whichever front end received it (server.c). */
+/* What the client sent, whichever front end received it. */
 const char *gw_request_header(const struct gw_request *req, const char *name);
+/* How many times header name came (an Authorization sent twice is refused). */
+size_t gw_request_header_count(const struct gw_request *req, const char *name);
 /* Query argument name, undecoded, into out; false when absent or too long. */
 bool gw_request_query_arg(const struct gw_request *req, const char *name, char *out, size_t outlen);
 void gw_request_client_address(const struct gw_request *req, char *out, size_t outlen);
 
-/* The answer is in req: the front end sends it (from the loop, after this call). */
+/* The request waits for proxy, billing or the burst limit's timer: nothing more is read
+ * or answered until gw_request_resume. */
+void gw_request_suspend(struct gw_request *req);
+
+/* The answer is in req (or the wait is over): the front end brings the request back to
+ * server (from the loop, after this call). */
 void gw_request_resume(struct gw_request *req);
+
+/* Whether the client closed or shut its side since its request came. */
+bool gw_request_client_left(const struct gw_request *req);
 
 /* The request's id as X-Request-Id and the log show it: 16 lower-case hex digits. */
 #define GW_REQUEST_ID_SIZE 17

@@ -316,7 +316,8 @@ bool front_respond(struct front_conn *c, unsigned status, const struct front_hea
 static void respond_plain(struct front_conn *c, unsigned status)
 {
     c->close_after = true;
-    front_respond(c, status, NULL, 0, "", 0, false);
+    if (!front_respond(c, status, NULL, 0, "", 0, false))
+        return; /* out of memory: the connection closes without it */
 }
 
 void front_resume(struct front_conn *c)
@@ -905,4 +906,9 @@ void front_stop(struct front *f)
     }
     linger_free(f->linger);
     free(f);
+}
+
+const struct hreq *front_request_head(const struct front_conn *c)
+{
+    return &c->head;
 }

@@ -29,13 +29,20 @@
  * longer connections: they leave the connection count and have their own bound.
  *
  * Threads: everything runs on the engine's thread, except front_start, front_quiesce
- * (safe from any thread) and front_stop (after the engine stopped). */
+ * (safe from any thread) and front_stop (after the engine stopped).
+ *
+ * Both front ends: the request path (server.c) sees a client only through the second half
+ * of this header: a struct front_client (a connection and its front end's operations) and
+ * the struct front_app callbacks, whose results say what the front end does next. This
+ * front end's operations are front_native_ops; libmicrohttpd's, for TLS, are in
+ * mhd_front.h. */
 #ifndef FRONT_H
 #define FRONT_H
 
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "http/hreq.h"
 #include "http/linger.h"
@@ -79,8 +86,10 @@ struct front_options {
 
 /* Opens the listening socket (SO_REUSEADDR, SO_REUSEPORT) and watches it on engine e.
  * Returns NULL with a message in err. */
-struct front *front_start(const struct front_options *opt, const struct front_handler *handler,
-                          struct up_engine *e, char *err, size_t errlen);
+__attribute__((warn_unused_result)) struct front *front_start(const struct front_options *opt,
+                                                              const struct front_handler *handler,
+                                                              struct up_engine *e, char *err,
+                                                              size_t errlen);
 
 /* The host functions the engine runs (up_engine_attach_host with fd -1). */
 void front_run(void *front);
@@ -99,8 +108,10 @@ void front_stop(struct front *f);
  * Connection are added), and body (taken when body_owned: freed with free()). Called from
  * on_head, on_body or on_resume, or at any time on the engine thread after front_resume.
  * Returns false when the answer cannot be built (the connection then closes). */
-bool front_respond(struct front_conn *c, unsigned status, const struct front_header *headers,
-                   size_t nheaders, const char *body, size_t len, bool body_owned);
+__attribute__((warn_unused_result)) bool front_respond(struct front_conn *c, unsigned status,
+                                                       const struct front_header *headers,
+                                                       size_t nheaders, const char *body,
+                                                       size_t len, bool body_owned);
 
 /* The request's answer is ready: on_resume runs from the engine loop, after the current
  * batch of events (never inside this call). Engine thread only. */
@@ -117,5 +128,70 @@ void front_abandon(struct front_conn *c);
 
 /* The peer's IPv4/IPv6 address as text, "" when unknown. */
 void front_client_address(const struct front_conn *c, char *out, size_t outlen);
+
+/* c's current request head (valid from on_head until on_completed). */
+const struct hreq *front_request_head(const struct front_conn *c);
+
+/* ---- either front end, as the request path sees it ------------------------------------ */
+
+/* What a handler did with the request; the front end acts on it. */
+enum front_result {
+    FRONT_QUEUED, /* an answer was handed to the front end (front_client respond) */
+    FRONT_DONE,   /* nothing to send now: the request waits to be resumed, or was a spurious
+                   * wake-up */
+    FRONT_CLOSE,  /* drop the connection without (more of) an answer */
+};
+
+/* The request line and framing, whichever front end parsed them. */
+struct front_head {
+    const char *path;   /* as sent, not decoded */
+    const char *method; /* e.g. "POST" */
+    bool has_length;    /* Content-Length was sent */
+    uint64_t content_length;
+};
+
+/* The operations of one front end on one of its client connections (conn). All on the
+ * engine thread, from the app's callbacks or after a resume. */
+struct front_ops {
+    /* as front_respond; false when the answer could not be built (the connection closes) */
+    bool (*respond)(void *conn, unsigned status, const struct front_header *headers,
+                    size_t nheaders, const char *body, size_t len, bool body_owned);
+    void (*suspend)(void *conn);         /* the request waits: nothing more is read or answered */
+    void (*resume)(void *conn);          /* its answer is ready: the app's on_resume runs soon */
+    bool (*peer_left)(const void *conn); /* as front_peer_left */
+    void (*client_address)(const void *conn, char *out, size_t outlen);
+    const char *(*header)(const void *conn, const char *name); /* NULL when absent */
+    size_t (*header_count)(const void *conn, const char *name);
+    bool (*query_arg)(const void *conn, const char *name, char *out, size_t outlen);
+};
+
+/* A client connection of either front end. */
+struct front_client {
+    const struct front_ops *ops;
+    void *conn;
+};
+
+/* The request path behind a front end. req is the app's request state, from on_head until
+ * on_completed. */
+struct front_app {
+    void *cls;
+    /* A head arrived: *req is set to the app's state (NULL: refuse with 500 / close). The
+     * app may answer at once (FRONT_QUEUED); the body is then not read. */
+    enum front_result (*on_head)(void *cls, struct front_client client,
+                                 const struct front_head *head, void **req);
+    /* The body arrived (malloc'd, NUL-terminated, taken; NULL when empty), or too_large. */
+    enum front_result (*on_body)(void *cls, void *req, char *body, size_t len, bool too_large);
+    /* The request was resumed. */
+    enum front_result (*on_resume)(void *cls, void *req);
+    /* The request is over: answered, or its connection ended first. */
+    void (*on_completed)(void *cls, void *req);
+};
+
+/* This front end's connections (conn is a struct front_conn), front_native.c. */
+extern const struct front_ops front_native_ops;
+
+/* Runs app behind this front end: the front_handler for front_start, its cls being app
+ * (which must outlive the front). */
+struct front_handler front_native_handler(const struct front_app *app);
 
 #endif

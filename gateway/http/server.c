@@ -2,16 +2,17 @@
 #define _LGPL_SOURCE
 #include "http/server.h"
 
+#include "http/answer.h"
 #include "auth/auth.h"
 #include "core/context.h"
 #include "rpc/epee.h"
 #include "auth/digest.h"
 #include "http/front.h"
+#include "http/mhd_front.h"
 #include "ops/gw_metrics.h"
 #include "limits/hold.h"
 #include "rpc/jsonrpc.h"
 #include "limits/limits.h"
-#include "http/linger.h"
 #include "rpc/proxy.h"
 #include "core/request.h"
 #include "token.h"
@@ -22,31 +23,27 @@
 #include "xg_clock.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <inttypes.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include <poll.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 /* One event loop: a listener on the shared port (SO_REUSEPORT spreads the connections),
- * the own front end for plain HTTP or a libmicrohttpd daemon, run by one upstream engine's
- * thread. A request stays on its loop. */
+ * the own front end for plain HTTP or libmicrohttpd (mhd_front.h), run by one upstream
+ * engine's thread. A request stays on its loop. */
 struct gw_loop {
     struct gw_server *srv;
     struct gw_context ctx;        /* the shared context, with this loop's engine as ctx.up */
+    struct front_app app;         /* the request path, as both front ends call it */
     struct front *front;          /* the own front end, or NULL */
-    struct MHD_Daemon *daemon;    /* libmicrohttpd, or NULL */
-    struct linger_set *linger;    /* libmicrohttpd's closed sockets, draining; or NULL */
+    struct mhd_front *mhd;        /* libmicrohttpd, or NULL */
     struct hold_set *holds;       /* requests held by the burst limit until their token */
     struct up_engine *own_engine; /* loops after the first start their own; NULL for loop 0 */
     /* The last token this loop hashed and its SHA-256: a client on a kept-alive connection
@@ -108,57 +105,37 @@ static void answer_common_headers(const struct gw_request *req, struct answer_he
 
 /* Sends an answer through the request's front end; the body is copied, or taken (and
  * freed) when owned. */
-static enum MHD_Result emit(struct gw_request *req, unsigned status, const struct answer_headers *a,
-                            const char *body, size_t len, bool owned)
+static enum front_result emit(struct gw_request *req, unsigned status,
+                              const struct answer_headers *a, const char *body, size_t len,
+                              bool owned)
 {
     req->status = status;
-    if (req->fc)
-        return front_respond(req->fc, status, a->h, a->n, body, len, owned) ? MHD_YES : MHD_NO;
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        len, (void *)body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
-    if (!resp) {
-        if (owned)
-            free((void *)body);
-        return MHD_NO;
-    }
-    for (size_t i = 0; i < a->n; i++)
-        MHD_add_response_header(resp, a->h[i].name, a->h[i].value);
-    enum MHD_Result rc = MHD_queue_response(req->conn, status, resp);
-    MHD_destroy_response(resp);
-    return rc;
+    const struct front_client *c = &req->client;
+    return c->ops->respond(c->conn, status, a->h, a->n, body, len, owned) ? FRONT_QUEUED
+                                                                          : FRONT_CLOSE;
 }
 
-/* Queues an answer; extra headers are a NULL-terminated name,value list. */
-static enum MHD_Result queue(struct gw_request *req, unsigned status, const char *type,
-                             const void *body, size_t len, const char *const *headers)
+/* Sends req's answer (answer.h) through its front end, with the headers every answer
+ * ends with; the body goes with it (nothing is copied). */
+static enum front_result send_answer(struct gw_request *req)
 {
     struct answer_headers a = {.n = 0};
-    if (type && *type)
-        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    for (const char *const *h = headers; h && h[0]; h += 2)
-        answer_header(&a, h[0], h[1]);
+    if (req->answer_type[0])
+        answer_header(&a, "Content-Type", req->answer_type);
+    for (size_t i = 0; i < req->nextra_headers; i++)
+        answer_header(&a, req->extra_headers[i].name, req->extra_headers[i].value);
     answer_common_headers(req, &a);
-    return emit(req, status, &a, body, len, false);
+    char *body = req->answer_body;
+    req->answer_body = NULL; /* the answer owns it now */
+    return emit(req, req->status, &a, body ? body : "", req->answer_len, body != NULL);
 }
 
-/* An error of ours in the shape the client expects: a JSON-RPC error for /json_rpc,
- * {"status": …} for the plain JSON endpoints, the bare status for .bin. */
-static enum MHD_Result answer_error(struct gw_request *req, unsigned status, int rpc_code,
-                                    const char *message, const char *const *headers)
+/* Sends our error code (errors.h) in the client's shape; message NULL: the registry's. */
+static enum front_result reply_error(struct gw_request *req, enum errors_code code,
+                                     const char *message)
 {
-    enum MHD_Result rc;
-    size_t len = 0;
-    char *body = NULL;
-    if (req->endpoint == GW_EP_JSONRPC) {
-        body = jsonrpc_error_body(req->rpc_id, rpc_code, message, &len);
-    } else if (req->endpoint == GW_EP_JSON) {
-        json_t *obj = json_pack("{s:s}", "status", message);
-        body = jsonrpc_dump(obj, &len);
-        json_decref(obj);
-    }
-    rc = queue(req, status, body ? "application/json" : NULL, body ? body : "", len, headers);
-    free(body);
-    return rc;
+    answer_error(req, code, message);
+    return send_answer(req);
 }
 
 /* 401 with monerod's two Digest challenges, MD5 then MD5-sess with one nonce, in
@@ -172,7 +149,7 @@ static enum MHD_Result answer_error(struct gw_request *req, unsigned status, int
  * clients for which "the token is the password" is the simplest login, and after both
  * Digest challenges it still leaves a reader of the first one, a splitter at ", Digest"
  * and Python requests' merged dict on MD5 or MD5-sess. */
-static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale, const char *message)
+static enum front_result answer_unauthorized(struct gw_request *req, bool stale)
 {
     static const char www_authenticate[] = "WWW-authenticate"; /* epee's server_auth_field */
     struct digest_challenges digest;
@@ -180,93 +157,12 @@ static enum MHD_Result answer_unauthorized(struct gw_request *req, bool stale, c
     bool offer_basic = strncmp(req->path, "/v1/", 4) == 0;
     if (!digest_challenge(req->ctx->digest, wall_ms(), stale, &digest) ||
         (offer_basic && !auth_challenge_basic(basic, sizeof basic, req->ctx->cfg->realm)))
-        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
-                            "cannot build the authentication challenge", NULL);
-    const char *headers[] = {www_authenticate,
-                             digest.md5,
-                             www_authenticate,
-                             digest.md5_sess,
-                             offer_basic ? www_authenticate : NULL,
-                             basic,
-                             NULL};
-    return answer_error(req, MHD_HTTP_UNAUTHORIZED, JSONRPC_INVALID_REQUEST, message, headers);
-}
-
-/* ---- the client connection, whichever front end holds it ------------------------------ */
-
-const char *gw_request_header(const struct gw_request *req, const char *name)
-{
-    if (req->head)
-        return hreq_header(req->head, name);
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
-}
-
-struct header_tally {
-    const char *name;
-    size_t count;
-};
-
-static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                    const char *value)
-{
-    (void)kind;
-    (void)value;
-    struct header_tally *t = cls;
-    if (strcasecmp(key, t->name) == 0)
-        t->count++;
-    return MHD_YES;
-}
-
-static size_t header_count(const struct gw_request *req, const char *name)
-{
-    if (req->head)
-        return hreq_header_count(req->head, name);
-    struct header_tally t = {name, 0};
-    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, tally_header, &t);
-    return t.count;
-}
-
-bool gw_request_query_arg(const struct gw_request *req, const char *name, char *out, size_t outlen)
-{
-    if (req->head)
-        return hreq_query_arg(req->head, name, out, outlen);
-    const char *v = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
-    return v && xg_str_copy(out, outlen, v);
-}
-
-void gw_request_client_address(const struct gw_request *req, char *out, size_t outlen)
-{
-    out[0] = '\0';
-    if (req->fc) {
-        front_client_address(req->fc, out, outlen);
-        return;
-    }
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-    if (sa && sa->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
-                  (socklen_t)outlen);
-    else if (sa && sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
-                  (socklen_t)outlen);
-}
-
-/* The request waits for proxy or billing; gw_request_resume brings it back. The own front
- * end needs nothing for that: it reads no further request until this one is answered. */
-static void suspend(struct gw_request *req)
-{
-    if (req->conn)
-        MHD_suspend_connection(req->conn);
-    req->suspended = true;
-}
-
-void gw_request_resume(struct gw_request *req)
-{
-    if (req->fc)
-        front_resume(req->fc);
-    else
-        MHD_resume_connection(req->conn);
+        return reply_error(req, ERR_CHALLENGE_FAILED, NULL);
+    answer_header_add(req, www_authenticate, digest.md5);
+    answer_header_add(req, www_authenticate, digest.md5_sess);
+    if (offer_basic)
+        answer_header_add(req, www_authenticate, basic);
+    return reply_error(req, ERR_UNAUTHORIZED, NULL);
 }
 
 /* ---- authentication ----------------------------------------------------------------- */
@@ -303,8 +199,8 @@ static enum auth_verdict authenticate(struct gw_request *req, struct auth_creden
 {
     struct auth_request areq = {
         .path = req->path,
-        .authorization = gw_request_header(req, MHD_HTTP_HEADER_AUTHORIZATION),
-        .authorization_repeated = header_count(req, MHD_HTTP_HEADER_AUTHORIZATION) > 1,
+        .authorization = gw_request_header(req, "Authorization"),
+        .authorization_repeated = gw_request_header_count(req, "Authorization") > 1,
         .api_key = gw_request_header(req, "X-Api-Key"),
     };
     enum auth_kind kind = auth_parse(&areq, cred);
@@ -360,7 +256,7 @@ static enum auth_verdict authenticate(struct gw_request *req, struct auth_creden
 
 /* Prepares req->forward_body for /json_rpc; answers the client itself when the request
  * never reaches a node. Returns true when the request should be dispatched. */
-static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
+static bool prepare_jsonrpc(struct gw_request *req, enum front_result *rc)
 {
     req->endpoint = GW_EP_JSONRPC;
     struct jsonrpc_request rpc;
@@ -369,15 +265,14 @@ static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
         req->rpc_id = json_incref((json_t *)rpc.id);
     switch (parsed) {
     case JSONRPC_NOT_JSON:
-        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_PARSE_ERROR, "Parse error", NULL);
+        *rc = reply_error(req, ERR_PARSE_ERROR, NULL);
         return false;
     case JSONRPC_BATCH:
-        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_INVALID_REQUEST,
-                           "Invalid Request: batch requests are not supported", NULL);
+        *rc = reply_error(req, ERR_BATCH_UNSUPPORTED, NULL);
         return false;
     case JSONRPC_NOT_REQUEST:
         jsonrpc_request_clear(&rpc);
-        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_INVALID_REQUEST, "Invalid Request", NULL);
+        *rc = reply_error(req, ERR_INVALID_REQUEST, NULL);
         return false;
     case JSONRPC_OK:
         break;
@@ -385,7 +280,7 @@ static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
     req->info = methods_find_jsonrpc(rpc.method, strlen(rpc.method));
     if (!req->info || req->info->cls == METHOD_DENIED) {
         jsonrpc_request_clear(&rpc);
-        *rc = answer_error(req, MHD_HTTP_OK, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+        *rc = reply_error(req, ERR_METHOD_NOT_FOUND, NULL);
         return false;
     }
     jsonrpc_strip_client(rpc.root);
@@ -394,12 +289,12 @@ static bool prepare_jsonrpc(struct gw_request *req, enum MHD_Result *rc)
     return true;
 }
 
-static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
+static bool prepare_path(struct gw_request *req, enum front_result *rc)
 {
     req->info = methods_find_path(req->rest, strlen(req->rest));
     if (!req->info || req->info->cls == METHOD_DENIED) {
         req->endpoint = GW_EP_BIN; /* monerod answers an unknown path with a bare 404 */
-        *rc = queue(req, MHD_HTTP_NOT_FOUND, "text/plain", "", 0, NULL);
+        *rc = reply_error(req, ERR_NO_SUCH_PATH, NULL);
         return false;
     }
     if (req->info->kind == METHOD_BIN_PATH) {
@@ -417,7 +312,7 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
                                          req->body_len, &stripped_len, &removed);
         if (st != EPEE_OK || (req->info->pool_info &&
                               !proxy_bin_pool_rule(req->body, &stripped_len, &req->asks_pool))) {
-            *rc = queue(req, MHD_HTTP_BAD_REQUEST, "text/plain", "", 0, NULL);
+            *rc = reply_error(req, ERR_BAD_BIN_BODY, NULL);
             return false;
         }
         req->forward_body = req->body;
@@ -432,7 +327,7 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
     json_error_t error;
     json_t *root = json_loadb(req->body, req->body_len, 0, &error);
     if (!root) {
-        *rc = answer_error(req, MHD_HTTP_BAD_REQUEST, 0, "Failed to parse the JSON body", NULL);
+        *rc = reply_error(req, ERR_BAD_JSON_BODY, NULL);
         return false;
     }
     jsonrpc_strip_client(root);
@@ -445,7 +340,7 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
 
 /* 429 in the client's shape; a burst refusal comes before classification, so the
  * shape (.bin or not) and the JSON-RPC id to echo are found here. */
-static enum MHD_Result answer_over_limit(struct gw_request *req, const struct limits_refusal *why)
+static enum front_result answer_over_limit(struct gw_request *req, const struct limits_refusal *why)
 {
     if (req->endpoint == GW_EP_JSON) {
         const struct method_info *m = methods_find_path(req->rest, strlen(req->rest));
@@ -459,9 +354,8 @@ static enum MHD_Result answer_over_limit(struct gw_request *req, const struct li
             req->rpc_id = json_incref((json_t *)rpc.id);
         jsonrpc_request_clear(&rpc);
     }
-    const char *headers[] = {MHD_HTTP_HEADER_RETRY_AFTER, why->retry_after, NULL};
-    return answer_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_LIMIT_EXCEEDED, why->message,
-                        headers);
+    answer_header_add(req, "Retry-After", why->retry_after);
+    return reply_error(req, ERR_LIMIT_EXCEEDED, why->message);
 }
 
 static bool is_usage_path(const char *rest)
@@ -470,7 +364,7 @@ static bool is_usage_path(const char *rest)
 }
 
 /* GET /v1/usage: the tenant's own plan and today's usage. */
-static enum MHD_Result answer_usage(struct gw_request *req, const struct tenant_row *tenant)
+static enum front_result answer_usage(struct gw_request *req, const struct tenant_row *tenant)
 {
     req->endpoint = GW_EP_JSON;
     struct quota_status quota;
@@ -478,11 +372,9 @@ static enum MHD_Result answer_usage(struct gw_request *req, const struct tenant_
     size_t len = 0;
     char *body = limits_usage_body(tenant, &quota, &len);
     if (!body)
-        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
-                            "out of memory", NULL);
-    enum MHD_Result rc = queue(req, MHD_HTTP_OK, "application/json", body, len, NULL);
-    free(body);
-    return rc;
+        return reply_error(req, ERR_OUT_OF_MEMORY, NULL);
+    answer_set(req, 200, body, len, "application/json");
+    return send_answer(req);
 }
 
 /* ---- the request path --------------------------------------------------------------- */
@@ -495,9 +387,8 @@ static void remember_rpc_id(struct gw_request *req)
     jsonrpc_request_clear(&rpc);
 }
 
-static enum MHD_Result queue_node_answer(struct gw_request *req);
-static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant);
-static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenant_row *tenant);
+static enum front_result serve_tenant(struct gw_request *req, const struct tenant_row *tenant);
+static enum front_result serve_admitted(struct gw_request *req, const struct tenant_row *tenant);
 
 /* ---- held requests (burst limit) --------------------------------------------------- */
 
@@ -507,8 +398,10 @@ static void on_hold_due(struct hold_entry *e)
         (struct gw_request *)(void *)((char *)e - offsetof(struct gw_request, hold));
     req->hold_over = true;
     gw_request_resume(req);
-    if (req->conn) /* libmicrohttpd takes the resumed connection back in its next run */
-        up_engine_host_due(req->ctx->up);
+    /* A timer is no node job, after which the engine runs its host anyway: libmicrohttpd
+     * takes the resumed connection back in the next run (the own front end asked for one
+     * already). */
+    up_engine_host_due(req->ctx->up);
 }
 
 /* Holds an admitted request over its tenant's burst bucket until due_us, when its token
@@ -524,59 +417,40 @@ static bool hold_request(struct gw_request *req, const struct tenant_row *tenant
         return false;
     }
     *req->held_tenant = *tenant;
-    suspend(req);
+    gw_request_suspend(req);
     return true;
-}
-
-/* Whether the client of a held request closed or shut its side meanwhile. As nginx does
- * for a request it waits on (ngx_http_upstream_check_broken_connection), a peer that
- * shut its side counts as gone: a client that closes looks the same until we write. */
-static bool client_left(const struct gw_request *req)
-{
-    if (req->fc)
-        return front_peer_left(req->fc);
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci)
-        return false;
-    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
-    return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 /* A held request's token is due: on with the request path, unless its client left while
  * it waited; that request ends here, without a node call and without an answer. */
-static enum MHD_Result continue_held(struct gw_request *req)
+static enum front_result continue_held(struct gw_request *req)
 {
     struct tenant_row tenant = *req->held_tenant;
     free(req->held_tenant);
     req->held_tenant = NULL;
     req->hold_over = false;
-    req->suspended = false;
-    if (client_left(req)) {
-        if (!req->fc)
-            return MHD_NO; /* libmicrohttpd closes the connection */
-        front_abandon(req->fc);
-        return MHD_YES;
-    }
+    /* As nginx does for a request it waits on (ngx_http_upstream_check_broken_connection),
+     * a client that shut its side counts as gone. */
+    if (gw_request_client_left(req))
+        return FRONT_CLOSE;
     return serve_admitted(req, &tenant);
 }
 
 /* An agent endpoint without a credential, or with XMR402 proof: billing is asked while
  * the connection waits (xmr402_flow.h). */
-static enum MHD_Result start_xmr402(struct gw_request *req, const struct auth_credential *cred)
+static enum front_result start_xmr402(struct gw_request *req, const struct auth_credential *cred)
 {
-    suspend(req);
+    gw_request_suspend(req);
     if (!xmr402_flow_begin(req, cred))
         gw_request_resume(req); /* the answer is in req */
-    return MHD_YES;
+    return FRONT_DONE;
 }
 
-static enum MHD_Result handle_request(struct gw_request *req)
+static enum front_result handle_request(struct gw_request *req)
 {
     if (req->body_too_large) {
         req->endpoint = GW_EP_JSON;
-        return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
-                            "request body too large", NULL);
+        return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
     struct auth_credential cred;
     struct tenant_row tenant;
@@ -591,32 +465,30 @@ static enum MHD_Result handle_request(struct gw_request *req)
         remember_rpc_id(req);
     if (verdict == VERDICT_MALFORMED) {
         gw_metrics_auth_failure(req->ctx->metrics, "malformed");
-        return answer_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
-                            cred.detail ? cred.detail : "malformed credentials", NULL);
+        return reply_error(req, ERR_MALFORMED_CREDENTIALS, cred.detail);
     }
     if (agent_path)
         return start_xmr402(req, &cred);
     if (verdict != VERDICT_OK) {
         gw_metrics_auth_failure(req->ctx->metrics, gw_metrics_auth_scheme(cred.kind));
-        return answer_unauthorized(req, verdict == VERDICT_STALE, "authentication required");
+        return answer_unauthorized(req, verdict == VERDICT_STALE);
     }
     return serve_tenant(req, &tenant);
 }
 
 /* The request path after authentication: status checks, limits, classification, cache
  * and the nodes. Also where an XMR402 purchase continues once billing provisioned it. */
-static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_row *tenant_in)
+static enum front_result serve_tenant(struct gw_request *req, const struct tenant_row *tenant_in)
 {
     struct tenant_row tenant = *tenant_in;
     if (tenant.suspended)
-        return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST,
-                            "this access is suspended; contact the operator", NULL);
+        return reply_error(req, ERR_SUSPENDED, NULL);
     if (tenant.valid_until < (int64_t)time(NULL)) {
         char message[512];
         const char *where = req->ctx->cfg->renew_url;
         snprintf(message, sizeof message, "this plan expired; renew it with your token at %s",
                  where[0] ? where : "the billing page");
-        return answer_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST, message, NULL);
+        return reply_error(req, ERR_PLAN_EXPIRED, message);
     }
 
     struct limits_refusal over;
@@ -629,7 +501,7 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
     case LIMITS_BURST_HOLD:
         if (hold_request(req, &tenant, now_us + delay_us)) {
             gw_metrics_burst_delayed(req->ctx->metrics, (double)delay_us / 1e6);
-            return MHD_YES;
+            return FRONT_DONE;
         }
         break; /* out of memory: served at once, not refused */
     case LIMITS_BURST_NOW:
@@ -640,14 +512,14 @@ static enum MHD_Result serve_tenant(struct gw_request *req, const struct tenant_
 
 /* The request path once the burst limit admitted the request: usage, classification,
  * quota, cache and the nodes. */
-static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenant_row *tenant)
+static enum front_result serve_admitted(struct gw_request *req, const struct tenant_row *tenant)
 {
     if (is_usage_path(req->rest))
         return answer_usage(req, tenant);
 
     struct limits_refusal over;
     int64_t now_unix = (int64_t)time(NULL);
-    enum MHD_Result rc = MHD_NO;
+    enum front_result rc = FRONT_CLOSE;
     bool dispatch =
         req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc) : prepare_path(req, &rc);
     if (!dispatch)
@@ -657,39 +529,24 @@ static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenan
         return answer_over_limit(req, &over);
     }
     if (req->forward_len && !req->forward_body)
-        return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
-                            "out of memory", NULL);
+        return reply_error(req, ERR_OUT_OF_MEMORY, NULL);
     if (proxy_answer_from_cache(req)) {
         req->from_cache = true;
-        return queue_node_answer(req);
+        return send_answer(req);
     }
-    suspend(req);
+    gw_request_suspend(req);
     req->dispatched = true;
     if (!proxy_dispatch(req))
         gw_request_resume(req); /* the answer is in req */
-    return MHD_YES;
-}
-
-/* Queues the node's answer (or proxy's error answer) without copying the body. */
-static enum MHD_Result queue_node_answer(struct gw_request *req)
-{
-    struct answer_headers a = {.n = 0};
-    if (req->answer_type[0])
-        answer_header(&a, MHD_HTTP_HEADER_CONTENT_TYPE, req->answer_type);
-    for (size_t i = 0; i < req->nextra_headers; i++)
-        answer_header(&a, req->extra_headers[i].name, req->extra_headers[i].value);
-    answer_common_headers(req, &a);
-    char *body = req->answer_body;
-    req->answer_body = NULL; /* the answer owns it now */
-    return emit(req, req->status, &a, body ? body : "", req->answer_len, body != NULL);
+    return FRONT_DONE;
 }
 
 /* The answer is ready, or billing provisioned the tenant an XMR402 request waited for. */
-static enum MHD_Result continue_resumed(struct gw_request *req)
+static enum front_result continue_resumed(struct gw_request *req)
 {
     struct tenant_row bought;
     if (xmr402_flow_take_tenant(req, &bought)) {
-        req->suspended = false;   /* served now as the tenant billing just provisioned */
+        /* served now as the tenant billing just provisioned */
         json_decref(req->rpc_id); /* classification reads the id again */
         req->rpc_id = NULL;
         return serve_tenant(req, &bought);
@@ -697,11 +554,11 @@ static enum MHD_Result continue_resumed(struct gw_request *req)
     if (req->hold_over)
         return continue_held(req);
     if (!req->answered)
-        return MHD_YES; /* spurious wake-up; the answer is not ready */
-    return queue_node_answer(req);
+        return FRONT_DONE; /* spurious wake-up; the answer is not ready */
+    return send_answer(req);
 }
 
-static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connection *conn,
+static struct gw_request *request_new(struct gw_loop *loop, struct front_client client,
                                       const char *url, const char *method)
 {
     struct gw_server *srv = loop->srv;
@@ -709,8 +566,8 @@ static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connectio
     if (!req)
         return NULL;
     req->ctx = &loop->ctx;
-    req->conn = conn;
-    req->is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    req->client = client;
+    req->is_post = strcmp(method, "POST") == 0;
     req->path = strdup(url);
     req->rest = req->path;
     req->started_us = xg_monotonic_us();
@@ -729,80 +586,22 @@ static struct gw_request *request_new(struct gw_loop *loop, struct MHD_Connectio
     return req;
 }
 
-static void append_body(struct gw_request *req, const char *data, size_t len)
-{
-    if (req->body_too_large)
-        return;
-    if (req->body_len + len > req->ctx->max_body) {
-        req->body_too_large = true;
-        return;
-    }
-    if (req->body_len + len + 1 > req->body_cap) {
-        size_t cap = req->body_cap * 2;
-        while (cap < req->body_len + len + 1)
-            cap *= 2;
-        char *grown = realloc(req->body, cap);
-        if (!grown) {
-            req->body_too_large = true;
-            return;
-        }
-        req->body = grown;
-        req->body_cap = cap;
-    }
-    memcpy(req->body + req->body_len, data, len);
-    req->body_len += len;
-    req->body[req->body_len] = '\0';
-}
-
-static bool declared_too_large(struct MHD_Connection *conn, size_t max_body)
-{
-    const char *cl =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    return cl && strtoull(cl, NULL, 10) > max_body;
-}
-
 /* Answers at once what is refused on the head alone: a method monerod does not serve
- * (405), or a declared body over the limit (413); MHD_YES when there is nothing to
+ * (405), or a declared body over the limit (413); FRONT_DONE when there is nothing to
  * refuse. */
-static enum MHD_Result refuse_on_head(struct gw_request *req, const char *method, bool too_large)
+static enum front_result refuse_on_head(struct gw_request *req, const char *method, bool too_large)
 {
-    bool allowed =
-        strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    bool allowed = strcmp(method, "GET") == 0 || strcmp(method, "POST") == 0;
     if (!allowed) {
         req->endpoint = GW_EP_BIN;
-        const char *headers[] = {MHD_HTTP_HEADER_ALLOW, "GET, POST", NULL};
-        return queue(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "", 0, headers);
+        answer_header_add(req, "Allow", "GET, POST");
+        return reply_error(req, ERR_METHOD_NOT_ALLOWED, NULL);
     }
     if (too_large) {
         req->endpoint = GW_EP_JSON;
-        return answer_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
-                            "request body too large", NULL);
+        return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
-    return MHD_YES;
-}
-
-static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
-                                 const char *method, const char *version, const char *upload_data,
-                                 size_t *upload_data_size, void **con_cls)
-{
-    (void)version;
-    struct gw_loop *loop = cls;
-    struct gw_request *req = *con_cls;
-    if (!req) {
-        req = request_new(loop, conn, url, method);
-        if (!req)
-            return MHD_NO;
-        *con_cls = req;
-        return refuse_on_head(req, method, declared_too_large(conn, loop->ctx.max_body));
-    }
-    if (*upload_data_size) {
-        append_body(req, upload_data, *upload_data_size);
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
-    if (req->suspended)
-        return continue_resumed(req);
-    return handle_request(req);
+    return FRONT_DONE;
 }
 
 /* One client request in the metrics, once it is over (answered, or the client left). */
@@ -814,7 +613,7 @@ static void record_request(const struct gw_request *req)
                               : !req->dispatched   ? GW_OUTCOME_REFUSED
                               : req->status >= 500 ? GW_OUTCOME_FAILED
                                                    : GW_OUTCOME_NODE;
-    if (req->status == MHD_HTTP_PAYMENT_REQUIRED)
+    if (req->status == 402)
         gw_metrics_payment_required(req->ctx->metrics);
     gw_metrics_request(req->ctx->metrics, req->info, req->status, outcome,
                        (double)(xg_monotonic_us() - req->started_us) / 1e6);
@@ -836,111 +635,47 @@ static void request_free(struct gw_loop *loop, struct gw_request *req)
     atomic_fetch_sub(&loop->srv->inflight, 1);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
-    (void)conn;
-    (void)toe;
-    if (!*con_cls)
-        return;
-    request_free(cls, *con_cls);
-    *con_cls = NULL;
-}
+/* ---- the request path behind either front end (front_app, front.h) ------------------- */
 
-/* ---- the own front end's handler (front.h) ------------------------------------------- */
-
-static void *native_on_head(void *cls, struct front_conn *c, const struct hreq *head)
+static enum front_result app_on_head(void *cls, struct front_client client,
+                                     const struct front_head *head, void **request)
 {
     struct gw_loop *loop = cls;
-    struct gw_request *req = request_new(loop, NULL, head->path, head->method);
+    struct gw_request *req = request_new(loop, client, head->path, head->method);
+    *request = req;
     if (!req)
-        return NULL;
-    req->fc = c;
-    req->head = head;
+        return FRONT_CLOSE;
     /* an answer here is sent by the front end, which then skips the body */
-    (void)refuse_on_head(req, head->method,
-                         head->has_length && head->content_length > (uint64_t)loop->ctx.max_body);
-    return req;
+    return refuse_on_head(req, head->method,
+                          head->has_length && head->content_length > (uint64_t)loop->ctx.max_body);
 }
 
-static void native_on_body(void *cls, struct front_conn *c, void *request, char *body, size_t len,
-                           bool too_large)
+static enum front_result app_on_body(void *cls, void *request, char *body, size_t len,
+                                     bool too_large)
 {
     (void)cls;
-    (void)c;
     struct gw_request *req = request;
     if (too_large) {
         req->body_too_large = true;
+        free(body);
     } else if (body) {
         free(req->body);
         req->body = body;
         req->body_len = len;
         req->body_cap = len + 1;
     }
-    (void)handle_request(req);
+    return handle_request(req);
 }
 
-static void native_on_resume(void *cls, struct front_conn *c, void *request)
+static enum front_result app_on_resume(void *cls, void *request)
 {
     (void)cls;
-    (void)c;
-    (void)continue_resumed(request);
+    return continue_resumed(request);
 }
 
-static void native_on_completed(void *cls, void *request)
+static void app_on_completed(void *cls, void *request)
 {
     request_free(cls, request);
-}
-
-/* The upstream engine's thread runs the listener: accept, read, answer, resume; and the
- * lingering close of what libmicrohttpd closed. */
-static void on_host_run(void *cls)
-{
-    struct gw_loop *loop = cls;
-    MHD_run(loop->daemon);
-    linger_run(loop->linger);
-}
-
-static long on_host_timeout(void *cls)
-{
-    struct gw_loop *loop = cls;
-    long linger_ms = linger_timeout_ms(loop->linger);
-    MHD_UNSIGNED_LONG_LONG mhd_ms;
-    long ms = MHD_get_timeout(loop->daemon, &mhd_ms) != MHD_YES ? -1
-              : mhd_ms > 1000                                   ? 1000
-                                                                : (long)mhd_ms;
-    if (linger_ms >= 0 && (ms < 0 || linger_ms < ms))
-        ms = linger_ms;
-    return ms;
-}
-
-/* libmicrohttpd 0.9.75 closes a connection's socket right after this callback, with
- * MHD_USE_TURBO not even shut down first: a client still sending (the rest of an
- * oversized head answered 431, a body refused on its head) would be reset and could lose
- * the answer. A duplicate of the descriptor keeps the socket open for a lingering close
- * (linger.h) after libmicrohttpd let go of its own. Engine thread (inside MHD_run); at
- * MHD_stop_daemon loop->linger is gone and the socket just closes. */
-static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                          enum MHD_ConnectionNotificationCode code)
-{
-    (void)socket_context;
-    struct gw_loop *loop = cls;
-    if (code != MHD_CONNECTION_NOTIFY_CLOSED || !loop->linger)
-        return;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    int fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
-    if (fd >= 0)
-        linger_take(loop->linger, fd, false);
-}
-
-/* monerod matches the request target as sent, without percent-decoding; so do we (an
- * escaped path is no monerod path, and a Digest uri is compared as sent). */
-static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
-{
-    (void)cls;
-    (void)conn;
-    return strlen(s);
 }
 
 struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
@@ -969,13 +704,7 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
         .linger = LINGER_BUDGET_DEFAULT,
         .max_lingering = LINGER_MAX_SOCKETS,
     };
-    struct front_handler handler = {
-        .cls = loop,
-        .on_head = native_on_head,
-        .on_body = native_on_body,
-        .on_resume = native_on_resume,
-        .on_completed = native_on_completed,
-    };
+    struct front_handler handler = front_native_handler(&loop->app);
     char why[256];
     loop->front = front_start(&opt, &handler, loop->ctx.up, why, sizeof why);
     if (!loop->front) {
@@ -996,6 +725,11 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
     struct gw_loop *loop = &srv->loops[i];
     loop->srv = srv;
     loop->ctx = *ctx;
+    loop->app = (struct front_app){.cls = loop,
+                                   .on_head = app_on_head,
+                                   .on_body = app_on_body,
+                                   .on_resume = app_on_resume,
+                                   .on_completed = app_on_completed};
     if (i > 0) {
         struct up_engine_options uopt = gw_server_engine_options(cfg);
         loop->own_engine = up_engine_start(&uopt, err, errlen);
@@ -1011,47 +745,20 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
     bool tls = srv->tls_cert != NULL;
     if (!tls && strcmp(cfg->front_end, "native") == 0)
         return loop_start_front(loop, addr, err, errlen);
-    struct linger_budget budget = LINGER_BUDGET_DEFAULT;
-    loop->linger = linger_new(loop->ctx.up, &budget, LINGER_MAX_SOCKETS);
-    if (!loop->linger) {
-        snprintf(err, errlen, "out of memory");
-        return false;
-    }
-    /* No thread of MHD's own: the loop's engine thread runs it (see server.h). */
-    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
-    if (tls)
-        flags |= MHD_USE_TLS;
-    struct MHD_OptionItem options[] = {
-        {MHD_OPTION_SOCK_ADDR, 0, (void *)addr},
-        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)(cfg->connection_timeout_ms / 1000), NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, GW_SERVER_MAX_CONNECTIONS, NULL},
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, GW_SERVER_MAX_HEAD, NULL},
-        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
-        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL}, /* SO_REUSEPORT: one port, all loops */
-        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, loop},
-        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, loop},
-        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL},
-        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
-        {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
-        {MHD_OPTION_END, 0, NULL},
+    char where[128];
+    snprintf(where, sizeof where, "%s:%ld", cfg->bind, (long)cfg->port);
+    struct mhd_front_options opt = {
+        .addr = *addr,
+        .name = where,
+        .tls_cert = srv->tls_cert,
+        .tls_key = srv->tls_key,
+        .connection_timeout_s = (long)(cfg->connection_timeout_ms / 1000),
+        .max_connections = GW_SERVER_MAX_CONNECTIONS,
+        .max_head = GW_SERVER_MAX_HEAD,
+        .max_body = loop->ctx.max_body,
     };
-    loop->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, loop, MHD_OPTION_ARRAY,
-                                    options, MHD_OPTION_END);
-    if (!loop->daemon) {
-        snprintf(err, errlen, "cannot listen on %s:%ld%s", cfg->bind, (long)cfg->port,
-                 tls ? " (TLS)" : "");
-        return false;
-    }
-    const union MHD_DaemonInfo *epoll_fd =
-        MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_EPOLL_FD);
-    if (!epoll_fd) {
-        snprintf(err, errlen, "libmicrohttpd has no epoll descriptor");
-        return false;
-    }
-    struct up_host host = {
-        .fd = epoll_fd->epoll_fd, .run = on_host_run, .timeout_ms = on_host_timeout, .ctx = loop};
-    up_engine_attach_host(loop->ctx.up, &host);
-    return true;
+    loop->mhd = mhd_front_start(&opt, &loop->app, loop->ctx.up, err, errlen);
+    return loop->mhd != NULL;
 }
 
 struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errlen)
@@ -1086,7 +793,7 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
     }
     return srv;
 fail:
-    /* Loop 0's engine may already run a daemon freed below: stop it first (the caller's
+    /* Loop 0's engine may already run a front end freed below: stop it first (the caller's
      * later up_engine_stop is idempotent). */
     if (srv->nloops > 0)
         up_engine_stop(ctx->up);
@@ -1098,23 +805,16 @@ uint16_t gw_server_port(const struct gw_server *srv)
 {
     if (srv->loops[0].front)
         return front_port(srv->loops[0].front);
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(srv->loops[0].daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info ? info->port : 0;
+    return srv->loops[0].mhd ? mhd_front_port(srv->loops[0].mhd) : 0;
 }
 
 void gw_server_quiesce(struct gw_server *srv)
 {
     for (size_t i = 0; i < srv->nloops; i++) {
-        if (srv->loops[i].front) {
+        if (srv->loops[i].front)
             front_quiesce(srv->loops[i].front);
-            continue;
-        }
-        if (!srv->loops[i].daemon)
-            continue;
-        MHD_socket fd = MHD_quiesce_daemon(srv->loops[i].daemon);
-        if (fd != MHD_INVALID_SOCKET)
-            close(fd);
+        if (srv->loops[i].mhd)
+            mhd_front_quiesce(srv->loops[i].mhd);
     }
 }
 
@@ -1127,21 +827,19 @@ void gw_server_stop(struct gw_server *srv)
 {
     if (!srv)
         return;
-    /* The loops' own engines first: they run the daemons (loop 0's engine is the
+    /* The loops' own engines first: they run the front ends (loop 0's engine is the
      * caller's, stopped before this call). */
     for (size_t i = 0; i < srv->nloops; i++)
         if (srv->loops[i].own_engine)
             up_engine_stop(srv->loops[i].own_engine);
     for (size_t i = 0; i < srv->nloops; i++) {
         OPENSSL_cleanse(&srv->loops[i].token_memo, sizeof srv->loops[i].token_memo);
-        linger_free(srv->loops[i].linger); /* first: the daemon's last closes do not linger */
-        srv->loops[i].linger = NULL;
-        if (srv->loops[i].daemon) {
+        if (srv->loops[i].mhd) {
             /* libmicrohttpd must not stop with suspended connections: held ones (the drain
              * gave up on them) are resumed, then closed by the stop. */
             if (srv->loops[i].holds)
                 (void)hold_run(srv->loops[i].holds, INT64_MAX);
-            MHD_stop_daemon(srv->loops[i].daemon);
+            mhd_front_stop(srv->loops[i].mhd);
         }
         front_stop(srv->loops[i].front); /* closes held requests too */
         hold_set_free(srv->loops[i].holds);

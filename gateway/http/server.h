@@ -6,10 +6,12 @@
  * connections together, on one upstream engine's thread and one epoll set. Plain HTTP is
  * served by the gateway's own front end (front.h), whose client sockets sit in that epoll
  * set beside the node sockets; HTTPS (and plain HTTP with [server] front_end =
- * libmicrohttpd) by libmicrohttpd in external-loop mode, its epoll descriptor in the set
- * (up_engine_attach_host), a waiting request suspending its connection
- * (MHD_suspend_connection). A request that needs a node becomes an upstream job; its
- * answer resumes the request on the same thread. No thread waits on a node and no request
+ * libmicrohttpd) by libmicrohttpd in external-loop mode (mhd_front.h), its epoll
+ * descriptor in the set (up_engine_attach_host), a waiting request suspending its
+ * connection. Both call the same request path (front.h's front_app, which says what the
+ * front end does next: answer queued, done for now, or close); below the loop, server
+ * does not know which front end holds a request. A request that needs a node becomes an upstream
+ * job; its answer resumes the request on the same thread. No thread waits on a node and no request
  * crosses threads, so thousands of concurrent clients cost sockets and a little state
  * each, a proxied request costs no thread hand-off (measured: three hand-offs added
  * ~100 µs per request on two busy cores), and the node side stays within a fixed
@@ -24,11 +26,12 @@
 #include <stdint.h>
 
 #include "core/gw_config.h"
+#include "core/request.h"
 #include "core/upstream.h"
 
 #define GW_SERVER_MAX_LOOPS       16
-#define GW_SERVER_MAX_CONNECTIONS 16384 /* client connections per loop */
-#define GW_SERVER_MAX_HEAD        16384 /* request line and headers (431 beyond) */
+#define GW_SERVER_MAX_CONNECTIONS 16384               /* client connections per loop */
+#define GW_SERVER_MAX_HEAD        GW_REQUEST_MAX_HEAD /* request line and headers (431) */
 
 struct gw_context;
 struct gw_server;

@@ -2,6 +2,7 @@
 #include "rpc/proxy.h"
 
 #include "core/context.h"
+#include "http/answer.h"
 #include "rpc/epee.h"
 #include "ops/gw_metrics.h"
 #include "rpc/jsonrpc.h"
@@ -260,42 +261,6 @@ bool proxy_bin_request_immutable(const char *path, const char *body, size_t len,
 
 /* ---- answering ------------------------------------------------------------------------ */
 
-static void add_header(struct gw_request *req, const char *name, const char *value)
-{
-    for (size_t i = 0; i < req->nextra_headers; i++) {
-        if (strcmp(req->extra_headers[i].name, name) == 0) {
-            xg_str_copy(req->extra_headers[i].value, sizeof req->extra_headers[i].value, value);
-            return;
-        }
-    }
-    if (req->nextra_headers == GW_MAX_EXTRA_HEADERS)
-        return;
-    struct gw_header *h = &req->extra_headers[req->nextra_headers++];
-    h->name = name;
-    xg_str_copy(h->value, sizeof h->value, value);
-}
-
-/* Our own error answer in the client's shape. */
-static void answer_error(struct gw_request *req, unsigned status, const char *message)
-{
-    req->status = status;
-    free(req->answer_body);
-    req->answer_body = NULL;
-    req->answer_len = 0;
-    req->answer_type[0] = '\0';
-    if (req->endpoint == GW_EP_JSONRPC) {
-        req->answer_body =
-            jsonrpc_error_body(req->rpc_id, JSONRPC_INTERNAL_ERROR, message, &req->answer_len);
-        xg_str_copy(req->answer_type, sizeof req->answer_type, "application/json");
-    } else if (req->endpoint == GW_EP_JSON) {
-        json_t *body = json_pack("{s:s}", "status", message);
-        req->answer_body = jsonrpc_dump(body, &req->answer_len);
-        json_decref(body);
-        xg_str_copy(req->answer_type, sizeof req->answer_type, "application/json");
-    }
-    req->answered = true;
-}
-
 void proxy_node_ref(int32_t id, char out[PROXY_NODE_REF_SIZE])
 {
     snprintf(out, PROXY_NODE_REF_SIZE, "n%" PRId32, id);
@@ -318,7 +283,7 @@ static void answer_unavailable(struct gw_request *req, const char *why,
     if (fields && detail)
         json_object_set_new(fields, "detail", json_string(detail));
     xg_log_fields(XG_LOG_WARN, "request_failed", fields, "%s", message);
-    answer_error(req, MHD_HTTP_BAD_GATEWAY, message);
+    answer_error(req, ERR_NO_NODE, message);
 }
 
 /* The last attempt failed without an answer to pass on: the node's id and outcome for the
@@ -331,17 +296,6 @@ static void answer_node_failed(struct gw_request *req, const struct up_result *r
     answer_unavailable(req, why, &req->px->current, res->error);
 }
 
-static void set_answer(struct gw_request *req, long status, char *body, size_t len,
-                       const char *type)
-{
-    free(req->answer_body);
-    req->status = (unsigned)status;
-    req->answer_body = body;
-    req->answer_len = len;
-    xg_str_copy(req->answer_type, sizeof req->answer_type, type);
-    req->answered = true;
-}
-
 static void release_held(struct proxy_work *px)
 {
     free(px->held_body);
@@ -349,7 +303,8 @@ static void release_held(struct proxy_work *px)
     px->held_len = 0;
 }
 
-static void finish(struct gw_request *req)
+/* The answer is in req: the held one is let go and the request handed back to server. */
+static void hand_back(struct gw_request *req)
 {
     release_held(req->px);
     req->answered = true;
@@ -501,8 +456,8 @@ static bool render_hit(struct gw_request *req, char *stored, size_t len, bool im
     size_t out_len = 0;
     if (req->endpoint == GW_EP_BIN) {
         /* Stored as the node sent it: no id, and no field relative to the tip. */
-        set_answer(req, 200, stored, len, "application/octet-stream");
-        add_header(req, "X-Xmrgate-Cache", "hit");
+        answer_set(req, 200, stored, len, "application/octet-stream");
+        answer_header_set(req, "X-Xmrgate-Cache", "hit");
         return true;
     }
     if (!immutable && req->endpoint == GW_EP_JSONRPC) {
@@ -525,8 +480,8 @@ static bool render_hit(struct gw_request *req, char *stored, size_t len, bool im
     }
     if (!body)
         return false;
-    set_answer(req, 200, body, out_len, "application/json");
-    add_header(req, "X-Xmrgate-Cache", "hit");
+    answer_set(req, 200, body, out_len, "application/json");
+    answer_header_set(req, "X-Xmrgate-Cache", "hit");
     return true;
 }
 
@@ -615,7 +570,7 @@ static bool ensure_work(struct gw_request *req)
 static void mark_degraded(struct gw_request *req, const struct prober_quorum *q)
 {
     if (q->known && q->degraded)
-        add_header(req, "X-Xmrgate-Degraded", "no-quorum");
+        answer_header_set(req, "X-Xmrgate-Degraded", "no-quorum");
 }
 
 bool proxy_answer_from_cache(struct gw_request *req)
@@ -696,7 +651,7 @@ static size_t fallback_nodes(struct gw_request *req)
     nodes_read_unlock();
     px->next = 0;
     if (px->ncandidates)
-        add_header(req, "X-Xmrgate-Degraded", "no-healthy-node");
+        answer_header_set(req, "X-Xmrgate-Degraded", "no-healthy-node");
     return px->ncandidates;
 }
 
@@ -704,7 +659,7 @@ static size_t fallback_nodes(struct gw_request *req)
 static void answer_held(struct gw_request *req)
 {
     struct proxy_work *px = req->px;
-    set_answer(req, px->held_status, px->held_body, px->held_len, px->held_type);
+    answer_set(req, px->held_status, px->held_body, px->held_len, px->held_type);
     px->held_body = NULL;
 }
 
@@ -749,9 +704,8 @@ static void on_read_answer(struct gw_request *req, const struct up_result *res,
         hold_answer(px, res, f);
         if (start_phase(req, PHASE_FULL_NODE))
             return;
-        answer_error(req, MHD_HTTP_SERVICE_UNAVAILABLE,
-                     "only a pruned node could answer and its answer is incomplete");
-        finish(req);
+        answer_error(req, ERR_PRUNED_ONLY, NULL);
+        hand_back(req);
         return;
     }
     /* Negatives must be confirmed; so must an error to a historical read, which may have
@@ -762,18 +716,18 @@ static void on_read_answer(struct gw_request *req, const struct up_result *res,
         if (start_phase(req, PHASE_CONFIRM))
             return;
         answer_held(req); /* the only node on the tip: its answer stands */
-        finish(req);
+        hand_back(req);
         return;
     }
     bool better = f->ok && (!px->held_facts.ok || f->negatives < px->held_facts.negatives);
     if (px->phase == PHASE_CONFIRM && px->held_body && !better) {
         answer_held(req); /* the second node found no more: the first answer stands */
-        finish(req);
+        hand_back(req);
         return;
     }
     store_answer(req, res->http_status, res->body, res->body_len, f);
-    set_answer(req, res->http_status, up_result_take_body(res), res->body_len, res->content_type);
-    finish(req);
+    answer_set(req, res->http_status, up_result_take_body(res), res->body_len, res->content_type);
+    hand_back(req);
 }
 
 static void on_node_done(const struct up_result *res, void *arg)
@@ -804,24 +758,24 @@ static void on_node_done(const struct up_result *res, void *arg)
         if (px->held_body) { /* a confirmation or full-node retry failed: the first stands */
             if (px->phase == PHASE_CONFIRM) {
                 answer_held(req);
-                finish(req);
+                hand_back(req);
                 return;
             }
         }
         if (res->outcome == UP_OK) { /* a 5xx or BUSY: pass the node's own answer on */
-            set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
+            answer_set(req, res->http_status, up_result_take_body(res), res->body_len,
                        res->content_type);
         } else {
             answer_node_failed(req, res);
         }
-        finish(req);
+        hand_back(req);
         return;
     }
     if (req->endpoint == GW_EP_BIN) {
         store_answer(req, res->http_status, res->body, res->body_len, &f);
-        set_answer(req, res->http_status, up_result_take_body(res), res->body_len,
+        answer_set(req, res->http_status, up_result_take_body(res), res->body_len,
                    res->content_type);
-        finish(req);
+        hand_back(req);
         return;
     }
     on_read_answer(req, res, &f);
@@ -882,7 +836,7 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
     mark_degraded(req, q);
     plan_store(req, q, &px->plan);
     if (px->plan.store != STORE_NONE)
-        add_header(req, "X-Xmrgate-Cache", "miss");
+        answer_header_set(req, "X-Xmrgate-Cache", "miss");
     const char *why;
     if (!submit_attempt(req, &why)) {
         answer_unavailable(req, why, NULL, NULL);
@@ -926,10 +880,10 @@ static void broadcast_finish(struct gw_request *req)
         else if (s->outcome == BC_REJECTED && !best)
             best = s;
     }
-    add_header(req, "X-Xmrgate-Broadcast", header);
+    answer_header_set(req, "X-Xmrgate-Broadcast", header);
     gw_metrics_broadcast(req->ctx->metrics, best && best->outcome == BC_ACCEPTED);
     if (best) {
-        set_answer(req, best->http, best->body, best->len, best->type);
+        answer_set(req, best->http, best->body, best->len, best->type);
         best->body = NULL;
     } else {
         answer_unavailable(req, "no node accepted the connection", NULL, NULL);
@@ -938,7 +892,7 @@ static void broadcast_finish(struct gw_request *req)
         free(px->slots[i].body);
         px->slots[i].body = NULL;
     }
-    finish(req);
+    hand_back(req);
 }
 
 static void on_broadcast_done(const struct up_result *res, void *arg)
@@ -990,7 +944,7 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
     mark_degraded(req, q);
     px->slots = calloc(n, sizeof *px->slots);
     if (!px->slots) {
-        answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        answer_error(req, ERR_OUT_OF_MEMORY, NULL);
         return false;
     }
     for (size_t i = 0; i < n; i++)
@@ -1048,7 +1002,7 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
 bool proxy_dispatch(struct gw_request *req)
 {
     if (!ensure_work(req)) {
-        answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        answer_error(req, ERR_OUT_OF_MEMORY, NULL);
         return false;
     }
     struct prober_quorum q = prober_quorum(req->ctx->prober);

@@ -2,7 +2,7 @@
 #include "xmr402/xmr402_flow.h"
 
 #include "core/context.h"
-#include "http/server.h"
+#include "http/answer.h"
 #include "token.h"
 #include "core/upstream.h"
 #include "xg_hex.h"
@@ -47,7 +47,8 @@ struct xmr402_work {
 
 /* ---- small helpers ----------------------------------------------------------------- */
 
-static void add_header(struct xmr402_work *w, const char *name, const char *value)
+/* A header of the XMR402 answer, kept in w (xmr402_flow_each_header hands it over). */
+static void work_header(struct xmr402_work *w, const char *name, const char *value)
 {
     if (!value || w->nheaders >= MAX_HEADERS)
         return;
@@ -57,29 +58,6 @@ static void add_header(struct xmr402_work *w, const char *name, const char *valu
     w->headers[w->nheaders].name = name;
     w->headers[w->nheaders].value = copy;
     w->nheaders++;
-}
-
-/* The answer, as JSON, ready for the resumed connection. Takes the body reference. */
-static void set_answer(struct gw_request *req, unsigned status, json_t *body)
-{
-    free(req->answer_body);
-    req->answer_body = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    req->answer_len = req->answer_body ? strlen(req->answer_body) : 0;
-    snprintf(req->answer_type, sizeof req->answer_type, "application/json");
-    req->status = req->answer_body ? status : MHD_HTTP_INTERNAL_SERVER_ERROR;
-    json_decref(body);
-    req->answered = true;
-}
-
-static json_t *error_body(const char *code, const char *message)
-{
-    return json_pack("{s:s, s:{s:s, s:s}}", "protocol", "XMR402", "error", "code", code, "message",
-                     message);
-}
-
-static void finish(struct gw_request *req)
-{
-    gw_request_resume(req);
 }
 
 static char *status_url(const struct gw_context *ctx, const char *path)
@@ -102,7 +80,7 @@ static bool adopt_challenge(struct xmr402_work *w, json_t *body, const json_t *c
     json_int_t ts = json_integer_value(json_object_get(challenge, "timestamp"));
     if (!xmr402_challenge_header(header, sizeof header, address, amount, message, ts))
         return false;
-    add_header(w, MHD_HTTP_HEADER_WWW_AUTHENTICATE, header);
+    work_header(w, "WWW-Authenticate", header);
     json_object_update_missing(body, (json_t *)challenge);
     char *url =
         status_url(w->req->ctx, json_string_value(json_object_get(challenge, "status_path")));
@@ -157,10 +135,8 @@ static bool submit(struct xmr402_work *w, const char *path, json_t *payload,
 static void answer_unavailable(struct xmr402_work *w, const char *why)
 {
     xg_log(XG_LOG_WARN, "xmr402_billing_failed", "%s", why);
-    add_header(w, MHD_HTTP_HEADER_RETRY_AFTER, "10");
-    set_answer(w->req, MHD_HTTP_SERVICE_UNAVAILABLE,
-               error_body("billing_unavailable",
-                          "payments cannot be handled right now; try again shortly"));
+    work_header(w, "Retry-After", "10");
+    answer_xmr402_error(w->req, ERR_BILLING_UNAVAILABLE, NULL);
 }
 
 static void answer_billing_down(struct xmr402_work *w, const struct up_result *res)
@@ -189,11 +165,11 @@ static void on_challenge(const struct up_result *res, void *arg)
     struct gw_request *req = w->req;
     json_t *doc = billing_json(res);
     if (doc && res->http_status == 201) {
-        json_t *body = error_body("payment_required", "this endpoint is paid: see how_to_prove");
+        json_t *body = answer_xmr402_body(ERR_PAYMENT_REQUIRED, NULL);
         if (w->carry)
             json_object_set(body, "error", w->carry);
         if (adopt_challenge(w, body, doc)) {
-            set_answer(req, MHD_HTTP_PAYMENT_REQUIRED, body);
+            answer_json(req, 402, body);
         } else {
             json_decref(body);
             answer_unavailable(w, "billing's challenge cannot be sent as a header");
@@ -203,14 +179,14 @@ static void on_challenge(const struct up_result *res, void *arg)
         char seconds[24];
         snprintf(seconds, sizeof seconds, "%lld", (long long)json_integer_value(retry));
         if (retry)
-            add_header(w, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+            work_header(w, "Retry-After", seconds);
         json_object_set_new(doc, "protocol", json_string("XMR402"));
-        set_answer(req, (unsigned)res->http_status, json_incref(doc));
+        answer_json(req, (unsigned)res->http_status, json_incref(doc));
     } else {
         answer_billing_down(w, res);
     }
     json_decref(doc);
-    finish(req);
+    gw_request_resume(req);
 }
 
 static bool request_challenge(struct xmr402_work *w)
@@ -243,17 +219,16 @@ static bool tenant_from(const json_t *doc, struct tenant_row *t)
 static void on_provisioned(struct xmr402_work *w, const json_t *doc)
 {
     if (!tenant_from(doc, &w->tenant)) {
-        set_answer(w->req, MHD_HTTP_BAD_GATEWAY,
-                   error_body("billing_answer", "billing's answer has no usable tenant"));
+        answer_xmr402_error(w->req, ERR_BILLING_ANSWER, NULL);
         return;
     }
-    add_header(w, "X-XMR402-Token", json_string_value(json_object_get(doc, "token")));
-    add_header(w, "X-XMR402-Login", json_string_value(json_object_get(doc, "login")));
-    add_header(w, "X-XMR402-RPC-URL", json_string_value(json_object_get(doc, "rpc_url")));
-    add_header(w, "X-XMR402-Invoice", json_string_value(json_object_get(doc, "invoice")));
-    add_header(w, "X-XMR402-Receipt", json_string_value(json_object_get(doc, "receipt")));
-    add_header(w, "X-XMR402-Valid-Until",
-               json_string_value(json_object_get(json_object_get(doc, "tenant"), "valid_until")));
+    work_header(w, "X-XMR402-Token", json_string_value(json_object_get(doc, "token")));
+    work_header(w, "X-XMR402-Login", json_string_value(json_object_get(doc, "login")));
+    work_header(w, "X-XMR402-RPC-URL", json_string_value(json_object_get(doc, "rpc_url")));
+    work_header(w, "X-XMR402-Invoice", json_string_value(json_object_get(doc, "invoice")));
+    work_header(w, "X-XMR402-Receipt", json_string_value(json_object_get(doc, "receipt")));
+    work_header(w, "X-XMR402-Valid-Until",
+                json_string_value(json_object_get(json_object_get(doc, "tenant"), "valid_until")));
     atomic_store(&w->serve, true);
 }
 
@@ -262,7 +237,7 @@ static void on_waiting(struct xmr402_work *w, json_t *doc)
     char seconds[24], path[96];
     snprintf(seconds, sizeof seconds, "%lld",
              (long long)json_integer_value(json_object_get(doc, "retry_after")));
-    add_header(w, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+    work_header(w, "Retry-After", seconds);
     snprintf(path, sizeof path, "/api/invoices/%s",
              json_is_string(json_object_get(doc, "invoice"))
                  ? json_string_value(json_object_get(doc, "invoice"))
@@ -271,7 +246,7 @@ static void on_waiting(struct xmr402_work *w, json_t *doc)
     json_object_set_new(doc, "status_url", url ? json_string(url) : json_null());
     free(url);
     json_object_set_new(doc, "protocol", json_string("XMR402"));
-    set_answer(w->req, MHD_HTTP_ACCEPTED, json_incref(doc));
+    answer_json(w->req, 202, json_incref(doc));
 }
 
 static void on_refused(struct xmr402_work *w, json_t *doc)
@@ -284,7 +259,7 @@ static void on_refused(struct xmr402_work *w, json_t *doc)
             json_object_del(doc, "challenge");
         json_decref(challenge);
     }
-    set_answer(w->req, MHD_HTTP_PAYMENT_REQUIRED, json_incref(doc));
+    answer_json(w->req, 402, json_incref(doc));
 }
 
 static void on_verify(const struct up_result *res, void *arg)
@@ -301,21 +276,20 @@ static void on_verify(const struct up_result *res, void *arg)
         on_refused(w, doc);
     } else if (status == 400) {
         json_object_set_new(doc, "protocol", json_string("XMR402"));
-        set_answer(req, MHD_HTTP_BAD_REQUEST, json_incref(doc));
+        answer_json(req, 400, json_incref(doc));
     } else if (status == 410) {
         /* expired: say so, with a new challenge to pay instead */
         w->carry = json_incref(json_object_get(doc, "error"));
         json_decref(doc);
         if (request_challenge(w))
             return; /* on_challenge finishes */
-        set_answer(req, MHD_HTTP_PAYMENT_REQUIRED,
-                   error_body("invoice_expired", "this invoice expired; ask again for a new one"));
+        answer_xmr402_error(req, ERR_INVOICE_EXPIRED, NULL);
         doc = NULL;
     } else {
         answer_billing_down(w, res);
     }
     json_decref(doc);
-    finish(req);
+    gw_request_resume(req);
 }
 
 /* ---- the entry points ----------------------------------------------------------------- */
@@ -345,7 +319,7 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     struct xmr402_work *w = calloc(1, sizeof *w);
     const char *detail = NULL;
     if (!w) {
-        set_answer(req, MHD_HTTP_INTERNAL_SERVER_ERROR, error_body("internal", "out of memory"));
+        answer_xmr402_error(req, ERR_OUT_OF_MEMORY, NULL);
         return false;
     }
     req->xmr402 = w;
@@ -353,12 +327,10 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     gw_request_client_address(req, w->client, sizeof w->client);
     if (!w->client[0])
         snprintf(w->client, sizeof w->client, "unknown");
-    char tier_arg[GW_SERVER_MAX_HEAD]; /* xmr402_tier_ok refuses a long one below */
+    char tier_arg[GW_REQUEST_MAX_HEAD]; /* xmr402_tier_ok refuses a long one below */
     const char *tier = requested_tier(req, tier_arg, sizeof tier_arg);
     if (!xmr402_tier_ok(tier)) {
-        set_answer(
-            req, MHD_HTTP_BAD_REQUEST,
-            error_body("malformed_tier", "a tier id is lower-case letters, digits, - and _"));
+        answer_xmr402_error(req, ERR_MALFORMED_TIER, NULL);
         return false;
     }
     xg_str_copy(w->tier, sizeof w->tier, tier); /* fits: xmr402_tier_ok checked its length */
@@ -370,7 +342,7 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     }
     if (!xmr402_parse_params(cred->scheme_params, (size_t)req->ctx->cfg->xmr402_max_proof, &w->auth,
                              &detail)) {
-        set_answer(req, MHD_HTTP_BAD_REQUEST, error_body("malformed_xmr402", detail));
+        answer_xmr402_error(req, ERR_MALFORMED_XMR402, detail);
         return false;
     }
     w->has_proof = true;

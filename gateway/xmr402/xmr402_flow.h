@@ -18,11 +18,10 @@
  * its per-client challenge limit (xg_xmr402.h); it is bound to nothing else.
  *
  * Ownership: the per-request state hangs off gw_request.xmr402 and is freed by
- * xmr402_request_free from the completion callback. */
+ * xmr402_flow_request_free from the completion callback. */
 #ifndef XMR402_FLOW_H
 #define XMR402_FLOW_H
 
-#include <microhttpd.h>
 #include <stdbool.h>
 
 #include "auth/auth.h"
