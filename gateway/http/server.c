@@ -10,6 +10,7 @@
 #include "ops/gw_metrics.h"
 #include "limits/hold.h"
 #include "rpc/jsonrpc.h"
+#include "rpc/plan.h"
 #include "limits/limits.h"
 #include "http/linger.h"
 #include "rpc/proxy.h"
@@ -415,8 +416,8 @@ static bool prepare_path(struct gw_request *req, enum MHD_Result *rc)
         size_t stripped_len;
         enum epee_status st = epee_strip(req->body, req->body_len, "client", req->body,
                                          req->body_len, &stripped_len, &removed);
-        if (st != EPEE_OK || (req->info->pool_info &&
-                              !proxy_bin_pool_rule(req->body, &stripped_len, &req->asks_pool))) {
+        if (st != EPEE_OK ||
+            (req->info->pool_info && !plan_pool_rule(req->body, &stripped_len, &req->asks_pool))) {
             *rc = queue(req, MHD_HTTP_BAD_REQUEST, "text/plain", "", 0, NULL);
             return false;
         }
@@ -659,6 +660,7 @@ static enum MHD_Result serve_admitted(struct gw_request *req, const struct tenan
     if (req->forward_len && !req->forward_body)
         return answer_error(req, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR,
                             "out of memory", NULL);
+    plan_for_body(req->info, req->forward_body, req->forward_len, req->asks_pool, &req->plan);
     if (proxy_answer_from_cache(req)) {
         req->from_cache = true;
         return queue_node_answer(req);
