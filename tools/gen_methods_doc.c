@@ -38,6 +38,15 @@ static const char INTRO[] =
     "one unless the request sets `\"prune\": true` (stock wallets always do); `no` is answered\n"
     "completely by a pruned node too.\n"
     "\n"
+    "**Cache key** is what a cached answer is keyed by, and so what makes it settled: `tip` is "
+    "the\n"
+    "whole request at the current quorum tip; `hash` and `index` (global output indices) are\n"
+    "kept once the heights the answer names are deep; `height`, `hash or height`, `range`\n"
+    "(`start_height` to `end_height`), `[height]` (a one-element params array) and `heights` (a\n"
+    "binary body's list) also need the heights the request names to be deep; `none` is never\n"
+    "cached. A request that does not name its key as the method needs, or (`get_blocks.bin`)\n"
+    "asks for the node's pool, is not cached.\n"
+    "\n"
     "**Writes**: the call changes node or network state.\n"
     "\n"
     "**Weight** is what one request takes from the daily quota: 1 for tip or node state or one\n"
@@ -86,7 +95,7 @@ static void print_row(const struct method_info *m)
 {
     printf("| `%s` | ", m->name);
     print_aliases(m);
-    printf(" | %s | %s | %s | %u | ", methods_class_name(m->cls),
+    printf(" | %s | %s | %s | %s | %u | ", methods_class_name(m->cls), methods_key_name(m->key),
            methods_full_node_name(m->needs_full_node), m->writes ? "yes" : "no", m->weight);
     print_cell_text(m->description);
     puts(" |");
@@ -103,8 +112,8 @@ static void print_section(const struct section *sec)
         denied += m->cls == METHOD_DENIED;
     }
     printf("\n## %s\n\n%s %zu in all, %zu denied.\n\n", sec->title, sec->note, rows, denied);
-    puts("| Name | Aliases | Class | Full node | Writes | Weight | Description |");
-    puts("| --- | --- | --- | --- | --- | ---: | --- |");
+    puts("| Name | Aliases | Class | Cache key | Full node | Writes | Weight | Description |");
+    puts("| --- | --- | --- | --- | --- | --- | ---: | --- |");
     for (size_t i = 0; i < methods_count(); i++) {
         const struct method_info *m = methods_at(i);
         if (m->kind == sec->kind)

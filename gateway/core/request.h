@@ -20,6 +20,7 @@
 #include "limits/hold.h"
 #include "limits/limits.h"
 #include "rpc/methods.h"
+#include "rpc/plan.h"
 #include "nodes/nodes.h"
 #include "xg_hex.h"
 
@@ -55,6 +56,8 @@ struct gw_request {
     json_t *rpc_id;     /* JSON-RPC id to echo in our own errors (owned ref), or NULL */
     char *forward_body; /* body sent to nodes (owned) */
     size_t forward_len;
+    bool asks_pool;   /* the node's pool is asked for (plan_pool_rule): never cached */
+    struct plan plan; /* set by server once classified; what proxy follows (rpc/plan.h) */
 
     /* Where it goes: proxy's own state (proxy.c; freed by proxy_request_free). */
     struct proxy_work *px;
@@ -70,7 +73,6 @@ struct gw_request {
     struct hold_entry hold;
     struct tenant_row *held_tenant;
     bool hold_over; /* the timer fired: serve it */
-    bool asks_pool; /* the node's pool is asked for (proxy_bin_pool_rule): never cached */
 
     /* Operations (gw_metrics.h): when it arrived (monotonic), its id in logs and in the
      * X-Request-Id answer header, and whether the answer came from the cache. */

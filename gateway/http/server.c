@@ -12,6 +12,7 @@
 #include "ops/gw_metrics.h"
 #include "limits/hold.h"
 #include "rpc/jsonrpc.h"
+#include "rpc/plan.h"
 #include "limits/limits.h"
 #include "rpc/proxy.h"
 #include "core/request.h"
@@ -310,8 +311,8 @@ static bool prepare_path(struct gw_request *req, enum front_result *rc)
         size_t stripped_len;
         enum epee_status st = epee_strip(req->body, req->body_len, "client", req->body,
                                          req->body_len, &stripped_len, &removed);
-        if (st != EPEE_OK || (req->info->pool_info &&
-                              !proxy_bin_pool_rule(req->body, &stripped_len, &req->asks_pool))) {
+        if (st != EPEE_OK ||
+            (req->info->pool_info && !plan_pool_rule(req->body, &stripped_len, &req->asks_pool))) {
             *rc = reply_error(req, ERR_BAD_BIN_BODY, NULL);
             return false;
         }
@@ -530,6 +531,7 @@ static enum front_result serve_admitted(struct gw_request *req, const struct ten
     }
     if (req->forward_len && !req->forward_body)
         return reply_error(req, ERR_OUT_OF_MEMORY, NULL);
+    plan_for_body(req->info, req->forward_body, req->forward_len, req->asks_pool, &req->plan);
     if (proxy_answer_from_cache(req)) {
         req->from_cache = true;
         return send_answer(req);

@@ -3,6 +3,7 @@
 
 #include "cache/cache.h"
 #include "rpc/methods.h"
+#include "rpc/plan.h"
 #include "nodes/nodes.h"
 #include "nodes/prober.h"
 #include "state/tenants.h"
@@ -475,7 +476,13 @@ static enum MHD_Result on_route(const struct xg_httpd_request *req)
                             methods_full_node_name(info->needs_full_node), "writes", info->writes,
                             "quota_weight", (int)info->weight);
     json_object_set_new(out, "quorum", quorum_json(api));
-    if (info->cls == METHOD_DENIED) {
+    /* The plan proxy follows for the same request (a .bin body cannot be given here: it is
+     * planned as a body that names nothing and asks for no pool). */
+    struct plan plan;
+    plan_for(info, &(struct plan_request){.params = info->kind == METHOD_BIN_PATH ? NULL : params},
+             &plan);
+    json_object_set_new(out, "plan", plan_json(&plan));
+    if (plan.route == PLAN_ROUTE_REFUSED) {
         json_object_set_new(out, "decision",
                             json_string("denied: answered as restricted monerod answers, no "
                                         "node is asked"));
@@ -484,16 +491,13 @@ static enum MHD_Result on_route(const struct xg_httpd_request *req)
     }
     struct node_info picked[16];
     size_t n;
-    bool need_tip = info->cls != METHOD_IMMUTABLE;
-    bool want_full = info->needs_full_node == METHOD_FULL_YES ||
-                     (info->needs_full_node == METHOD_FULL_UNLESS_PRUNED &&
-                      !json_is_true(json_object_get(params, "prune")));
+    bool need_tip = plan.route == PLAN_ROUTE_TIP;
     const char *decision;
-    if (info->cls == METHOD_BROADCAST) {
+    if (plan.route == PLAN_ROUTE_BROADCAST) {
         n = prober_healthy(api->deps.prober, picked, 16);
         decision = "broadcast: sent to every node listed, in parallel; accepted if any accepts";
     } else {
-        struct prober_pick pick = {.need_tip = need_tip, .want_full = want_full};
+        struct prober_pick pick = {.need_tip = need_tip, .want_full = plan.full_node};
         n = prober_rank(api->deps.prober, &pick, picked, 16);
         decision = n ? "read: the first node; on a connection error, timeout, 5xx or BUSY one "
                        "retry on the second"
@@ -530,10 +534,8 @@ static enum MHD_Result on_route(const struct xg_httpd_request *req)
         for (size_t k = 0; k < n && !chosen; k++)
             chosen = strcmp(picked[k].name, name) == 0;
         if (!chosen)
-            json_array_append_new(
-                excluded,
-                json_pack("{s:s,s:s}", "name", name, "why",
-                          exclusion(node, need_tip && info->cls != METHOD_BROADCAST, INT64_MAX)));
+            json_array_append_new(excluded, json_pack("{s:s,s:s}", "name", name, "why",
+                                                      exclusion(node, need_tip, INT64_MAX)));
     }
     json_decref(status);
     json_object_set_new(out, "rank_key",

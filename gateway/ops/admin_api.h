@@ -15,7 +15,8 @@
  *                                      (touches the row: every replica resets its health)
  *   GET    /v1/quorum                  the quorum tip, healthy count, degraded and why
  *   POST   /v1/route                   which node would serve {method, params} (JSON-RPC) or
- *                                      {path, body} and why, without forwarding anything
+ *                                      {path, body} and why, without forwarding anything;
+ *                                      "plan": the request's plan (gateway/rpc/plan.h)
  *   GET    /v1/tenants/<id>            a tenant as PostgreSQL and this replica's memory see it
  *   POST   /v1/tenants/<id>/suspend    state = suspended (every replica refuses it at once)
  *   POST   /v1/tenants/<id>/resume     state = active

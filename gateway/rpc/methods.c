@@ -15,12 +15,17 @@
 #define WRITES true
 #define READS  false
 
-#define ROW_POOL(kind_, name_, alias_, cls_, full_, writes_, weight_, pool_, desc_)                \
+/* Tip rows are keyed by the whole request at the quorum tip; immutable rows name their key
+ * (IMM_*); every other row is never cached. */
+#define ROW_KEY(kind_, name_, alias_, cls_, key_, full_, writes_, weight_, pool_, desc_)           \
     {                                                                                              \
         .name = (name_), .aliases = {(alias_), NULL}, .kind = (kind_), .cls = (cls_),              \
-        .needs_full_node = (full_), .writes = (writes_), .weight = (weight_),                      \
+        .key = (key_), .needs_full_node = (full_), .writes = (writes_), .weight = (weight_),       \
         .description = (desc_), .pool_info = (pool_),                                              \
     }
+#define ROW_POOL(kind_, name_, alias_, cls_, full_, writes_, weight_, pool_, desc_)                \
+    ROW_KEY(kind_, name_, alias_, cls_, (cls_) == METHOD_TIP ? METHOD_KEY_TIP : METHOD_KEY_NONE,   \
+            full_, writes_, weight_, pool_, desc_)
 #define ROW(kind_, name_, alias_, cls_, full_, writes_, weight_, desc_)                            \
     ROW_POOL(kind_, name_, alias_, cls_, full_, writes_, weight_, false, desc_)
 #define RPC(name_, alias_, cls_, full_, weight_, desc_)                                            \
@@ -29,6 +34,14 @@
     ROW(METHOD_JSON_PATH, name_, alias_, cls_, full_, READS, weight_, desc_)
 #define BIN(name_, alias_, cls_, full_, weight_, desc_)                                            \
     ROW(METHOD_BIN_PATH, name_, alias_, cls_, full_, READS, weight_, desc_)
+#define IMM(kind_, name_, alias_, key_, full_, weight_, desc_)                                     \
+    ROW_KEY(kind_, name_, alias_, METHOD_IMMUTABLE, key_, full_, READS, weight_, false, desc_)
+#define IMM_RPC(name_, alias_, key_, full_, weight_, desc_)                                        \
+    IMM(METHOD_JSON_RPC, name_, alias_, key_, full_, weight_, desc_)
+#define IMM_JSON(name_, alias_, key_, full_, weight_, desc_)                                       \
+    IMM(METHOD_JSON_PATH, name_, alias_, key_, full_, weight_, desc_)
+#define IMM_BIN(name_, alias_, key_, full_, weight_, desc_)                                        \
+    IMM(METHOD_BIN_PATH, name_, alias_, key_, full_, weight_, desc_)
 #define DENY_RPC(name_, alias_, writes_, desc_)                                                    \
     ROW(METHOD_JSON_RPC, name_, alias_, METHOD_DENIED, METHOD_FULL_NO, writes_,                    \
         METHOD_WEIGHT_POINT, desc_)
@@ -36,7 +49,6 @@
     ROW(METHOD_JSON_PATH, name_, NO_ALIAS, METHOD_DENIED, METHOD_FULL_NO, writes_,                 \
         METHOD_WEIGHT_POINT, desc_)
 
-#define IMMUTABLE METHOD_IMMUTABLE
 #define TIP       METHOD_TIP
 #define PASS      METHOD_PASSTHROUGH
 #define ANY       METHOD_FULL_NO
@@ -46,6 +58,11 @@
 #define BATCH     METHOD_WEIGHT_BATCH
 #define RANGE     METHOD_WEIGHT_RANGE
 #define BULK      METHOD_WEIGHT_BULK
+#define BY_HASH   METHOD_KEY_HASH
+#define BY_INDEX  METHOD_KEY_INDEX
+#define BY_HEIGHT METHOD_KEY_HEIGHT
+#define BY_RANGE  METHOD_KEY_RANGE
+#define UNKEYED   METHOD_KEY_NONE
 
 /* Methods inside POST /json_rpc, sorted by canonical name. */
 static const struct method_info RPC_ROWS[] = {
@@ -69,17 +86,17 @@ static const struct method_info RPC_ROWS[] = {
              "Lists the node's banned peers (denied: restricted, peer bans)"),
     /* By hash: fixed. By height: fixed once deep below the quorum tip. Blocks are never pruned,
      * only their transactions, so any node answers. block_header.depth is tip-relative. */
-    RPC("get_block", "getblock", IMMUTABLE, ANY, BATCH,
-        "A block by hash or height: header, blob, JSON and transaction hashes"),
+    IMM_RPC("get_block", "getblock", METHOD_KEY_HASH_OR_HEIGHT, ANY, BATCH,
+            "A block by hash or height: header, blob, JSON and transaction hashes"),
     RPC("get_block_count", "getblockcount", TIP, ANY, POINT, "The chain height"),
     /* Also takes "hashes" (a batch); orphan_status can flip on a reorg, depth moves with the
      * tip. */
-    RPC("get_block_header_by_hash", "getblockheaderbyhash", IMMUTABLE, ANY, POINT,
-        "A block header (or several) by block hash"),
-    RPC("get_block_header_by_height", "getblockheaderbyheight", IMMUTABLE, ANY, POINT,
-        "A block header by height; fixed once the height is deep"),
-    RPC("get_block_headers_range", "getblockheadersrange", IMMUTABLE, ANY, RANGE,
-        "Block headers from start_height to end_height; fixed once end_height is deep"),
+    IMM_RPC("get_block_header_by_hash", "getblockheaderbyhash", BY_HASH, ANY, POINT,
+            "A block header (or several) by block hash"),
+    IMM_RPC("get_block_header_by_height", "getblockheaderbyheight", BY_HEIGHT, ANY, POINT,
+            "A block header by height; fixed once the height is deep"),
+    IMM_RPC("get_block_headers_range", "getblockheadersrange", BY_RANGE, ANY, RANGE,
+            "Block headers from start_height to end_height; fixed once end_height is deep"),
     /* Not in restricted monerod's refusals, but it is mining work and builds a template per
      * call. */
     DENY_RPC("get_block_template", "getblocktemplate", READS,
@@ -114,8 +131,8 @@ static const struct method_info RPC_ROWS[] = {
     RPC("hard_fork_info", NO_ALIAS, TIP, ANY, POINT, "Current hard-fork version and voting state"),
     /* The argument is a JSON array [height]. monerod 0.18 answers a height above the top with
      * an all-zero hash as a *result*, not an error: never cache that answer. */
-    RPC("on_get_block_hash", "on_getblockhash", IMMUTABLE, ANY, POINT,
-        "The block hash at a height; fixed once the height is deep"),
+    IMM_RPC("on_get_block_hash", "on_getblockhash", METHOD_KEY_HEIGHT_ARG, ANY, POINT,
+            "The block hash at a height; fixed once the height is deep"),
     DENY_RPC("prune_blockchain", NO_ALIAS, WRITES,
              "Prunes the node's blockchain (denied: restricted, reconfigures)"),
     /* Broadcasting goes through send_raw_transaction only, so it reaches every node. */
@@ -160,7 +177,7 @@ static const struct method_info PATH_ROWS[] = {
      * added and removed since pool_info_since, the daemon_time of the wallet's previous
      * answer, relative to that node's own pool. Such an answer changes without the tip
      * moving and is only meaningful against the node that gave the previous one, so
-     * (proxy_bin_pool_rule): it is never served from or stored in the cache, and
+     * (plan_pool_rule): it is never served from or stored in the cache, and
      * pool_info_since is dropped from the request, which makes every node answer with its
      * whole pool (pool_info_extent full), which the wallet takes in place of what it had.
      * A wallet moved to another node therefore never skips a pool transaction, at the
@@ -169,8 +186,9 @@ static const struct method_info PATH_ROWS[] = {
              "Wallet sync: blocks, transactions and output indices after the client's known chain"),
     /* Returns whole transactions with no prune option: a pruned node silently drops the ones it
      * pruned. Stock wallets use it to find a restore height by date. */
-    BIN("/get_blocks_by_height.bin", "/getblocks_by_height.bin", IMMUTABLE, FULL, RANGE,
-        "Blocks with their full transactions, by height; fixed once every height is deep"),
+    IMM_BIN("/get_blocks_by_height.bin", "/getblocks_by_height.bin", METHOD_KEY_HEIGHTS, FULL,
+            RANGE,
+            "Blocks with their full transactions, by height; fixed once every height is deep"),
     /* Like get_blocks.bin: relative to the client's block_ids and the current height. */
     BIN("/get_hashes.bin", "/gethashes.bin", PASS, ANY, RANGE,
         "Fast sync: block hashes after the client's known chain"),
@@ -183,18 +201,18 @@ static const struct method_info PATH_ROWS[] = {
     /* By txid; monerod answers "Failed" for a pool or unknown transaction. Fixed once the
      * transaction is deep, but neither request nor answer names its height, so the cache
      * cannot tell how deep it is: not stored. */
-    BIN("/get_o_indexes.bin", NO_ALIAS, IMMUTABLE, ANY, POINT,
-        "Global output indices of a mined transaction"),
+    IMM_BIN("/get_o_indexes.bin", NO_ALIAS, UNKEYED, ANY, POINT,
+            "Global output indices of a mined transaction"),
     /* See get_output_distribution; the .bin form is what wallets call. */
     BIN("/get_output_distribution.bin", NO_ALIAS, TIP, ANY, BULK,
         "Per-block output counts for decoy selection, epee binary"),
     /* Output keys and commitments live in the output table, which pruning keeps: any node.
      * outs[].unlocked moves with the tip; cache only answers whose outputs are all unlocked
      * and deep. */
-    JSON("/get_outs", NO_ALIAS, IMMUTABLE, ANY, BATCH,
-         "Output keys, commitments and heights by global index, as JSON"),
-    BIN("/get_outs.bin", NO_ALIAS, IMMUTABLE, ANY, BATCH,
-        "Ring members: output keys, commitments and heights by global index"),
+    IMM_JSON("/get_outs", NO_ALIAS, BY_INDEX, ANY, BATCH,
+             "Output keys, commitments and heights by global index, as JSON"),
+    IMM_BIN("/get_outs.bin", NO_ALIAS, BY_INDEX, ANY, BATCH,
+            "Ring members: output keys, commitments and heights by global index"),
     DENY_JSON("/get_peer_list", READS, "The node's peer list (denied: restricted, exposes peers)"),
     /* Allowed by restricted monerod; lists only peers that advertise a public RPC port. */
     JSON("/get_public_nodes", NO_ALIAS, PASS, ANY, BATCH, "Peers that advertise a public RPC port"),
@@ -210,8 +228,8 @@ static const struct method_info PATH_ROWS[] = {
     /* Mined transactions are fixed; pool and missed ones are not, and confirmations is
      * tip-relative. Without prune=true a complete answer for an old transaction needs a full
      * node (a pruned one answers OK with the prunable part missing). */
-    JSON("/get_transactions", "/gettransactions", IMMUTABLE, UNPRUNED, BATCH,
-         "Transactions by hash, from the chain or the pool"),
+    IMM_JSON("/get_transactions", "/gettransactions", BY_HASH, UNPRUNED, BATCH,
+             "Transactions by hash, from the chain or the pool"),
     DENY_JSON("/in_peers", WRITES,
               "Sets the node's incoming peer limit (denied: restricted, reconfigures)"),
     /* Spent status changes with every block and with the pool. */
@@ -328,6 +346,31 @@ const char *methods_kind_name(enum method_kind kind)
         return "json";
     case METHOD_BIN_PATH:
         return "bin";
+    }
+    return "?";
+}
+
+const char *methods_key_name(enum method_key key)
+{
+    switch (key) {
+    case METHOD_KEY_NONE:
+        return "none";
+    case METHOD_KEY_TIP:
+        return "tip";
+    case METHOD_KEY_HASH:
+        return "hash";
+    case METHOD_KEY_INDEX:
+        return "index";
+    case METHOD_KEY_HEIGHT:
+        return "height";
+    case METHOD_KEY_HASH_OR_HEIGHT:
+        return "hash or height";
+    case METHOD_KEY_RANGE:
+        return "range";
+    case METHOD_KEY_HEIGHT_ARG:
+        return "[height]";
+    case METHOD_KEY_HEIGHTS:
+        return "heights";
     }
     return "?";
 }

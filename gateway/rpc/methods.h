@@ -1,8 +1,10 @@
 /* methods — the gateway's table of every monerod 0.18.0.0 RPC method and endpoint: how it is
  * reached (JSON-RPC method inside /json_rpc, plain JSON path, epee binary path), every alias
- * monerod accepts, its cache/dispatch class, whether it needs an unpruned node, whether it
- * writes, and its quota weight. This table is the single source of truth: routing, caching,
- * quotas and docs/methods.md (tools/gen_methods_doc.c) all read it.
+ * monerod accepts, its cache/dispatch class, what its cached answer is keyed by, whether it
+ * needs an unpruned node, whether it writes, whether it may carry the node's pool, and its
+ * quota weight. This table is the single source of truth: the plan for a request
+ * (gateway/rpc/plan.h: routing and caching), quotas and docs/methods.md
+ * (tools/gen_methods_doc.c) all read it.
  *
  * Ownership: every pointer returned here points into static read-only data; nothing is ever
  * allocated and nothing needs freeing. All functions are pure and thread-safe.
@@ -58,6 +60,20 @@ enum method_full_node {
     METHOD_FULL_UNLESS_PRUNED, /* full node unless the request sets "prune": true */
 };
 
+/* What a cached answer is keyed by: where the request names the data the answer holds, and so
+ * what makes the answer settled (gateway/rpc/plan.h turns it into the plan of one request). */
+enum method_key {
+    METHOD_KEY_NONE,   /* never cached (also: an immutable row that cannot tell its depth) */
+    METHOD_KEY_TIP,    /* the whole request at the current quorum tip (every tip row) */
+    METHOD_KEY_HASH,   /* block or transaction hashes; the answer names the heights */
+    METHOD_KEY_INDEX,  /* global output indices; the answer names the heights */
+    METHOD_KEY_HEIGHT, /* params "height"; the answer names it too */
+    METHOD_KEY_HASH_OR_HEIGHT, /* params "hash" when present, else "height"; as those two */
+    METHOD_KEY_RANGE,          /* params "start_height" to "end_height"; the answer names them */
+    METHOD_KEY_HEIGHT_ARG,     /* params [height]; the answer (a bare hash) names none */
+    METHOD_KEY_HEIGHTS,        /* a .bin body's "heights"; its answer is not read for them */
+};
+
 /* Quota weight scale, per request (the limiter does not look inside bodies; the per-request
  * item caps of restricted monerod bound what one request can cost):
  *   1  tip or node state, or one record by key (get_info, a header, o_indexes)
@@ -77,13 +93,14 @@ struct method_info {
     const char *aliases[METHODS_MAX_ALIASES]; /* other names monerod maps here; NULL-padded */
     enum method_kind kind;
     enum method_class cls;
+    enum method_key key; /* METHOD_KEY_TIP exactly for tip rows; NONE for all but immutable */
     enum method_full_node needs_full_node;
     bool writes; /* changes node or network state (broadcasts, relays, mines, reconfigures) */
     unsigned weight;
     const char *description; /* one line; for denied rows it ends with why */
     /* Its request may ask for the node's transaction pool relative to an earlier answer
      * of the same node (get_blocks.bin's requested_info and pool_info_since, wallets >=
-     * 0.18.3): see proxy_bin_pool_rule. */
+     * 0.18.3): see plan_pool_rule (gateway/rpc/plan.h). */
     bool pool_info;
 };
 
@@ -102,6 +119,10 @@ const char *methods_class_name(enum method_class cls);
 
 /* "json-rpc", "json", "bin"; "?" for an out-of-range value. */
 const char *methods_kind_name(enum method_kind kind);
+
+/* "none", "tip", "hash", "index", "height", "hash or height", "range", "[height]", "heights";
+ * "?" for an out-of-range value. */
+const char *methods_key_name(enum method_key key);
 
 /* "no", "yes", "unless prune"; "?" for an out-of-range value. */
 const char *methods_full_node_name(enum method_full_node need);

@@ -1,4 +1,5 @@
-/* proxy — ranked dispatch, retries, confirmations, caching and broadcast. */
+/* proxy — ranked dispatch, retries, confirmations, caching and broadcast, as the request's
+ * plan (rpc/plan.h) says. */
 #include "rpc/proxy.h"
 
 #include "core/context.h"
@@ -6,6 +7,7 @@
 #include "rpc/epee.h"
 #include "ops/gw_metrics.h"
 #include "rpc/jsonrpc.h"
+#include "rpc/plan.h"
 #include "xg_log.h"
 #include "xg_str.h"
 #include "xg_clock.h"
@@ -26,15 +28,13 @@ enum proxy_phase {
     PHASE_CONFIRM,   /* a negative answer, asked again of a second node on the tip */
 };
 
-enum store_kind { STORE_NONE, STORE_TIP, STORE_IMMUTABLE };
-
-/* Whether and under which key this request's answer may be stored. */
+/* Whether and under which key this request's answer may be stored, at the quorum tip the
+ * request was dispatched at. */
 struct store_plan {
-    enum store_kind store;
+    enum plan_cache store;
     uint8_t key[CACHE_KEY_LEN];
     uint64_t generation;
-    int64_t request_height; /* immutable: the highest height the request names, or -1 */
-    int64_t deep;           /* immutable: the highest block height that counts as settled */
+    int64_t deep; /* settled: the highest block height that counts as settled */
 };
 
 struct broadcast_slot {
@@ -57,14 +57,14 @@ struct proxy_work {
     size_t ncandidates, next; /* next: the candidate the next attempt uses */
     struct node_info current; /* the node of the attempt in flight */
     unsigned failures;        /* failed attempts so far (a retry is allowed after 1) */
-    bool want_full, need_tip;
+    bool need_tip;            /* plan route tip: only nodes on the quorum tip */
     /* A negative or pruned answer held while a second node is asked. */
     char *held_body;
     size_t held_len;
     long held_status;
     char held_type[96];
     struct proxy_answer_facts held_facts;
-    struct store_plan plan; /* caching of this request's answer */
+    struct store_plan store; /* caching of this request's answer */
     /* Broadcast (slots allocated only for a broadcast). */
     struct broadcast_slot *slots;
     size_t nslots;
@@ -199,22 +199,6 @@ static void note_outs(struct proxy_answer_facts *f, const struct epee_section *r
     }
 }
 
-bool proxy_bin_pool_rule(char *body, size_t *len, bool *asks_pool)
-{
-    bool removed;
-    size_t stripped;
-    if (epee_strip(body, *len, "pool_info_since", body, *len, &stripped, &removed) != EPEE_OK)
-        return false;
-    *len = stripped;
-    struct epee_section root;
-    struct epee_value v;
-    uint64_t info = 0;
-    *asks_pool = false;
-    if (epee_open(body, *len, &root) == EPEE_OK && epee_find(&root, "requested_info", &v))
-        *asks_pool = !epee_get_uint(&v, &info) || info != 0;
-    return true;
-}
-
 void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_facts *f)
 {
     memset(f, 0, sizeof *f);
@@ -231,32 +215,6 @@ void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_fact
     bool untrusted = false;
     f->untrusted = epee_find(&root, "untrusted", &v) && epee_get_bool(&v, &untrusted) && untrusted;
     note_outs(f, &root);
-}
-
-bool proxy_bin_request_immutable(const char *path, const char *body, size_t len, int64_t deep,
-                                 int64_t *height)
-{
-    *height = -1;
-    if (deep < 0)
-        return false;
-    if (strcmp(path, "/get_outs.bin") == 0)
-        return true;
-    if (strcmp(path, "/get_blocks_by_height.bin") != 0)
-        return false;
-    struct epee_section root;
-    struct epee_value v, item;
-    struct epee_array heights;
-    if (!body || epee_open(body, len, &root) != EPEE_OK || !epee_find(&root, "heights", &v) ||
-        !epee_get_array(&v, &heights) || heights.count == 0)
-        return false;
-    while (epee_array_next(&heights, &item)) {
-        uint64_t h;
-        if (!epee_get_uint(&item, &h) || h > (uint64_t)deep)
-            return false;
-        if ((int64_t)h > *height)
-            *height = (int64_t)h;
-    }
-    return true;
 }
 
 /* ---- answering ------------------------------------------------------------------------ */
@@ -313,51 +271,6 @@ static void hand_back(struct gw_request *req)
 
 /* ---- the cache ------------------------------------------------------------------------ */
 
-static bool json_params_int(const json_t *params, const char *name, int64_t *out)
-{
-    const json_t *v = json_object_get(params, name);
-    if (!json_is_integer(v))
-        return false;
-    *out = json_integer_value(v);
-    return true;
-}
-
-/* For the immutable class: whether the answer to req may be stored at all. Requests by
- * height are cacheable only when every height is deep; *height: the highest block height
- * the request itself names (-1: the answer's heights decide). */
-static bool immutable_request_cacheable(const struct gw_request *req, int64_t tip_block,
-                                        int64_t min_depth, int64_t *height)
-{
-    *height = -1;
-    if (req->endpoint == GW_EP_BIN)
-        return proxy_bin_request_immutable(req->info->name, req->forward_body, req->forward_len,
-                                           tip_block - min_depth, height);
-    json_t *root = json_loadb(req->forward_body ? req->forward_body : "{}",
-                              req->forward_body ? req->forward_len : 2, 0, NULL);
-    const json_t *params = req->endpoint == GW_EP_JSONRPC ? json_object_get(root, "params") : root;
-    const char *name = req->info->name;
-    int64_t deep = tip_block - min_depth, h = 0, h2 = 0;
-    bool ok = false;
-    if (strcmp(name, "get_block_header_by_hash") == 0 || strcmp(name, "/get_transactions") == 0 ||
-        strcmp(name, "/get_outs") == 0) {
-        ok = true; /* by hash or index: the answer's heights decide */
-    } else if (strcmp(name, "get_block") == 0) {
-        ok =
-            json_object_get(params, "hash") || (json_params_int(params, "height", &h) && h <= deep);
-    } else if (strcmp(name, "get_block_header_by_height") == 0) {
-        ok = json_params_int(params, "height", &h) && h <= deep;
-    } else if (strcmp(name, "get_block_headers_range") == 0) {
-        ok = json_params_int(params, "start_height", &h) &&
-             json_params_int(params, "end_height", &h2) && h2 <= deep && h <= h2;
-    } else if (strcmp(name, "on_get_block_hash") == 0) {
-        ok = json_is_array(params) && json_array_size(params) == 1 &&
-             json_is_integer(json_array_get(params, 0)) &&
-             json_integer_value(json_array_get(params, 0)) <= deep;
-    }
-    json_decref(root);
-    return ok;
-}
-
 static bool request_key(const struct gw_request *req, const char *tip_hash,
                         uint8_t key[CACHE_KEY_LEN])
 {
@@ -367,24 +280,32 @@ static bool request_key(const struct gw_request *req, const char *tip_hash,
                      req->endpoint != GW_EP_BIN, tip_hash, key);
 }
 
-static void plan_store(struct gw_request *req, const struct prober_quorum *q,
-                       struct store_plan *plan)
+/* What of the answer may be stored at quorum q (plan_store), and its key. */
+static void store_prepare(struct gw_request *req, const struct prober_quorum *q,
+                          struct store_plan *store)
 {
-    *plan = (struct store_plan){.store = STORE_NONE, .request_height = -1};
-    if (!q->known || req->asks_pool)
-        return;
-    if (req->info->cls == METHOD_TIP) {
-        if (request_key(req, q->hash, plan->key))
-            plan->store = STORE_TIP;
-    } else if (req->info->cls == METHOD_IMMUTABLE && !q->degraded) {
-        plan->deep = q->height - 1 - req->ctx->cache_min_depth;
-        if (immutable_request_cacheable(req, q->height - 1, req->ctx->cache_min_depth,
-                                        &plan->request_height) &&
-            request_key(req, NULL, plan->key)) {
-            plan->store = STORE_IMMUTABLE;
-            plan->generation = cache_generation(req->ctx->cache);
-        }
+    struct plan_chain chain = {.known = q->known,
+                               .degraded = q->degraded,
+                               .height = q->height,
+                               .min_depth = req->ctx->cache_min_depth};
+    *store = (struct store_plan){.store = PLAN_CACHE_NONE};
+    enum plan_cache may = plan_store(&req->plan, &chain, &store->deep);
+    if (may == PLAN_CACHE_TIP && request_key(req, q->hash, store->key)) {
+        store->store = PLAN_CACHE_TIP;
+    } else if (may == PLAN_CACHE_SETTLED && request_key(req, NULL, store->key)) {
+        store->store = PLAN_CACHE_SETTLED;
+        store->generation = cache_generation(req->ctx->cache);
     }
+}
+
+/* on_get_block_hash's answer: a bare hash; an all-zero one means "no such height". */
+static bool answer_names_block(const char *body, size_t len)
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    const char *hash = json_string_value(json_object_get(root, "result"));
+    bool known = hash && !is_zero_hash(hash);
+    json_decref(root);
+    return known;
 }
 
 /* The stored form of an answer: JSON-RPC answers without their id. */
@@ -406,32 +327,25 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
                          const struct proxy_answer_facts *f)
 {
     struct proxy_work *px = req->px;
-    if (px->plan.store == STORE_NONE || http != 200 || !f->ok || f->busy || f->untrusted ||
+    const struct plan *plan = &req->plan;
+    if (px->store.store == PLAN_CACHE_NONE || http != 200 || !f->ok || f->busy || f->untrusted ||
         f->negatives > 0)
         return;
     int64_t height = 0;
-    if (px->plan.store == STORE_IMMUTABLE) {
-        bool wants_full = req->info->needs_full_node != METHOD_FULL_NO;
-        if (wants_full && (f->pruned || (req->endpoint == GW_EP_BIN && px->current.pruned)))
+    if (px->store.store == PLAN_CACHE_SETTLED) {
+        if (plan->prunable && (f->pruned || (req->endpoint == GW_EP_BIN && px->current.pruned)))
             return; /* an epee answer is not read for pruned parts: a pruned node's is not kept */
         if (f->height == PROXY_HEIGHT_UNSETTLED)
             return;
-        height = f->height > px->plan.request_height ? f->height : px->plan.request_height;
-        if (height > px->plan.deep)
+        height = f->height;
+        if (plan->depth == PLAN_DEPTH_REQUEST && plan->height > height)
+            height = plan->height; /* the answer names no height: the request's stands */
+        if (height > px->store.deep)
             return; /* named by hash or index, but not settled yet: a short reorg could
                        change it before the prober sees it (and bumps the epoch) */
-        if (strcmp(req->info->name, "on_get_block_hash") == 0) {
-            /* The answer is a bare hash; an all-zero one means "no such height". */
-            json_t *root = json_loadb(body, len, 0, NULL);
-            const char *hash = json_string_value(json_object_get(root, "result"));
-            bool known = hash && !is_zero_hash(hash);
-            json_t *params = json_loadb(req->forward_body, req->forward_len, 0, NULL);
-            height = json_integer_value(json_array_get(json_object_get(params, "params"), 0));
-            json_decref(params);
-            json_decref(root);
-            if (!known)
-                return;
-        }
+        if (plan->depth == PLAN_DEPTH_REQUEST && req->endpoint == GW_EP_JSONRPC &&
+            !answer_names_block(body, len))
+            return;
         if (height < 0)
             return; /* no height named */
     }
@@ -439,9 +353,9 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
     char *stored = stored_form(req, body, len, &stored_len);
     if (!stored)
         return;
-    int64_t ttl = px->plan.store == STORE_TIP ? req->ctx->tip_ttl_ms : 0;
-    if (!cache_put(req->ctx->cache, px->plan.key, stored, stored_len, ttl, height,
-                   px->plan.generation, xg_monotonic_ms())) {
+    int64_t ttl = px->store.store == PLAN_CACHE_TIP ? req->ctx->tip_ttl_ms : 0;
+    if (!cache_put(req->ctx->cache, px->store.key, stored, stored_len, ttl, height,
+                   px->store.generation, xg_monotonic_ms())) {
         /* refused (a reorg since the request was sent, or too large to keep): the client
          * still gets this answer, only uncached */
     }
@@ -575,22 +489,21 @@ static void mark_degraded(struct gw_request *req, const struct prober_quorum *q)
 
 bool proxy_answer_from_cache(struct gw_request *req)
 {
-    enum method_class cls = req->info->cls;
-    if (cls != METHOD_TIP && cls != METHOD_IMMUTABLE)
+    if (req->plan.cache == PLAN_CACHE_NONE)
         return false;
     struct prober_quorum q = prober_quorum(req->ctx->prober);
-    struct store_plan plan;
-    plan_store(req, &q, &plan);
-    if (plan.store == STORE_NONE)
+    struct store_plan store;
+    store_prepare(req, &q, &store);
+    if (store.store == PLAN_CACHE_NONE)
         return false;
     char *stored;
     size_t len;
-    enum cache_lookup hit = cache_get(req->ctx->cache, plan.key, xg_monotonic_ms(), &stored, &len);
+    enum cache_lookup hit = cache_get(req->ctx->cache, store.key, xg_monotonic_ms(), &stored, &len);
     if (hit == CACHE_MISS)
         return false;
     if (hit == CACHE_HIT_REFRESH)
-        start_refresh(req, plan.key);
-    if (!render_hit(req, stored, len, plan.store == STORE_IMMUTABLE, q.height))
+        start_refresh(req, store.key);
+    if (!render_hit(req, stored, len, store.store == PLAN_CACHE_SETTLED, q.height))
         return false;
     mark_degraded(req, &q);
     return true;
@@ -599,27 +512,6 @@ bool proxy_answer_from_cache(struct gw_request *req)
 /* ---- reads ---------------------------------------------------------------------------- */
 
 static bool submit_attempt(struct gw_request *req, const char **why);
-
-/* Needs unpruned data: FULL_YES, or FULL_UNLESS_PRUNED without "prune": true (a binary
- * request cannot be read here: it prefers a full node too). */
-static bool wants_full_node(const struct gw_request *req)
-{
-    switch (req->info->needs_full_node) {
-    case METHOD_FULL_NO:
-        return false;
-    case METHOD_FULL_YES:
-        return true;
-    case METHOD_FULL_UNLESS_PRUNED:
-        break;
-    }
-    if (req->endpoint == GW_EP_BIN || !req->forward_body)
-        return true;
-    json_t *root = json_loadb(req->forward_body, req->forward_len, 0, NULL);
-    const json_t *params = req->endpoint == GW_EP_JSONRPC ? json_object_get(root, "params") : root;
-    bool prune = json_is_true(json_object_get(params, "prune"));
-    json_decref(root);
-    return !prune;
-}
 
 static size_t pick_nodes(struct gw_request *req, bool need_tip, bool want_full, int32_t exclude_id,
                          bool full_only)
@@ -681,7 +573,7 @@ static bool start_phase(struct gw_request *req, enum proxy_phase phase)
     int32_t first = px->current.id;
     px->phase = phase;
     size_t n = phase == PHASE_FULL_NODE ? pick_nodes(req, px->need_tip, true, first, true)
-                                        : pick_nodes(req, true, px->want_full, first, false);
+                                        : pick_nodes(req, true, req->plan.full_node, first, false);
     const char *why;
     return n > 0 && submit_attempt(req, &why);
 }
@@ -699,8 +591,7 @@ static void on_read_answer(struct gw_request *req, const struct up_result *res,
                            const struct proxy_answer_facts *f)
 {
     struct proxy_work *px = req->px;
-    bool needs_full = req->info->needs_full_node != METHOD_FULL_NO && px->want_full;
-    if (px->phase == PHASE_READ && needs_full && f->ok && f->pruned) {
+    if (px->phase == PHASE_READ && req->plan.full_node && f->ok && f->pruned) {
         hold_answer(px, res, f);
         if (start_phase(req, PHASE_FULL_NODE))
             return;
@@ -826,16 +717,16 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
 {
     struct proxy_work *px = req->px;
     px->phase = PHASE_READ;
-    px->want_full = wants_full_node(req);
     /* Historical reads may use a node a few blocks behind; everything else the tip. */
-    px->need_tip = req->info->cls != METHOD_IMMUTABLE;
-    if (pick_nodes(req, px->need_tip, px->want_full, 0, false) == 0 && fallback_nodes(req) == 0) {
+    px->need_tip = req->plan.route != PLAN_ROUTE_HISTORICAL;
+    if (pick_nodes(req, px->need_tip, req->plan.full_node, 0, false) == 0 &&
+        fallback_nodes(req) == 0) {
         answer_unavailable(req, "no node is configured", NULL, NULL);
         return false;
     }
     mark_degraded(req, q);
-    plan_store(req, q, &px->plan);
-    if (px->plan.store != STORE_NONE)
+    store_prepare(req, q, &px->store);
+    if (px->store.store != PLAN_CACHE_NONE)
         answer_header_set(req, "X-Xmrgate-Cache", "miss");
     const char *why;
     if (!submit_attempt(req, &why)) {
@@ -1006,7 +897,7 @@ bool proxy_dispatch(struct gw_request *req)
         return false;
     }
     struct prober_quorum q = prober_quorum(req->ctx->prober);
-    if (req->info->cls == METHOD_BROADCAST)
+    if (req->plan.route == PLAN_ROUTE_BROADCAST)
         return dispatch_broadcast(req, &q);
     return dispatch_read(req, &q);
 }

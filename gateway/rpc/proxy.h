@@ -1,7 +1,9 @@
 /* proxy — sends a classified request to the nodes and turns their answers into the
  * client's answer.
  *
- * Per class (gateway/rpc/methods.h):
+ * It follows the request's plan (gateway/rpc/plan.h: which nodes, whether and how the answer
+ * is cached, how deep is settled), set by server once the request is classified. Per class
+ * (gateway/rpc/methods.h):
  *   - tip: served from the tip cache when it holds an answer for the current quorum tip
  *     (refreshed in the background past half its TTL); otherwise from a node on the tip,
  *     and stored;
@@ -77,21 +79,6 @@ void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f
  * PROXY_HEIGHT_UNSETTLED while one of them is locked. A body that is not portable storage
  * is neither ok nor busy. */
 void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_facts *f);
-
-/* Pure: the pool rule for a request body of a method with pool_info (methods.h; the
- * reasons are at get_blocks.bin in methods.c). Strips pool_info_since from the portable-
- * storage body in place (*len becomes the new length) and sets *asks_pool when the body's
- * requested_info is not 0 (blocks only), or is not a plain integer: such an answer must
- * not be cached. False, nothing changed, for a body that is not portable storage. */
-__attribute__((warn_unused_result)) bool proxy_bin_pool_rule(char *body, size_t *len,
-                                                             bool *asks_pool);
-
-/* Pure: whether the answer to a .bin request to `path` (a method table name) may be stored
- * as immutable while the blocks up to height `deep` count as settled: get_blocks_by_height.bin
- * when it names heights and every one is at most deep (*height: the highest), get_outs.bin
- * always (*height -1: its answer names the heights, checked against deep when stored). */
-bool proxy_bin_request_immutable(const char *path, const char *body, size_t len, int64_t deep,
-                                 int64_t *height);
 
 #define PROXY_NODE_REF_SIZE 16
 

@@ -1,7 +1,7 @@
 /* Fuzzes the epee portable-storage reader (gateway/rpc/epee.h) on node answers and client
  * request bodies: epee_open, the readers over the fields monerod's .bin answers carry,
- * epee_strip, and proxy's reads of a .bin answer (proxy_read_bin_facts,
- * proxy_bin_request_immutable). The input is the body, as is.
+ * epee_strip, proxy's read of a .bin answer (proxy_read_bin_facts) and the plan's read of a
+ * .bin request (plan_for, plan_store). The input is the body, as is.
  *
  * Properties checked:
  *   - every value, string, section and array handed out lies inside the body, and a
@@ -13,6 +13,8 @@
  *   - stripping the wallet's "client" field changes nothing proxy reads from the answer. */
 #include "fuzz.h"
 #include "rpc/epee.h"
+#include "rpc/methods.h"
+#include "rpc/plan.h"
 #include "rpc/proxy.h"
 
 static const char *const field_names[] = {
@@ -137,14 +139,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(!f.json && !(f.ok && f.busy));
     FUZZ_CHECK(open == EPEE_OK || (!f.ok && !f.busy));
     FUZZ_CHECK(f.height >= -1 || f.height == PROXY_HEIGHT_UNSETTLED);
-    int64_t height;
     static const int64_t deeps[] = {-1, 0, 100, 3000000, INT64_MAX};
+    struct plan by_height, by_index;
+    struct plan_request r = {.bin = (const char *)data, .bin_len = size};
+    plan_for(methods_find_path("/get_blocks_by_height.bin", 25), &r, &by_height);
+    plan_for(methods_find_path("/get_outs.bin", 13), &r, &by_index);
     for (size_t i = 0; i < sizeof deeps / sizeof deeps[0]; i++) {
-        if (proxy_bin_request_immutable("/get_blocks_by_height.bin", (const char *)data, size,
-                                        deeps[i], &height))
-            FUZZ_CHECK(open == EPEE_OK && height >= 0 && height <= deeps[i]);
-        FUZZ_CHECK(proxy_bin_request_immutable("/get_outs.bin", (const char *)data, size, deeps[i],
-                                               &height) == (deeps[i] >= 0));
+        /* A chain whose settled top is deeps[i] (height - 1 - min_depth, kept from overflow). */
+        struct plan_chain chain = {.known = true, .height = deeps[i], .min_depth = -1};
+        int64_t deep;
+        if (plan_store(&by_height, &chain, &deep) == PLAN_CACHE_SETTLED)
+            FUZZ_CHECK(open == EPEE_OK && by_height.height >= 0 && by_height.height <= deeps[i]);
+        FUZZ_CHECK(deep == deeps[i]);
+        FUZZ_CHECK((plan_store(&by_index, &chain, &deep) == PLAN_CACHE_SETTLED) == (deeps[i] >= 0));
     }
     return 0;
 }

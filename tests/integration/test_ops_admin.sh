@@ -135,6 +135,17 @@ assert_json "the explainer says a denied method reaches no node" "$body" \
 read -r st body <<<"$(admin_call "$ADM1" POST /v1/route '{"path":"/send_raw_transaction"}')"
 assert_json "… and that a broadcast goes to every healthy node" "$body" \
 	'.class == "broadcast" and (.candidates | length) >= 2'
+assert_json "… and prints the plan proxy follows: a broadcast, never hedged, never cached" "$body" \
+	'.plan.route == "broadcast" and (.plan.hedgeable | not) and .plan.cache == "none"'
+read -r st body <<<"$(admin_call "$ADM1" POST /v1/route \
+	'{"method":"get_block_header_by_height","params":{"height":1}}')"
+assert_json "the plan of a header by height: a historical read, settled once its height is deep" \
+	"$body" '.class == "immutable" and .plan.route == "historical" and .plan.hedgeable and
+	.plan.cache == "settled" and .plan.key == "height" and .plan.depth == "answer" and .plan.height == 1'
+read -r st body <<<"$(admin_call "$ADM1" POST /v1/route \
+	'{"path":"/get_transactions","body":{"txs_hashes":[],"prune":true}}')"
+assert_json "… of transactions with prune: any node, keyed by hash" "$body" \
+	'.plan.full_node == false and .plan.prunable and .plan.key == "hash" and .plan.height == null'
 cli() { XMRGATE_ADMIN_URL=$ADM1 XMRGATE_ADMIN_TOKEN=${1:-$OPS_TOKEN} "$XG_REPO/bin/xmrgate-admin" "${@:2}"; }
 cli_lists_nodes() { cli "$OPS_TOKEN" nodes | grep -Eq '^a +up'; }
 cli_refused() { ! cli wrong-token quorum; }

@@ -1,7 +1,7 @@
 /* Table tests for gateway/proxy's pure rules: what a node answer says (OK, BUSY, errors,
  * pruned transactions, negatives to confirm, the heights it names), in JSON and in epee
- * (.bin), which .bin requests may be stored as immutable, and which outcomes a read may
- * retry on the next node. */
+ * (.bin), and which outcomes a read may retry on the next node. Which requests may be
+ * stored at all is the plan's (test_plan.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -148,92 +148,6 @@ static void test_read_bin_facts_table(void **state)
     }
 }
 
-#define PRUNE   "\x05prune\x0b\x01"
-#define INFO(v) "\x0erequested_info\x08" v
-#define SINCE   "\x0fpool_info_since\x05" U64("\x07")
-
-/* get_blocks.bin's pool rule: pool_info_since is always dropped; requested_info 1 or 2
- * (or anything but a plain 0) marks the request as asking for the pool. */
-static void test_bin_pool_rule_table(void **state)
-{
-    (void)state;
-    struct {
-        const char *name, *body;
-        size_t len;
-        bool ok, asks_pool;
-        const char *out;
-        size_t out_len;
-    } rows[] = {
-        {"blocks only, as 0.18.0 wallets send", BYTES(EPEE_HEADER "\x04" PRUNE), true, false,
-         BYTES(EPEE_HEADER "\x04" PRUNE)},
-        {"requested_info 0", BYTES(EPEE_HEADER "\x08" PRUNE INFO("\x00")), true, false,
-         BYTES(EPEE_HEADER "\x08" PRUNE INFO("\x00"))},
-        {"blocks and pool since a time: the time goes",
-         BYTES(EPEE_HEADER "\x0c" PRUNE INFO("\x01") SINCE), true, true,
-         BYTES(EPEE_HEADER "\x08" PRUNE INFO("\x01"))},
-        {"pool only", BYTES(EPEE_HEADER "\x0c" SINCE PRUNE INFO("\x02")), true, true,
-         BYTES(EPEE_HEADER "\x08" PRUNE INFO("\x02"))},
-        {"a time without requested_info goes too", BYTES(EPEE_HEADER "\x08" PRUNE SINCE), true,
-         false, BYTES(EPEE_HEADER "\x04" PRUNE)},
-        {"requested_info that is not an integer",
-         BYTES(EPEE_HEADER "\x04\x0erequested_info\x0a\x04x"), true, true,
-         BYTES(EPEE_HEADER "\x04\x0erequested_info\x0a\x04x")},
-        {"not portable storage", BYTES("{\"requested_info\":1}"), false, false,
-         BYTES("{\"requested_info\":1}")},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        char body[256];
-        memcpy(body, rows[i].body, rows[i].len);
-        size_t len = rows[i].len;
-        bool asks = false;
-        print_message("# %s\n", rows[i].name);
-        assert_int_equal(proxy_bin_pool_rule(body, &len, &asks), rows[i].ok);
-        assert_int_equal(asks, rows[i].asks_pool);
-        assert_int_equal(len, rows[i].out_len);
-        assert_memory_equal(body, rows[i].out, len);
-    }
-}
-
-static void test_bin_request_immutable_table(void **state)
-{
-    (void)state;
-    struct {
-        const char *name, *path, *body;
-        size_t len;
-        int64_t deep;
-        bool immutable;
-        int64_t height;
-    } rows[] = {
-        {"heights all deep", "/get_blocks_by_height.bin",
-         BYTES(EPEE_HEADER "\x04\x07heights\x85\x08" U64("\x05") U64("\x09")), 9, true, 9},
-        {"one height above deep", "/get_blocks_by_height.bin",
-         BYTES(EPEE_HEADER "\x04\x07heights\x85\x08" U64("\x05") U64("\x0a")), 9, false, -1},
-        {"heights as uint32", "/get_blocks_by_height.bin",
-         BYTES(EPEE_HEADER "\x04\x07heights\x86\x04\x07\x00\x00\x00"), 9, true, 7},
-        {"no height asked", "/get_blocks_by_height.bin",
-         BYTES(EPEE_HEADER "\x04\x07heights\x85\x00"), 9, false, -1},
-        {"no heights field", "/get_blocks_by_height.bin", BYTES(EPEE_HEADER "\x00"), 9, false, -1},
-        {"heights that are strings", "/get_blocks_by_height.bin",
-         BYTES(EPEE_HEADER "\x04\x07heights\x8a\x04\x04x"), 9, false, -1},
-        {"not portable storage", "/get_blocks_by_height.bin", BYTES("{}"), 9, false, -1},
-        {"a chain too short to have deep blocks", "/get_blocks_by_height.bin",
-         BYTES(EPEE_HEADER "\x04\x07heights\x85\x04" U64("\x00")), -1, false, -1},
-        {"get_outs.bin: its answer decides", "/get_outs.bin", BYTES(EPEE_HEADER "\x00"), 9, true,
-         -1},
-        {"get_blocks.bin: relative to the client's chain", "/get_blocks.bin",
-         BYTES(EPEE_HEADER "\x00"), 9, false, -1},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        int64_t height = -5;
-        print_message("# %s\n", rows[i].name);
-        bool immutable = proxy_bin_request_immutable(rows[i].path, rows[i].body, rows[i].len,
-                                                     rows[i].deep, &height);
-        assert_int_equal(immutable, rows[i].immutable);
-        if (immutable)
-            assert_int_equal(height, rows[i].height);
-    }
-}
-
 static void test_retryable_table(void **state)
 {
     (void)state;
@@ -284,12 +198,8 @@ static void test_node_ref(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read_facts_table),
-        cmocka_unit_test(test_read_bin_facts_table),
-        cmocka_unit_test(test_bin_pool_rule_table),
-        cmocka_unit_test(test_bin_request_immutable_table),
-        cmocka_unit_test(test_retryable_table),
-        cmocka_unit_test(test_answer_status),
+        cmocka_unit_test(test_read_facts_table), cmocka_unit_test(test_read_bin_facts_table),
+        cmocka_unit_test(test_retryable_table),  cmocka_unit_test(test_answer_status),
         cmocka_unit_test(test_node_ref),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

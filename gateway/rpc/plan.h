@@ -1,0 +1,132 @@
+/* plan — the plan for one request: which nodes may answer it, whether it may be hedged,
+ * whether and under what its answer is cached, what depth makes that answer settled, and
+ * whether it carries the node's pool. One pure function of the method table row
+ * (gateway/rpc/methods.h) and the few facts of the request that change it (its params, the
+ * heights of a .bin body, whether a .bin body asks for the pool). proxy (gateway/rpc/proxy.h)
+ * follows the plan; the admin API's route explainer (gateway/ops/admin_api.h) prints it.
+ *
+ * The plan does not look at the chain: plan_store() adds the quorum tip and says whether an
+ * answer may be stored now, and how deep is settled.
+ *
+ * Ownership: a plan points into the static method table and owns nothing; nothing is
+ * allocated but by plan_json(). All functions are pure and thread-safe. */
+#ifndef PLAN_H
+#define PLAN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpc/methods.h"
+
+/* Which nodes are asked. */
+enum plan_route {
+    PLAN_ROUTE_REFUSED,    /* denied: answered as restricted monerod answers, no node asked */
+    PLAN_ROUTE_TIP,        /* one node on the quorum tip; once a second on a failure */
+    PLAN_ROUTE_HISTORICAL, /* one node on the quorum tip or within the historical lag */
+    PLAN_ROUTE_BROADCAST,  /* every healthy node in parallel, never retried */
+};
+
+/* Whether the answer is cached. */
+enum plan_cache {
+    PLAN_CACHE_NONE,
+    PLAN_CACHE_TIP,     /* under the quorum tip hash, for one tip TTL (stale-while-revalidate) */
+    PLAN_CACHE_SETTLED, /* as immutable, under the reorg epoch, once deep below the quorum tip */
+};
+
+/* What the cached answer is keyed by, for this request. */
+enum plan_key {
+    PLAN_KEY_NONE,
+    PLAN_KEY_TIP,    /* the whole request, at the quorum tip */
+    PLAN_KEY_HASH,   /* block or transaction hashes */
+    PLAN_KEY_INDEX,  /* global output indices */
+    PLAN_KEY_HEIGHT, /* one or more block heights (plan.height: the highest) */
+    PLAN_KEY_RANGE,  /* start to end height (plan.height: the end) */
+};
+
+/* Which heights must be deep below the quorum tip for a settled answer to be stored. */
+enum plan_depth {
+    PLAN_DEPTH_NONE,    /* not stored as settled */
+    PLAN_DEPTH_ANSWER,  /* the highest height the answer names (those the request names, too) */
+    PLAN_DEPTH_REQUEST, /* the answer names none: the request's heights stand for it */
+};
+
+struct plan {
+    const struct method_info *info; /* the row planned for */
+    enum plan_route route;
+    /* A full (unpruned) node first, and a pruned answer asked again of a full node: the row
+     * needs one, or needs one unless the request sets "prune": true (a .bin body is not
+     * read for it). */
+    bool full_node;
+    /* The row's complete answer holds prunable data (needs_full_node is not "no"): an
+     * answer without it is never stored, whatever the request asked. */
+    bool prunable;
+    /* An idempotent read: a second node may be asked alongside the first. Never a write. */
+    bool hedgeable;
+    /* The answer carries the node's pool relative to an earlier answer of that node
+     * (plan_pool_rule): never cached. */
+    bool pool;
+    enum plan_cache cache;
+    enum plan_key key;
+    enum plan_depth depth;
+    int64_t height; /* the highest block height the request names; -1: none */
+};
+
+/* The request facts the plan reads. */
+struct plan_request {
+    /* JSON rows: the JSON-RPC "params" or the JSON endpoint's body; NULL: none sent. */
+    const json_t *params;
+    /* .bin rows: the portable-storage body as forwarded; NULL: none read. */
+    const char *bin;
+    size_t bin_len;
+    /* plan_pool_rule found the .bin body asking for the pool. */
+    bool asks_pool;
+};
+
+/* The plan for a request to `info` (not NULL) with facts `r` (NULL: none known). */
+void plan_for(const struct method_info *info, const struct plan_request *r, struct plan *out);
+
+/* plan_for over a body as the gateway forwards it: for a JSON-RPC row the whole request
+ * (its "params" are read), for a JSON endpoint its body object, for a .bin row the
+ * portable-storage body. body NULL: none. A JSON body that does not parse reads as none. */
+void plan_for_body(const struct method_info *info, const char *body, size_t len, bool asks_pool,
+                   struct plan *out);
+
+/* The chain as the prober sees it, for plan_store. */
+struct plan_chain {
+    bool known;        /* a quorum tip is known */
+    bool degraded;     /* no majority agrees on it */
+    int64_t height;    /* the quorum height (blocks in the chain; the top is height - 1) */
+    int64_t min_depth; /* blocks below the top before a height counts as settled */
+};
+
+/* What may be stored of the answer to the planned request now: PLAN_CACHE_TIP while a
+ * quorum tip is known; PLAN_CACHE_SETTLED while it is known and not degraded and every
+ * height the request names is at most *deep (set then: the highest settled block height;
+ * the answer's own heights are checked against it when it is stored). A .bin request keyed
+ * by index is not planned for storing while no block is settled (*deep < 0). */
+enum plan_cache plan_store(const struct plan *p, const struct plan_chain *chain, int64_t *deep);
+
+/* The pool rule for a .bin request body of a row with pool_info (methods.h; the reasons are
+ * at get_blocks.bin in methods.c). Strips pool_info_since from the portable-storage body in
+ * place (*len becomes the new length) and sets *asks_pool when the body's requested_info is
+ * not 0 (blocks only), or is not a plain integer: such an answer must not be cached. False,
+ * nothing changed, for a body that is not portable storage. */
+__attribute__((warn_unused_result)) bool plan_pool_rule(char *body, size_t *len, bool *asks_pool);
+
+/* "refused", "tip", "historical", "broadcast"; "?" for an out-of-range value. */
+const char *plan_route_name(enum plan_route route);
+/* "none", "tip", "settled"; "?" for an out-of-range value. */
+const char *plan_cache_name(enum plan_cache cache);
+/* "none", "tip", "hash", "index", "height", "range"; "?" for an out-of-range value. */
+const char *plan_key_name(enum plan_key key);
+/* "none", "answer", "request"; "?" for an out-of-range value. */
+const char *plan_depth_name(enum plan_depth depth);
+
+/* The plan as the route explainer shows it: {route, full_node, prunable, hedgeable, pool,
+ * cache, key, depth, height (null: none)}. A new reference the caller owns; NULL when out of
+ * memory. */
+json_t *plan_json(const struct plan *p);
+
+#endif
