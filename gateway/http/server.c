@@ -508,7 +508,7 @@ static void on_hold_due(struct hold_entry *e)
     req->hold_over = true;
     gw_request_resume(req);
     if (req->conn) /* libmicrohttpd takes the resumed connection back in its next run */
-        up_engine_host_due(req->ctx->up);
+        loop_host_due(up_engine_loop(req->ctx->up));
 }
 
 /* Holds an admitted request over its tenant's burst bucket until due_us, when its token
@@ -977,14 +977,14 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
         .on_completed = native_on_completed,
     };
     char why[256];
-    loop->front = front_start(&opt, &handler, loop->ctx.up, why, sizeof why);
+    loop->front = front_start(&opt, &handler, up_engine_loop(loop->ctx.up), why, sizeof why);
     if (!loop->front) {
         snprintf(err, errlen, "cannot listen on %s:%ld: %s", cfg->bind, (long)cfg->port, why);
         return false;
     }
-    struct up_host host = {
+    struct loop_host host = {
         .fd = -1, .run = front_run, .timeout_ms = front_timeout_ms, .ctx = loop->front};
-    up_engine_attach_host(loop->ctx.up, &host);
+    loop_attach_host(up_engine_loop(loop->ctx.up), &host);
     return true;
 }
 
@@ -1003,7 +1003,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
             return false;
         loop->ctx.up = loop->own_engine;
     }
-    loop->holds = hold_set_new(loop->ctx.up);
+    loop->holds = hold_set_new(up_engine_loop(loop->ctx.up));
     if (!loop->holds) {
         snprintf(err, errlen, "cannot create the burst limit's timer");
         return false;
@@ -1012,7 +1012,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
     if (!tls && strcmp(cfg->front_end, "native") == 0)
         return loop_start_front(loop, addr, err, errlen);
     struct linger_budget budget = LINGER_BUDGET_DEFAULT;
-    loop->linger = linger_new(loop->ctx.up, &budget, LINGER_MAX_SOCKETS);
+    loop->linger = linger_new(up_engine_loop(loop->ctx.up), &budget, LINGER_MAX_SOCKETS);
     if (!loop->linger) {
         snprintf(err, errlen, "out of memory");
         return false;
@@ -1048,9 +1048,9 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         snprintf(err, errlen, "libmicrohttpd has no epoll descriptor");
         return false;
     }
-    struct up_host host = {
+    struct loop_host host = {
         .fd = epoll_fd->epoll_fd, .run = on_host_run, .timeout_ms = on_host_timeout, .ctx = loop};
-    up_engine_attach_host(loop->ctx.up, &host);
+    loop_attach_host(up_engine_loop(loop->ctx.up), &host);
     return true;
 }
 

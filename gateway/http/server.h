@@ -3,11 +3,12 @@
  * or hands it to proxy and answers when proxy resumes it.
  *
  * Threading (why this model): an event loop carries client connections and node
- * connections together, on one upstream engine's thread and one epoll set. Plain HTTP is
+ * connections together, on one thread and one epoll set (loop.h), the loop of one
+ * upstream engine. Plain HTTP is
  * served by the gateway's own front end (front.h), whose client sockets sit in that epoll
  * set beside the node sockets; HTTPS (and plain HTTP with [server] front_end =
  * libmicrohttpd) by libmicrohttpd in external-loop mode, its epoll descriptor in the set
- * (up_engine_attach_host), a waiting request suspending its connection
+ * (loop_attach_host), a waiting request suspending its connection
  * (MHD_suspend_connection). A request that needs a node becomes an upstream job; its
  * answer resumes the request on the same thread. No thread waits on a node and no request
  * crosses threads, so thousands of concurrent clients cost sockets and a little state
@@ -24,7 +25,7 @@
 #include <stdint.h>
 
 #include "core/gw_config.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 
 #define GW_SERVER_MAX_LOOPS       16
 #define GW_SERVER_MAX_CONNECTIONS 16384 /* client connections per loop */

@@ -7,7 +7,7 @@
 #include "state/pgsync.h"
 #include "nodes/prober.h"
 #include "state/tenants.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 #include "xg_clock.h"
 #include "xg_dbwatch.h"
 #include "xg_log.h"

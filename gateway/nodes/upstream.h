@@ -1,25 +1,25 @@
-/* upstream — the gateway's engine for talking to monerod nodes: one thread, one epoll
- * set, every transfer to every node of one event loop.
+/* upstream — the gateway's engine for calls to monerod nodes (and to billing, for the
+ * XMR402 flow): jobs with deadlines, run on one event loop (loop.h) beside the client
+ * connections that wait for them.
  *
- * Why this shape. A client request that needs a node suspends its MHD connection and
- * submits a job here; nothing blocks while the node works. A suspended connection costs
- * one socket and a little request state, not a thread and its stack, so thousands of
- * waiting clients cost what thousands of sockets cost. The node side is bounded by a
- * per-node connection cap (monerod accepts and then resets connections above its per-IP
- * cap, 25 in Debian's build), and jobs above the cap wait in the engine for a free
- * connection instead of failing. A thread per client connection would instead hold a
- * blocked thread for every in-flight request and open a node connection per thread.
- * Kept-alive connections are reused.
+ * Why this shape. A client request that needs a node is set aside by its front end (a
+ * connection waiting on its handler costs one socket and a little request state, not a
+ * thread and its stack) and submits a job here; nothing blocks while the node works. The
+ * node side is bounded by a per-node connection cap (monerod accepts and then resets
+ * connections above its per-IP cap, 25 in Debian's build), and jobs above the cap wait in
+ * the engine for a free connection instead of failing. A thread per client connection
+ * would instead hold a blocked thread for every in-flight request and open a node
+ * connection per thread. Kept-alive connections are reused.
  *
  * Two clients under one interface: nodes over plain HTTP at a numeric address go through
- * nodeconn (our own HTTP/1.1 client, nodeconn.h); https:// nodes and host names through a
- * curl multi handle (TLS, asynchronous resolution). Both share the caps' meaning, the
- * deadlines and the result shape below.
+ * nodeconn (our own HTTP/1.1 client; up_nc.h, nodeconn.h); https:// nodes and host names
+ * through curl (TLS, asynchronous resolution; up_curl.h). Both share the caps' meaning,
+ * the deadlines and the result shape below.
  *
- * Threads. up_submit may be called from any thread. Every completion callback runs on
- * the engine thread, one at a time; it must be quick (copy or take the body, resume the
- * MHD connection) and may call up_submit (a retry on another node), but never
- * up_engine_stop or up_engine_free.
+ * Threads. Each engine starts and owns one loop, and so one thread. up_submit may be
+ * called from any thread. Every completion callback runs on that loop's thread, one at a
+ * time; it must be quick (copy or take the body, wake the client's request) and may call
+ * up_submit (a retry on another node), but never up_engine_stop or up_engine_free.
  *
  * Ownership. up_submit copies everything the job points to; the caller may free it as
  * soon as up_submit returns. A result and everything it points to belong to the engine
@@ -36,6 +36,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+
+#include "core/loop.h"
 
 struct up_engine;
 
@@ -58,6 +60,8 @@ struct up_header {
 
 struct up_result;
 
+/* Built with up_job_init (then up_job_post, up_job_headers); the fields are what
+ * up_submit reads. */
 struct up_job {
     const char *url;    /* node base URL + path: http://127.0.0.1:18081/json_rpc */
     const char *method; /* "GET" or "POST" */
@@ -70,6 +74,25 @@ struct up_job {
     void (*on_done)(const struct up_result *res, void *arg);
     void *arg;
 };
+
+/* A GET of base + path, joined into url (url_cap bytes, the caller's, valid until
+ * up_submit returns), with no body and no headers, TLS verified, timed out after
+ * timeout_ms, reported to on_done(res, arg). Returns false when base and path do not fit
+ * in url together: a URL cut short is never sent, the caller answers the failure. */
+__attribute__((warn_unused_result)) bool
+up_job_init(struct up_job *job, char *url, size_t url_cap, const char *base, const char *path,
+            long timeout_ms, void (*on_done)(const struct up_result *, void *), void *arg);
+
+/* Makes job a POST of body (len bytes, binary-safe; NULL when len is 0). */
+void up_job_post(struct up_job *job, const void *body, size_t len);
+
+/* The headers sent with job (n of them; the array is the caller's until up_submit). */
+void up_job_headers(struct up_job *job, const struct up_header *headers, size_t n);
+
+/* Pure: a job's timeout when its client has left_ms until its own deadline and the call
+ * may take cap_ms (> 0) at most: the smaller, and at least 1 ms (a deadline that passed
+ * still gets the shortest try, whose failure the caller answers). */
+long up_timeout_within(int64_t left_ms, long cap_ms);
 
 enum up_outcome {
     UP_OK,             /* an HTTP answer arrived (any status) */
@@ -93,23 +116,13 @@ struct up_result {
     const char *error;        /* why, when outcome != UP_OK; NULL otherwise */
 };
 
-/* A host event source run on the engine thread: the tenant-facing listener (the
- * gateway's own front end, or libmicrohttpd in external-loop mode). Its fd, when it has
- * one (libmicrohttpd's epoll fd; -1 for the front end, whose sockets are watched one by
- * one with up_engine_watch), is in the engine's epoll set with the node sockets. run() is
- * called when that fd is readable, when the wait timed out, after jobs finished (their
- * callbacks resume client connections) and after up_engine_host_due; it must not block.
- * timeout_ms() bounds the wait (-1: no bound). Client I/O and node I/O then share one
- * thread and one epoll_wait, so a proxied request costs no thread hand-off at all. */
-struct up_host {
-    int fd;
-    void (*run)(void *ctx);
-    long (*timeout_ms)(void *ctx);
-    void *ctx;
-};
-
-/* Starts the engine thread. Returns NULL with a message in err on failure. */
+/* Starts the engine and its loop's thread. Returns NULL with a message in err on
+ * failure. */
 struct up_engine *up_engine_start(const struct up_engine_options *opt, char *err, size_t errlen);
+
+/* The engine's loop: where the listener, its sockets and timers that share the engine's
+ * thread are watched (loop.h). Valid until up_engine_free. */
+struct loop *up_engine_loop(struct up_engine *e);
 
 /* Queues a job (see struct up_job). Returns false, without calling on_done, when the
  * engine is stopping or stopped, when memory runs out, or when the job is malformed
@@ -122,33 +135,13 @@ __attribute__((warn_unused_result)) bool up_submit(struct up_engine *e, const st
  * was already taken. Only valid inside on_done. */
 char *up_result_take_body(const struct up_result *res);
 
-/* A descriptor of the host's own in the engine's epoll set: on_event runs on the engine
- * thread with the epoll events. */
-struct up_watch {
-    void (*on_event)(struct up_watch *w, uint32_t events);
-};
-
-/* Adds fd to the engine's epoll set with events (EPOLLIN, EPOLLET, …); w must be 4-byte
- * aligned and outlive the registration. Close the fd to remove it; an event already
- * fetched in the same batch may still arrive, so free w only from the host's run(). */
-bool up_engine_watch(struct up_engine *e, int fd, uint32_t events, struct up_watch *w);
-
-/* Changes the events watched on fd (0: none for now). */
-bool up_engine_watch_change(struct up_engine *e, int fd, uint32_t events, struct up_watch *w);
-
-/* From the engine thread: run the host once more after this batch of events. */
-void up_engine_host_due(struct up_engine *e);
-
-/* Attaches the host (copied); from then on host->run is called on the engine thread.
- * Stop the engine before tearing the host down. */
-void up_engine_attach_host(struct up_engine *e, const struct up_host *host);
-
 /* Stops the engine: every job not yet finished gets its callback with UP_CANCELLED, on
- * the engine thread, then the thread is joined. Later up_submit calls return false.
- * Idempotent. Call it before stopping the MHD daemon whose connections wait on jobs. */
+ * the loop's thread, then the thread is joined. Later up_submit calls return false.
+ * Idempotent. Call it before tearing down the listener whose requests wait on jobs. */
 void up_engine_stop(struct up_engine *e);
 
-/* Stops the engine if needed and frees it. No up_submit may run concurrently. */
+/* Stops the engine if needed and frees it and its loop. No up_submit may run
+ * concurrently. */
 void up_engine_free(struct up_engine *e);
 
 /* A short English name of an outcome ("ok", "timeout", ...), for logs and metrics. */

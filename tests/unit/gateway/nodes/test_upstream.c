@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 
 #define MAX_CAPTURED_HEADERS 32
 
