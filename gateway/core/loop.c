@@ -45,7 +45,7 @@ struct loop {
 /* The loop that runs on this thread, if any. */
 static _Thread_local struct loop *loop_of_this_thread;
 
-#define LOOP_OF(w, member) ((struct loop *)((char *)(w) - offsetof(struct loop, member)))
+#define LOOP_OF(w, member) ((struct loop *)((char *)(w)-offsetof(struct loop, member)))
 
 static void loop_on_wake_event(struct loop_watch *w, uint32_t events)
 {

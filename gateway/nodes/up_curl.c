@@ -16,14 +16,15 @@
 #include "http/http_text.h"
 #include "xg_clock.h"
 
-#define UP_CURL_NS_PER_MS        1000000ULL
-#define UP_CURL_TCP_KEEPIDLE_S   30L
-#define UP_CURL_TCP_KEEPINTVL_S  10L
+#define UP_CURL_NS_PER_MS       1000000ULL
+#define UP_CURL_TCP_KEEPIDLE_S  30L
+#define UP_CURL_TCP_KEEPINTVL_S 10L
 
 /* Request headers curl adds on its own unless a "Name:" entry removes them. */
 static const char *const up_curl_default_headers[] = {"Accept", "Expect", "User-Agent",
                                                       "Content-Type"};
-#define UP_CURL_N_DEFAULT_HEADERS (sizeof up_curl_default_headers / sizeof up_curl_default_headers[0])
+#define UP_CURL_N_DEFAULT_HEADERS                                                                  \
+    (sizeof up_curl_default_headers / sizeof up_curl_default_headers[0])
 
 /* One of curl's sockets in the loop. Freed only after the batch of events in which curl
  * let go of it: an event for it may still be waiting in that batch. */

@@ -31,9 +31,8 @@ void up_curl_free(struct up_curl *c);
 
 /* Copies job's URL, body and header lines into x and sets up x's easy handle from
  * scratch: a recycled handle carries nothing from its last job except its allocations. */
-__attribute__((warn_unused_result)) bool up_curl_prepare(struct up_xfer *x,
-                                                         const struct up_job *job,
-                                                         const struct up_engine_options *opt);
+__attribute__((warn_unused_result)) bool
+up_curl_prepare(struct up_xfer *x, const struct up_job *job, const struct up_engine_options *opt);
 
 /* Adds x to the multi handle; x->finish runs once it ends. */
 __attribute__((warn_unused_result)) bool up_curl_start(struct up_curl *c, struct up_xfer *x);

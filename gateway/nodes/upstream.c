@@ -69,7 +69,10 @@ bool up_job_init(struct up_job *job, char *url, size_t url_cap, const char *base
         .on_done = on_done,
         .arg = arg,
     };
-    return xg_str_join(url, url_cap, base, path);
+    if (xg_str_join(url, url_cap, base, path))
+        return true;
+    job->url = NULL; /* up_submit refuses it: what url holds now is cut short */
+    return false;
 }
 
 void up_job_post(struct up_job *job, const void *body, size_t len)

@@ -78,7 +78,8 @@ struct up_job {
 /* A GET of base + path, joined into url (url_cap bytes, the caller's, valid until
  * up_submit returns), with no body and no headers, TLS verified, timed out after
  * timeout_ms, reported to on_done(res, arg). Returns false when base and path do not fit
- * in url together: a URL cut short is never sent, the caller answers the failure. */
+ * in url together: a URL cut short is never sent (up_submit refuses that job), the caller
+ * answers the failure. */
 __attribute__((warn_unused_result)) bool
 up_job_init(struct up_job *job, char *url, size_t url_cap, const char *base, const char *path,
             long timeout_ms, void (*on_done)(const struct up_result *, void *), void *arg);
