@@ -12,7 +12,7 @@
 #include "nodes/prober.h"
 #include "http/server.h"
 #include "state/tenants.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 #include "xg_admin.h"
 #include "xg_cli.h"
 #include "xg_clock.h"

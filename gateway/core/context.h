@@ -16,7 +16,7 @@
 #include "nodes/nodes.h"
 #include "nodes/prober.h"
 #include "state/tenants.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 
 struct gw_context {
     const struct gw_config *cfg;

@@ -33,7 +33,7 @@ enum fc_state {
 };
 
 struct front_conn {
-    struct up_watch watch; /* first: the engine hands it back on events */
+    struct loop_watch watch; /* first: the loop hands it back on events */
     struct front *f;
     int fd;
     enum fc_state state;
@@ -77,10 +77,10 @@ struct front_conn {
 };
 
 struct front {
-    struct up_watch watch; /* the listening socket */
+    struct loop_watch watch; /* the listening socket */
     struct front_options opt;
     struct front_handler handler;
-    struct up_engine *engine;
+    struct loop *loop;
     int listen_fd;
     atomic_bool quiescing;
     bool accept_paused;      /* out of descriptors: the listener is not watched */
@@ -194,7 +194,7 @@ static void conn_close(struct front_conn *c)
     live_remove(f, c);
     c->next_dead = f->dead;
     f->dead = c;
-    up_engine_host_due(f->engine);
+    loop_host_due(f->loop);
 }
 
 /* Grows *buf (capacity *cap) to hold need bytes, doubling from first; false when memory
@@ -332,7 +332,7 @@ void front_resume(struct front_conn *c)
     else
         f->resumed_head = c;
     f->resumed_tail = c;
-    up_engine_host_due(f->engine);
+    loop_host_due(f->loop);
 }
 
 bool front_peer_left(const struct front_conn *c)
@@ -673,7 +673,7 @@ static void advance(struct front_conn *c)
     }
 }
 
-static void on_conn_event(struct up_watch *w, uint32_t events)
+static void on_conn_event(struct loop_watch *w, uint32_t events)
 {
     struct front_conn *c = (struct front_conn *)w;
     if (c->state == FC_CLOSED)
@@ -708,7 +708,7 @@ static void accept_one(struct front *f, int fd, const struct sockaddr_storage *p
     c->peer = *peer;
     c->state = FC_READ_HEAD;
     c->writable = true;
-    if (!up_engine_watch(f->engine, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->watch)) {
+    if (!loop_watch_add(f->loop, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->watch)) {
         close(fd);
         free(c);
         return;
@@ -717,7 +717,7 @@ static void accept_one(struct front *f, int fd, const struct sockaddr_storage *p
     touch(c);
 }
 
-static void on_listen_event(struct up_watch *w, uint32_t events)
+static void on_listen_event(struct loop_watch *w, uint32_t events)
 {
     (void)events;
     struct front *f = (struct front *)w;
@@ -738,7 +738,7 @@ static void on_listen_event(struct up_watch *w, uint32_t events)
         if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
             /* The listener stays readable: stop watching it until a connection closes
              * (or a moment passed), instead of spinning on it. */
-            f->accept_paused = up_engine_watch_change(f->engine, f->listen_fd, 0, &f->watch);
+            f->accept_paused = loop_watch_change(f->loop, f->listen_fd, 0, &f->watch);
             f->accept_retry_ms = xg_monotonic_coarse_ms() + FRONT_ACCEPT_RETRY_MS;
             return;
         }
@@ -788,7 +788,7 @@ void front_run(void *front)
     }
     if (f->accept_paused && f->listen_fd >= 0 &&
         (freed || xg_monotonic_coarse_ms() >= f->accept_retry_ms) &&
-        up_engine_watch_change(f->engine, f->listen_fd, EPOLLIN, &f->watch))
+        loop_watch_change(f->loop, f->listen_fd, EPOLLIN, &f->watch))
         f->accept_paused = false;
 }
 
@@ -825,7 +825,7 @@ static int listen_socket(const struct sockaddr_in *addr, char *err, size_t errle
 }
 
 struct front *front_start(const struct front_options *opt, const struct front_handler *handler,
-                          struct up_engine *e, char *err, size_t errlen)
+                          struct loop *l, char *err, size_t errlen)
 {
     struct front *f = calloc(1, sizeof *f);
     if (!f) {
@@ -835,9 +835,9 @@ struct front *front_start(const struct front_options *opt, const struct front_ha
     f->watch.on_event = on_listen_event;
     f->opt = *opt;
     f->handler = *handler;
-    f->engine = e;
+    f->loop = l;
     atomic_init(&f->quiescing, false);
-    f->linger = linger_new(e, &opt->linger, opt->max_lingering);
+    f->linger = linger_new(l, &opt->linger, opt->max_lingering);
     if (!f->linger) {
         snprintf(err, errlen, "out of memory");
         free(f);
@@ -846,7 +846,7 @@ struct front *front_start(const struct front_options *opt, const struct front_ha
     f->listen_fd = listen_socket(&opt->addr, err, errlen);
     if (f->listen_fd < 0)
         goto fail;
-    if (!up_engine_watch(e, f->listen_fd, EPOLLIN, &f->watch)) {
+    if (!loop_watch_add(l, f->listen_fd, EPOLLIN, &f->watch)) {
         snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
         close(f->listen_fd);
         goto fail;

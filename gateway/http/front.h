@@ -1,6 +1,6 @@
 /* front — the gateway's own HTTP/1.1 front end for plain-HTTP clients: one listening
  * socket (SO_REUSEPORT, shared by the loops) and its client connections, run by one
- * upstream engine's thread beside the node sockets.
+ * event loop's thread (loop.h) beside the node sockets.
  *
  * Why not libmicrohttpd here (it still serves TLS, see server.c): a request that waits on
  * a node must leave libmicrohttpd's event loop (MHD_suspend_connection), and libmicrohttpd
@@ -46,7 +46,7 @@
 
 #include "http/hreq.h"
 #include "http/linger.h"
-#include "core/upstream.h"
+#include "core/loop.h"
 
 struct front;
 struct front_conn;
@@ -84,14 +84,14 @@ struct front_options {
     size_t max_lingering;        /* sockets lingering at once (> 0) */
 };
 
-/* Opens the listening socket (SO_REUSEADDR, SO_REUSEPORT) and watches it on engine e.
+/* Opens the listening socket (SO_REUSEADDR, SO_REUSEPORT) and watches it on loop l.
  * Returns NULL with a message in err. */
 __attribute__((warn_unused_result)) struct front *front_start(const struct front_options *opt,
                                                               const struct front_handler *handler,
-                                                              struct up_engine *e, char *err,
+                                                              struct loop *l, char *err,
                                                               size_t errlen);
 
-/* The host functions the engine runs (up_engine_attach_host with fd -1). */
+/* The host functions the loop runs (loop_attach_host with fd -1). */
 void front_run(void *front);
 long front_timeout_ms(void *front);
 

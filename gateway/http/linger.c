@@ -13,7 +13,7 @@
 #define LINGER_READ_SIZE 65536
 
 struct linger_sock {
-    struct up_watch watch; /* first: the engine hands it back on events */
+    struct loop_watch watch; /* first: the loop hands it back on events */
     struct linger_set *set;
     int fd; /* -1 once closed */
     struct linger_progress progress;
@@ -22,7 +22,7 @@ struct linger_sock {
 };
 
 struct linger_set {
-    struct up_engine *engine;
+    struct loop *loop;
     struct linger_budget budget;
     size_t max_sockets, count;
     struct linger_sock *quietest, *busiest;
@@ -83,7 +83,7 @@ static void sock_close(struct linger_set *s, struct linger_sock *l)
     s->count--;
     l->next_dead = s->dead;
     s->dead = l;
-    up_engine_host_due(s->engine);
+    loop_host_due(s->loop);
 }
 
 /* Reads and drops what is there, as the budget allows. */
@@ -120,7 +120,7 @@ static void drain(struct linger_set *s, struct linger_sock *l)
     }
 }
 
-static void on_sock_event(struct up_watch *w, uint32_t events)
+static void on_sock_event(struct loop_watch *w, uint32_t events)
 {
     (void)events; /* whatever it is (input, EOF, an error), the read tells */
     struct linger_sock *l = (struct linger_sock *)w;
@@ -128,14 +128,13 @@ static void on_sock_event(struct up_watch *w, uint32_t events)
         drain(l->set, l);
 }
 
-struct linger_set *linger_new(struct up_engine *e, const struct linger_budget *b,
-                              size_t max_sockets)
+struct linger_set *linger_new(struct loop *l, const struct linger_budget *b, size_t max_sockets)
 {
     assert(max_sockets > 0);
     struct linger_set *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->engine = e;
+    s->loop = l;
     s->budget = *b;
     s->max_sockets = max_sockets;
     return s;
@@ -173,8 +172,8 @@ void linger_take(struct linger_set *s, int fd, bool watched)
     l->set = s;
     l->fd = fd;
     uint32_t events = EPOLLIN | EPOLLRDHUP | EPOLLET;
-    if (!(watched ? up_engine_watch_change(s->engine, fd, events, &l->watch)
-                  : up_engine_watch(s->engine, fd, events, &l->watch))) {
+    if (!(watched ? loop_watch_change(s->loop, fd, events, &l->watch)
+                  : loop_watch_add(s->loop, fd, events, &l->watch))) {
         close(fd);
         free(l);
         return;

@@ -12,7 +12,7 @@
  * tests/unit/gateway/http/test_linger.c.
  *
  * The shell, struct linger_set, holds the lingering sockets of one event loop, watched on
- * its engine: no thread and no sleep; a socket is read when epoll says there is input, and
+ * its loop (loop.h): no thread and no sleep; a socket is read when epoll says there is input, and
  * the set's next deadline bounds the host's wait (linger_timeout_ms).
  *
  * Bounds: a set holds at most max_sockets; taking one more closes the oldest first (it
@@ -20,8 +20,8 @@
  * ~64 bytes, no buffers. It is not a serving connection: it counts against no connection
  * limit, and linger_shed gives its descriptor up when the process runs out of them.
  *
- * Threads: everything on the engine's thread, but linger_new and linger_free (after the
- * engine stopped). */
+ * Threads: everything on the loop's thread, but linger_new and linger_free (after the
+ * loop stopped). */
 #ifndef LINGER_H
 #define LINGER_H
 
@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/upstream.h"
+#include "core/loop.h"
 
 struct linger_budget {
     uint64_t max_bytes; /* input read and dropped at most */
@@ -78,16 +78,15 @@ int64_t linger_deadline(const struct linger_budget *b, const struct linger_progr
 
 struct linger_set;
 
-/* A set on engine e; max_sockets > 0. NULL when memory runs out. */
-struct linger_set *linger_new(struct up_engine *e, const struct linger_budget *b,
-                              size_t max_sockets);
+/* A set on loop l; max_sockets > 0. NULL when memory runs out. */
+struct linger_set *linger_new(struct loop *l, const struct linger_budget *b, size_t max_sockets);
 
-/* Closes every socket still lingering and frees s. Call after the engine stopped. NULL is
+/* Closes every socket still lingering and frees s. Call after the loop stopped. NULL is
  * fine. */
 void linger_free(struct linger_set *s);
 
 /* Takes fd (the set owns it from now on): a connected, non-blocking socket whose answer
- * is written. watched: fd is in the engine's epoll set already (its watch is replaced by
+ * is written. watched: fd is in the loop's epoll set already (its watch is replaced by
  * the set's); otherwise it is added. Shuts the write side and reads what is there; closes
  * it at once when the client has closed already, or when memory or epoll fail (then
  * without a linger). */

@@ -16,7 +16,7 @@
 
 struct mhd_front {
     struct front_app app;
-    struct up_engine *engine;
+    struct loop *loop;
     struct MHD_Daemon *daemon;
     struct linger_set *linger; /* the sockets libmicrohttpd closed, draining; NULL at stop */
     size_t max_body;
@@ -265,7 +265,7 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
     return strlen(s);
 }
 
-/* ---- the daemon on the engine's thread ------------------------------------------------- */
+/* ---- the daemon on the loop's thread --------------------------------------------------- */
 
 /* The upstream engine's thread runs the daemon: accept, read, answer, resume; and the
  * lingering close of what libmicrohttpd closed. */
@@ -290,21 +290,21 @@ static long on_host_timeout(void *cls)
 }
 
 struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const struct front_app *app,
-                                  struct up_engine *e, char *err, size_t errlen)
+                                  struct loop *l, char *err, size_t errlen)
 {
     bool tls = opt->tls_cert != NULL;
     struct mhd_front *m = calloc(1, sizeof *m);
     struct linger_budget budget = LINGER_BUDGET_DEFAULT;
     if (m)
-        m->linger = linger_new(e, &budget, LINGER_MAX_SOCKETS);
+        m->linger = linger_new(l, &budget, LINGER_MAX_SOCKETS);
     if (!m || !m->linger) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
     m->app = *app;
-    m->engine = e;
+    m->loop = l;
     m->max_body = opt->max_body;
-    /* No thread of libmicrohttpd's own: the engine's thread runs it (see server.h). */
+    /* No thread of libmicrohttpd's own: the loop's thread runs it (see server.h). */
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
     if (tls)
         flags |= MHD_USE_TLS;
@@ -333,9 +333,9 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
         snprintf(err, errlen, "libmicrohttpd has no epoll descriptor");
         goto fail;
     }
-    struct up_host host = {
+    struct loop_host host = {
         .fd = epoll_fd->epoll_fd, .run = on_host_run, .timeout_ms = on_host_timeout, .ctx = m};
-    up_engine_attach_host(e, &host);
+    loop_attach_host(l, &host);
     return m;
 fail:
     mhd_front_stop(m);

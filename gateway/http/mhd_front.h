@@ -1,8 +1,8 @@
 /* mhd_front — libmicrohttpd as a front end for the request path (front.h): the gateway's
  * HTTPS listener, and plain HTTP with [server] front_end = libmicrohttpd. It is the only
  * file of the request path that speaks libmicrohttpd: it runs a daemon in external-loop
- * mode on one upstream engine's thread (its epoll descriptor in the engine's set,
- * up_engine_attach_host), turns libmicrohttpd's access and completion callbacks into the
+ * mode on one event loop's thread (its epoll descriptor in the loop's set,
+ * loop_attach_host), turns libmicrohttpd's access and completion callbacks into the
  * struct front_app calls, and offers its connections as struct front_ops.
  *
  * Why the plain-HTTP mode stays: the integration tests hold this adapter to the own front
@@ -16,8 +16,8 @@
  * monerod); and a lingering close (linger.h) of every socket libmicrohttpd closes, on a
  * duplicate of its descriptor, so that a client still sending can read its answer.
  *
- * Threads: the app's callbacks and every front_ops call run on the engine's thread;
- * mhd_front_start and mhd_front_quiesce from any thread; mhd_front_stop after the engine
+ * Threads: the app's callbacks and every front_ops call run on the loop's thread;
+ * mhd_front_start and mhd_front_quiesce from any thread; mhd_front_stop after the loop
  * stopped. */
 #ifndef MHD_FRONT_H
 #define MHD_FRONT_H
@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/upstream.h"
+#include "core/loop.h"
 #include "http/front.h"
 
 struct mhd_front;
@@ -42,11 +42,11 @@ struct mhd_front_options {
     size_t max_body;
 };
 
-/* Starts the daemon on addr (SO_REUSEPORT) and hands it to engine e; app (copied) gets the
+/* Starts the daemon on addr (SO_REUSEPORT) and hands it to loop l; app (copied) gets the
  * requests. Returns NULL with a message in err. */
 __attribute__((warn_unused_result)) struct mhd_front *
-mhd_front_start(const struct mhd_front_options *opt, const struct front_app *app,
-                struct up_engine *e, char *err, size_t errlen);
+mhd_front_start(const struct mhd_front_options *opt, const struct front_app *app, struct loop *l,
+                char *err, size_t errlen);
 
 uint16_t mhd_front_port(const struct mhd_front *m);
 

@@ -402,7 +402,7 @@ static void on_hold_due(struct hold_entry *e)
     /* A timer is no node job, after which the engine runs its host anyway: libmicrohttpd
      * takes the resumed connection back in the next run (the own front end asked for one
      * already). */
-    up_engine_host_due(req->ctx->up);
+    loop_host_due(up_engine_loop(req->ctx->up));
 }
 
 /* Holds an admitted request over its tenant's burst bucket until due_us, when its token
@@ -708,14 +708,14 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
     };
     struct front_handler handler = front_native_handler(&loop->app);
     char why[256];
-    loop->front = front_start(&opt, &handler, loop->ctx.up, why, sizeof why);
+    loop->front = front_start(&opt, &handler, up_engine_loop(loop->ctx.up), why, sizeof why);
     if (!loop->front) {
         snprintf(err, errlen, "cannot listen on %s:%ld: %s", cfg->bind, (long)cfg->port, why);
         return false;
     }
-    struct up_host host = {
+    struct loop_host host = {
         .fd = -1, .run = front_run, .timeout_ms = front_timeout_ms, .ctx = loop->front};
-    up_engine_attach_host(loop->ctx.up, &host);
+    loop_attach_host(up_engine_loop(loop->ctx.up), &host);
     return true;
 }
 
@@ -739,7 +739,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
             return false;
         loop->ctx.up = loop->own_engine;
     }
-    loop->holds = hold_set_new(loop->ctx.up);
+    loop->holds = hold_set_new(up_engine_loop(loop->ctx.up));
     if (!loop->holds) {
         snprintf(err, errlen, "cannot create the burst limit's timer");
         return false;
@@ -759,7 +759,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         .max_head = GW_SERVER_MAX_HEAD,
         .max_body = loop->ctx.max_body,
     };
-    loop->mhd = mhd_front_start(&opt, &loop->app, loop->ctx.up, err, errlen);
+    loop->mhd = mhd_front_start(&opt, &loop->app, up_engine_loop(loop->ctx.up), err, errlen);
     return loop->mhd != NULL;
 }
 

@@ -3,11 +3,12 @@
  * or hands it to proxy and answers when proxy resumes it.
  *
  * Threading (why this model): an event loop carries client connections and node
- * connections together, on one upstream engine's thread and one epoll set. Plain HTTP is
+ * connections together, on one thread and one epoll set (loop.h), the loop of one
+ * upstream engine. Plain HTTP is
  * served by the gateway's own front end (front.h), whose client sockets sit in that epoll
  * set beside the node sockets; HTTPS (and plain HTTP with [server] front_end =
  * libmicrohttpd) by libmicrohttpd in external-loop mode (mhd_front.h), its epoll
- * descriptor in the set (up_engine_attach_host), a waiting request suspending its
+ * descriptor in the set (loop_attach_host), a waiting request suspending its
  * connection. Both call the same request path (front.h's front_app, which says what the
  * front end does next: answer queued, done for now, or close); below the loop, server
  * does not know which front end holds a request. A request that needs a node becomes an upstream
@@ -27,7 +28,7 @@
 
 #include "core/gw_config.h"
 #include "core/request.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 
 #define GW_SERVER_MAX_LOOPS       16
 #define GW_SERVER_MAX_CONNECTIONS 16384               /* client connections per loop */

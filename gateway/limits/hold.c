@@ -10,16 +10,16 @@
 #include <unistd.h>
 
 struct hold_set {
-    struct up_watch watch; /* first: the engine hands it back on timer events */
-    int timer_fd;          /* -1 without an engine */
-    int64_t armed_us;      /* what the timer is set to; INT64_MAX: disarmed */
+    struct loop_watch watch; /* first: the loop hands it back on timer events */
+    int timer_fd;            /* -1 without a loop */
+    int64_t armed_us;        /* what the timer is set to; INT64_MAX: disarmed */
     struct hold_entry **heap;
     size_t n, cap;
 };
 
-static void on_timer(struct up_watch *w, uint32_t events);
+static void on_timer(struct loop_watch *w, uint32_t events);
 
-struct hold_set *hold_set_new(struct up_engine *e)
+struct hold_set *hold_set_new(struct loop *l)
 {
     struct hold_set *s = calloc(1, sizeof *s);
     if (!s)
@@ -27,10 +27,10 @@ struct hold_set *hold_set_new(struct up_engine *e)
     s->watch.on_event = on_timer;
     s->timer_fd = -1;
     s->armed_us = INT64_MAX;
-    if (!e)
+    if (!l)
         return s;
     s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (s->timer_fd < 0 || !up_engine_watch(e, s->timer_fd, EPOLLIN, &s->watch)) {
+    if (s->timer_fd < 0 || !loop_watch_add(l, s->timer_fd, EPOLLIN, &s->watch)) {
         hold_set_free(s);
         return NULL;
     }
@@ -71,7 +71,7 @@ static void rearm(struct hold_set *s)
         s->armed_us = due;
 }
 
-static void on_timer(struct up_watch *w, uint32_t events)
+static void on_timer(struct loop_watch *w, uint32_t events)
 {
     (void)events;
     struct hold_set *s = (struct hold_set *)w;

@@ -5,16 +5,16 @@
  * Why a timer set and not a sleep: a held request is a suspended connection, as one
  * waiting on a node (upstream.h explains that shape), plus one entry in this set; no
  * thread, no node connection. The set has one timerfd in its loop's epoll set
- * (up_engine_watch), armed at the earliest due time to the microsecond: when it fires,
- * the due entries fire on the engine thread, whatever else keeps the loop busy.
+ * (loop_watch_add), armed at the earliest due time to the microsecond: when it fires,
+ * the due entries fire on the loop's thread, whatever else keeps the loop busy.
  *
  * Entries are intrusive (struct hold_entry lives in the request): the set keeps pointers
  * in a binary min-heap on due time, so adding, cancelling and popping cost O(log n), and
  * the set allocates only when it grows. Ownership: the set owns its array and its timer
  * descriptor; an entry must be cancelled (or have fired) before its memory goes.
  *
- * Threads: one set per loop, used on that loop's engine thread only (hold_set_new before
- * the loop serves, hold_set_free after the engine stopped). */
+ * Threads: one set per loop, used on that loop's thread only (hold_set_new before the
+ * loop serves, hold_set_free after the loop stopped). */
 #ifndef HOLD_H
 #define HOLD_H
 
@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/upstream.h"
+#include "core/loop.h"
 
 struct hold_entry {
     int64_t due_us; /* monotonic */
@@ -32,9 +32,9 @@ struct hold_entry {
 
 struct hold_set;
 
-/* A set whose timer runs on engine e; with e NULL, no timer: the caller runs the set
+/* A set whose timer runs on loop l; with l NULL, no timer: the caller runs the set
  * itself (hold_run; the unit tests). NULL when memory or the timer descriptor fail. */
-struct hold_set *hold_set_new(struct up_engine *e);
+struct hold_set *hold_set_new(struct loop *l);
 /* Frees the set; entries still in it are forgotten (their on_due never runs). NULL is
  * fine. */
 void hold_set_free(struct hold_set *s);

@@ -26,6 +26,8 @@ enum nc_conn_state {
 };
 
 struct nc_conn {
+    struct loop_watch watch; /* first: the loop hands it back on the socket's events */
+    struct nc_client *client;
     int fd;
     enum nc_conn_state state;
     struct nc_node *node;
@@ -47,7 +49,7 @@ struct nc_node {
 };
 
 struct nc_client {
-    int epoll_fd;
+    struct loop *loop;
     unsigned max_per_node, max_total, open;
     long connect_timeout_ms;
     struct nc_node *nodes;
@@ -183,6 +185,7 @@ static void nc_wait_unlink(struct nc_node *n, struct nc_exchange *x)
 /* --- connections ----------------------------------------------------------------------- */
 
 static void nc_dispatch_all(struct nc_client *c);
+static void nc_on_event(struct loop_watch *w, uint32_t events);
 
 static void nc_conn_close(struct nc_client *c, struct nc_conn *k)
 {
@@ -220,8 +223,7 @@ static void nc_want_out(struct nc_client *c, struct nc_conn *k, bool want)
 {
     if (k->want_out == want)
         return;
-    struct epoll_event ev = {.events = EPOLLIN | (want ? EPOLLOUT : 0), .data.ptr = k};
-    epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, k->fd, &ev);
+    loop_watch_change(c->loop, k->fd, EPOLLIN | (want ? EPOLLOUT : 0U), &k->watch);
     k->want_out = want;
 }
 
@@ -364,6 +366,8 @@ static void nc_connect(struct nc_client *c, struct nc_node *n, struct nc_exchang
         return;
     }
     nc_set_socket_options(fd);
+    k->watch.on_event = nc_on_event;
+    k->client = c;
     k->fd = fd;
     k->node = n;
     n->open++;
@@ -375,8 +379,7 @@ static void nc_connect(struct nc_client *c, struct nc_node *n, struct nc_exchang
         nc_end(x, NC_CONNECT_FAILED, "the node refused the connection");
         return;
     }
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = k};
-    if (epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    if (!loop_watch_add(c->loop, fd, EPOLLIN | EPOLLOUT, &k->watch)) {
         k->state = NC_BUSY;
         nc_conn_close(c, k);
         nc_end(x, NC_CONNECT_FAILED, "cannot watch the node's socket");
@@ -450,9 +453,10 @@ static void nc_on_connected(struct nc_client *c, struct nc_conn *k)
     nc_send(c, k);
 }
 
-void nc_on_event(struct nc_client *c, void *ptr, uint32_t events)
+static void nc_on_event(struct loop_watch *w, uint32_t events)
 {
-    struct nc_conn *k = ptr;
+    struct nc_conn *k = (struct nc_conn *)w;
+    struct nc_client *c = k->client;
     switch (k->state) {
     case NC_CONNECTING:
         if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
@@ -543,13 +547,13 @@ void nc_abandon(struct nc_client *c, struct nc_exchange *x)
     nc_dispatch_all(c);
 }
 
-struct nc_client *nc_client_new(int epoll_fd, unsigned max_per_node, unsigned max_total,
+struct nc_client *nc_client_new(struct loop *l, unsigned max_per_node, unsigned max_total,
                                 long connect_timeout_ms)
 {
     struct nc_client *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->epoll_fd = epoll_fd;
+    c->loop = l;
     c->max_per_node = max_per_node;
     c->max_total = max_total;
     c->connect_timeout_ms = connect_timeout_ms;

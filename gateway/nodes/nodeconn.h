@@ -8,12 +8,11 @@
  * option handling, header formatting and scanning, a liveness poll on every reuse) than
  * the proxying itself costs. Here a request is one send() of bytes built once, an answer
  * is read into the caller's buffer by a small parser (http1.h), and connections stay
- * registered in the engine's epoll set for their whole life. curl stays the client for
+ * registered in the engine's loop for their whole life. curl stays the client for
  * https:// nodes and host names (TLS and asynchronous name resolution).
  *
- * Threads. Everything here runs on the engine thread that owns the epoll set; nothing is
- * locked. The engine registers no other pointers in the set: every epoll_event whose
- * data.ptr is 8-aligned belongs to nodeconn and is handed to nc_on_event.
+ * Threads. Everything here runs on the thread of the loop the client watches its sockets
+ * in (loop.h); nothing is locked. Each connection is a struct loop_watch of its own.
  *
  * A request whose kept-alive connection turns out closed by the node before one byte of
  * the answer arrived is sent once more on a new connection (the node closed an idle
@@ -31,6 +30,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "core/loop.h"
 #include "nodes/http1.h"
 
 #define NC_AUTHORITY_MAX 64 /* "[v6 address]:port" */
@@ -77,9 +77,9 @@ struct nc_exchange {
  * returns false for anything else (https, host names), which curl serves. */
 bool nc_target_of(const char *url, struct nc_target *target);
 
-/* A client registering its sockets in epoll_fd (owned by the caller, outliving the client).
- * NULL when out of memory. */
-struct nc_client *nc_client_new(int epoll_fd, unsigned max_per_node, unsigned max_total,
+/* A client watching its sockets in loop l (the caller's, outliving the client). NULL when
+ * out of memory. */
+struct nc_client *nc_client_new(struct loop *l, unsigned max_per_node, unsigned max_total,
                                 long connect_timeout_ms);
 
 /* Closes every connection. No exchange may be in progress (abandon them first). */
@@ -94,11 +94,8 @@ void nc_start(struct nc_client *c, struct nc_exchange *x, const struct nc_target
  * the queue, or its connection closed when the answer is still on its way. */
 void nc_abandon(struct nc_client *c, struct nc_exchange *x);
 
-/* An epoll event for one of the client's sockets (data.ptr of the event). */
-void nc_on_event(struct nc_client *c, void *ptr, uint32_t events);
-
-/* Frees the connections closed since the last call. The engine calls it after handling a
- * batch of epoll events (an event for a closed connection is then ignored, not read from
+/* Frees the connections closed since the last call. The engine calls it after each batch
+ * of the loop's events (an event for a closed connection is then ignored, not read from
  * freed memory). */
 void nc_release_closed(struct nc_client *c);
 

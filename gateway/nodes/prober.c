@@ -141,20 +141,17 @@ static bool submit_call(struct prober *p, const struct prober_node *n, const cha
         return false;
     *call = (struct probe_call){p, n->info.id, is_header};
     char url[512];
-    snprintf(url, sizeof url, "%s%s", n->info.url, path);
     static const struct up_header headers[] = {{"Content-Type", "application/json"}};
-    struct up_job job = {
-        .url = url,
-        .method = "POST",
-        .body = body,
-        .body_len = strlen(body),
-        .headers = headers,
-        .nheaders = 1,
-        .timeout_ms = (long)p->opt.timeout_ms,
-        .verify_tls = true,
-        .on_done = done,
-        .arg = call,
-    };
+    struct up_job job;
+    if (!up_job_init(&job, url, sizeof url, n->info.url, path, (long)p->opt.timeout_ms, done,
+                     call)) {
+        xg_log(XG_LOG_ERROR, "probe_url_too_long", "node %s: %s%s", n->info.name, n->info.url,
+               path);
+        free(call); /* a URL cut short is never sent */
+        return false;
+    }
+    up_job_post(&job, body, strlen(body));
+    up_job_headers(&job, headers, 1);
     if (!up_submit(p->up, &job)) {
         free(call);
         return false;

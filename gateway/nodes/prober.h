@@ -31,7 +31,7 @@
 #include "cache/cache.h"
 #include "nodes/health.h"
 #include "nodes/nodes.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 
 struct prober_options {
     int64_t interval_ms;      /* between probe rounds [2000] */

@@ -6,7 +6,7 @@
 #include "limits/limits.h"
 #include "nodes/prober.h"
 #include "state/tenants.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 #include "xg_clock.h"
 #include "xg_dbwatch.h"
 #include "xg_log.h"

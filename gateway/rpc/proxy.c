@@ -450,24 +450,18 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
     *job = (struct refresh_job){.ctx = req->ctx, .endpoint = req->endpoint, .node_id = node.id};
     memcpy(job->key, key, CACHE_KEY_LEN);
     char url[512];
-    if (!xg_str_join(url, sizeof url, node.url, req->rest)) { /* never sent cut short */
+    static const struct up_header headers[] = {{"Content-Type", "application/json"}};
+    struct up_job uj;
+    if (!up_job_init(&uj, url, sizeof url, node.url, req->rest, (long)req->ctx->node_timeout_ms,
+                     on_refresh_done, job)) { /* never sent cut short */
         cache_refresh_failed(req->ctx->cache, key);
         free(job);
         return;
     }
-    static const struct up_header headers[] = {{"Content-Type", "application/json"}};
-    struct up_job uj = {
-        .url = url,
-        .method = req->is_post || req->forward_len ? "POST" : "GET",
-        .body = req->forward_body,
-        .body_len = req->forward_len,
-        .headers = req->endpoint == GW_EP_BIN ? NULL : headers,
-        .nheaders = req->endpoint == GW_EP_BIN ? 0 : 1,
-        .timeout_ms = (long)req->ctx->node_timeout_ms,
-        .verify_tls = true,
-        .on_done = on_refresh_done,
-        .arg = job,
-    };
+    if (req->is_post || req->forward_len)
+        up_job_post(&uj, req->forward_body, req->forward_len);
+    if (req->endpoint != GW_EP_BIN)
+        up_job_headers(&uj, headers, 1);
     if (!up_submit(req->ctx->up, &uj)) {
         cache_refresh_failed(req->ctx->cache, key);
         free(job);
@@ -685,30 +679,21 @@ static bool submit_attempt(struct gw_request *req, const char **why)
         return false;
     }
     px->current = px->candidates[px->next++];
-    char url[512];
-    if (!xg_str_join(url, sizeof url, px->current.url, req->rest)) {
-        *why = "the node URL and the request path are too long together";
-        return false; /* a URL cut short is never sent */
-    }
     /* The allow-list: nothing of the client's reaches a node but its body. */
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
-    long timeout =
-        (long)(left_ms < req->ctx->node_timeout_ms ? left_ms : req->ctx->node_timeout_ms);
-    if (timeout < 1)
-        timeout = 1;
-    struct up_job job = {
-        .url = url,
-        .method = req->is_post || req->forward_len ? "POST" : "GET",
-        .body = req->forward_body,
-        .body_len = req->forward_len,
-        .headers = req->endpoint == GW_EP_BIN ? NULL : json_headers,
-        .nheaders = req->endpoint == GW_EP_BIN ? 0 : 1,
-        .timeout_ms = timeout,
-        .verify_tls = true,
-        .on_done = on_node_done,
-        .arg = req,
-    };
+    char url[512];
+    struct up_job job;
+    if (!up_job_init(&job, url, sizeof url, px->current.url, req->rest,
+                     up_timeout_within(left_ms, (long)req->ctx->node_timeout_ms), on_node_done,
+                     req)) {
+        *why = "the node URL and the request path are too long together";
+        return false; /* a URL cut short is never sent */
+    }
+    if (req->is_post || req->forward_len)
+        up_job_post(&job, req->forward_body, req->forward_len);
+    if (req->endpoint != GW_EP_BIN)
+        up_job_headers(&job, json_headers, 1);
     *why = "the gateway is stopping, or out of memory";
     return up_submit(req->ctx->up, &job);
 }
@@ -751,7 +736,9 @@ static const char *slot_word(int outcome)
 }
 
 /* All nodes have answered: the first acceptance is the answer, else the first rejection
- * (the node's reason), else our error. Runs once, on whichever thread finished last. */
+ * (the node's reason), else our error. Runs once, on the engine's loop thread (upstream.h:
+ * every callback runs there, and so does the request's handler): in the last node's
+ * callback, or at the end of dispatch_broadcast should every call have ended before it. */
 static void broadcast_finish(struct gw_request *req)
 {
     struct proxy_work *px = req->px;
@@ -848,25 +835,19 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     for (size_t i = 0; i < n; i++) {
         struct broadcast_call *call = malloc(sizeof *call);
+        int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
         char url[512];
-        if (call && !xg_str_join(url, sizeof url, nodes[i].url, req->rest)) {
+        struct up_job job;
+        if (call && !up_job_init(&job, url, sizeof url, nodes[i].url, req->rest,
+                                 up_timeout_within(left_ms, (long)req->ctx->node_timeout_ms),
+                                 on_broadcast_done, call)) {
             free(call); /* a URL cut short is never sent: counted as not submitted */
             call = NULL;
         }
-        int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
-        struct up_job job = {
-            .url = url,
-            .method = "POST",
-            .body = req->forward_body,
-            .body_len = req->forward_len,
-            .headers = json_headers,
-            .nheaders = 1,
-            .timeout_ms = (long)(left_ms < req->ctx->node_timeout_ms ? (left_ms > 0 ? left_ms : 1)
-                                                                     : req->ctx->node_timeout_ms),
-            .verify_tls = true,
-            .on_done = on_broadcast_done,
-            .arg = call,
-        };
+        if (call) {
+            up_job_post(&job, req->forward_body, req->forward_len);
+            up_job_headers(&job, json_headers, 1);
+        }
         if (call)
             *call = (struct broadcast_call){req, i};
         if (call && up_submit(req->ctx->up, &job)) {

@@ -4,7 +4,7 @@
 #include "core/context.h"
 #include "http/answer.h"
 #include "token.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 #include "xg_hex.h"
 #include "xg_log.h"
 #include "xg_str.h"
@@ -107,26 +107,18 @@ static bool submit(struct xmr402_work *w, const char *path, json_t *payload,
         return false;
     if (xg_hex_decode(cfg->ha1_key, key, sizeof key) && !xg_xmr402_client_sig(key, w->client, sig))
         sig[0] = '\0';
-    snprintf(url, sizeof url, "%s%s", cfg->xmr402_billing_url, path);
     struct up_header headers[] = {{"Content-Type", "application/json"},
                                   {XG_XMR402_CLIENT_HDR, w->client},
                                   {XG_XMR402_SIG_HDR, sig}};
     int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
-    struct up_job job = {
-        .url = url,
-        .method = "POST",
-        .body = body,
-        .body_len = strlen(body),
-        .headers = headers,
-        .nheaders = 3,
-        .timeout_ms = left_ms < 1                 ? 1
-                      : left_ms > BILLING_TIMEOUT ? BILLING_TIMEOUT
-                                                  : (long)left_ms,
-        .verify_tls = true,
-        .on_done = on_done,
-        .arg = w,
-    };
-    bool ok = up_submit(req->ctx->up, &job);
+    struct up_job job;
+    bool ok = up_job_init(&job, url, sizeof url, cfg->xmr402_billing_url, path,
+                          up_timeout_within(left_ms, BILLING_TIMEOUT), on_done, w);
+    if (!ok) /* a URL cut short is never sent */
+        xg_log(XG_LOG_ERROR, "xmr402_billing_url_too_long", "%s%s", cfg->xmr402_billing_url, path);
+    up_job_post(&job, body, strlen(body));
+    up_job_headers(&job, headers, 3);
+    ok = ok && up_submit(req->ctx->up, &job);
     free(body);
     return ok;
 }

@@ -5,10 +5,10 @@
  * end as its own read.
  *
  * Includes front.c to hand the connection to accept_one (the socketpair has no listener)
- * and to read the connection bookkeeping. The engine is this file's own: one thread, an
- * epoll set with the watches front.c and linger.c register (edge-triggered, as asked),
- * and the host run after each batch of events and whenever it is due, as upstream.c's
- * loop runs it, so no input waits on another thread and every run is repeatable.
+ * and to read the connection bookkeeping. The event loop is this file's own (loop.h): one
+ * thread, an epoll set with the watches front.c and linger.c register (edge-triggered, as
+ * asked), and the host run after each batch of events and whenever it is due, as loop.c
+ * runs it, so no input waits on another thread and every run is repeatable.
  *
  * The handler answers by the request path's second byte: 'h' from on_head, 'n' not at
  * all (on_head returns NULL: 500), 'd' later through front_resume and on_resume, 'x' with
@@ -47,32 +47,32 @@
 #define FLAG_READ_LATE  0x10
 #define FLAG_NEVER_READ 0x20
 
-/* ---- the engine --------------------------------------------------------------------- */
+/* ---- the event loop (loop.h), this file's own --------------------------------------- */
 
-struct up_engine {
+struct loop {
     int epoll_fd;
     bool host_due;
-    struct up_host host;
+    struct loop_host host;
 };
 
-bool up_engine_watch(struct up_engine *e, int fd, uint32_t events, struct up_watch *w)
+bool loop_watch_add(struct loop *e, int fd, uint32_t events, struct loop_watch *w)
 {
     struct epoll_event ev = {.events = events, .data.ptr = w};
     return epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0;
 }
 
-bool up_engine_watch_change(struct up_engine *e, int fd, uint32_t events, struct up_watch *w)
+bool loop_watch_change(struct loop *e, int fd, uint32_t events, struct loop_watch *w)
 {
     struct epoll_event ev = {.events = events, .data.ptr = w};
     return epoll_ctl(e->epoll_fd, EPOLL_CTL_MOD, fd, &ev) == 0;
 }
 
-void up_engine_host_due(struct up_engine *e)
+void loop_host_due(struct loop *e)
 {
     e->host_due = true;
 }
 
-void up_engine_attach_host(struct up_engine *e, const struct up_host *host)
+void loop_attach_host(struct loop *e, const struct loop_host *host)
 {
     e->host = *host;
 }
@@ -87,7 +87,7 @@ struct fuzz_req {
 };
 
 struct fuzz_server {
-    struct up_engine engine;
+    struct loop loop;
     struct front *front;
     size_t handled;     /* requests handed whole to the handler this input */
     size_t outstanding; /* request states not yet completed */
@@ -183,7 +183,7 @@ static void on_completed(void *cls, void *req)
 
 /* ---- the loop ----------------------------------------------------------------------- */
 
-/* Runs the engine until nothing is left to do: the deferred answers are resumed first,
+/* Runs the loop until nothing is left to do: the deferred answers are resumed first,
  * as a node's answer would resume them. */
 static void pump(struct fuzz_server *s)
 {
@@ -193,14 +193,14 @@ static void pump(struct fuzz_server *s)
             front_resume(s->pending[i]->c);
         s->npending = 0;
         struct epoll_event ev[32];
-        int n = epoll_wait(s->engine.epoll_fd, ev, 32, 0);
+        int n = epoll_wait(s->loop.epoll_fd, ev, 32, 0);
         FUZZ_CHECK(n >= 0);
         for (int i = 0; i < n; i++) {
-            struct up_watch *w = ev[i].data.ptr;
+            struct loop_watch *w = ev[i].data.ptr;
             w->on_event(w, ev[i].events);
         }
-        bool due = s->engine.host_due;
-        s->engine.host_due = false;
+        bool due = s->loop.host_due;
+        s->loop.host_due = false;
         front_run(s->front);
         if (n == 0 && !due && !resumed && s->npending == 0)
             return;
@@ -214,8 +214,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     struct fuzz_server *s = &server;
     memset(big_answer, 'x', sizeof big_answer);
-    s->engine.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    FUZZ_CHECK(s->engine.epoll_fd >= 0);
+    s->loop.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    FUZZ_CHECK(s->loop.epoll_fd >= 0);
     struct front_options opt = {
         .addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
         .max_head = FUZZ_MAX_HEAD,
@@ -227,14 +227,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     };
     struct front_handler handler = {s, on_head, on_body, on_resume, on_completed};
     char err[256];
-    s->front = front_start(&opt, &handler, &s->engine, err, sizeof err);
+    s->front = front_start(&opt, &handler, &s->loop, err, sizeof err);
     if (!s->front) {
         fprintf(stderr, "front_start: %s\n", err);
         abort();
     }
-    struct up_host host = {
+    struct loop_host host = {
         .fd = -1, .run = front_run, .timeout_ms = front_timeout_ms, .ctx = s->front};
-    up_engine_attach_host(&s->engine, &host);
+    loop_attach_host(&s->loop, &host);
     return 0;
 }
 

@@ -1,4 +1,4 @@
-/* Tests for gateway/front: the front end on a real upstream engine and loopback sockets.
+/* Tests for gateway/front: the front end on a real event loop and loopback sockets.
  * An answer far larger than the socket buffers reaches a client that reads slowly, whole
  * and in order, and the keep-alive connection then carries the next request; a client
  * that leaves in the middle of an answer ends its request exactly once. A client whose
@@ -24,12 +24,12 @@
 
 #include "http/front.h"
 #include "http/linger.h"
-#include "core/upstream.h"
+#include "core/loop.h"
 
 #define BIG_ANSWER ((size_t)8 << 20) /* far above loopback's socket buffers */
 
 struct server {
-    struct up_engine *engine;
+    struct loop *loop;
     struct front *front;
     char *answer;
     atomic_int completed;
@@ -84,9 +84,10 @@ static uint16_t server_start_lingering(struct server *s, struct linger_budget li
     assert_non_null(s->answer);
     for (size_t i = 0; i < BIG_ANSWER; i++)
         s->answer[i] = byte_at(i);
-    struct up_engine_options eopt = {0};
-    s->engine = up_engine_start(&eopt, err, sizeof err);
-    assert_non_null(s->engine);
+    struct loop_tasks none = {0};
+    s->loop = loop_new(&none, err, sizeof err);
+    assert_non_null(s->loop);
+    assert_true(loop_spawn(s->loop));
     struct front_options fopt = {
         .addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
         .max_head = 16384,
@@ -97,12 +98,12 @@ static uint16_t server_start_lingering(struct server *s, struct linger_budget li
         .max_lingering = max_lingering,
     };
     struct front_handler handler = {s, on_head, on_body, on_resume, on_completed};
-    s->front = front_start(&fopt, &handler, s->engine, err, sizeof err);
+    s->front = front_start(&fopt, &handler, s->loop, err, sizeof err);
     if (!s->front)
         fail_msg("front_start: %s", err);
-    struct up_host host = {
+    struct loop_host host = {
         .fd = -1, .run = front_run, .timeout_ms = front_timeout_ms, .ctx = s->front};
-    up_engine_attach_host(s->engine, &host);
+    loop_attach_host(s->loop, &host);
     return front_port(s->front);
 }
 
@@ -113,9 +114,9 @@ static uint16_t server_start(struct server *s)
 
 static void server_stop(struct server *s)
 {
-    up_engine_stop(s->engine);
+    loop_stop(s->loop);
     front_stop(s->front);
-    up_engine_free(s->engine);
+    loop_free(s->loop);
     free(s->answer);
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "limits/hold.h"
+#include "nodes/upstream.h"
 #include "xg_clock.h"
 
 struct item {
@@ -166,7 +167,7 @@ static void test_timer_on_an_engine(void **state)
     struct up_engine_options opt = {0};
     struct up_engine *e = up_engine_start(&opt, err, sizeof err);
     assert_non_null(e);
-    struct hold_set *s = hold_set_new(e);
+    struct hold_set *s = hold_set_new(up_engine_loop(e));
     assert_non_null(s);
     /* The set belongs to the engine's thread; adding from here is safe only because
      * nothing else touches it until the timer fires. */

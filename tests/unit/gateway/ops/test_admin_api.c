@@ -16,7 +16,7 @@
 #include "core/gw_config.h"
 #include "ops/gw_metrics.h"
 #include "rpc/methods.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 #include "xg_metrics.h"
 
 static void test_node_names_and_urls(void **state)

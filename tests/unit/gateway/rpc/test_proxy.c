@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "rpc/proxy.h"
-#include "core/upstream.h"
+#include "nodes/upstream.h"
 
 #define PRUNABLE                                                                                   \
     "\"prunable_hash\":\"531d08378be3c6e0d7a2c702a72afc7835259eeba35a291a21526b3cea2d85bc\""
