@@ -20,7 +20,6 @@
 #include "nodes/up_nc.h"
 #include "nodes/up_xfer.h"
 #include "xg_clock.h"
-#include "xg_str.h"
 
 #define UP_NS_PER_MS                  1000000ULL
 #define UP_DEFAULT_PER_NODE           24U
