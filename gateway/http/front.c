@@ -1,4 +1,10 @@
-/* front — the gateway's own HTTP/1.1 front end (see front.h for why and what). */
+/* front — the gateway's own HTTP/1.1 front end (see front.h for why and what).
+ *
+ * Longer than the ~700 lines a module should be, on purpose: it is one state machine per
+ * connection (head, body by length or chunks, leftovers of pipelined requests, the
+ * answer's partial writes, keep-alive, the hand-over to the lingering close), and its
+ * states and buffers are read as a whole. The pure parts are apart already: hreq.c
+ * parses, linger.c decides, front_native.c binds it to the request path. */
 #include "http/front.h"
 
 #include <arpa/inet.h>

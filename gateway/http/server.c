@@ -1,4 +1,8 @@
-/* server — the tenant-facing listener and the request path up to dispatch. */
+/* server — the tenant-facing listener and the request path up to dispatch.
+ *
+ * Longer than the ~700 lines a module should be: it reads top to bottom as the request
+ * path (authenticate, limit, classify, plan, cache, dispatch, answer) followed by the
+ * loops' start and stop; each step calls the module that owns its rule. */
 #define _LGPL_SOURCE
 #include "http/server.h"
 

@@ -1,5 +1,11 @@
 /* proxy — ranked dispatch, retries, confirmations, caching and broadcast, as the request's
- * plan (rpc/plan.h) says. */
+ * plan (rpc/plan.h) says.
+ *
+ * Longer than the ~700 lines a module should be: the attempts, their phases, the cache's
+ * refresh and the broadcast share one per-request state (struct proxy_work) and the same
+ * retry rules, which read best in one place. What decides without I/O is elsewhere: the
+ * plan (plan.c), the answer facts (proxy_read_facts, table-tested), the ranking (rank.c),
+ * the error shapes (answer.c). */
 #include "rpc/proxy.h"
 
 #include "core/context.h"
