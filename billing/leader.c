@@ -23,6 +23,8 @@ struct leader *leader_new(const char *conninfo)
         free(l);
         return NULL;
     }
+    /* the lock is the session's: a replaced connection would not hold it */
+    xg_pg_session_bound(l->pg);
     return l;
 }
 
@@ -60,7 +62,10 @@ bool leader_hold(struct leader *l)
     }
     if (!xg_pg_connect(l->pg))
         return false;
-    if (query_true(l->pg, "SELECT pg_try_advisory_lock(" LEADER_LOCK_KEY ")")) {
+    /* A standby (a conninfo without target_session_attrs=read-write) is no place to lead
+     * from: its leader could provision nothing. */
+    if (query_true(l->pg, "SELECT CASE WHEN pg_is_in_recovery() THEN false"
+                          " ELSE pg_try_advisory_lock(" LEADER_LOCK_KEY ") END")) {
         l->held = true;
         xg_log(XG_LOG_INFO, "leader_elected", "this instance polls the wallet and provisions");
     }

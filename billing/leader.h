@@ -5,7 +5,10 @@
  * every second takes over within about a second.
  *
  * If the lock connection breaks, leadership is lost at once (another instance may hold
- * the lock by the time we reconnect). Work done by two instances at the same moment is
+ * the lock by the time we reconnect); the next leader_hold reconnects — with a multi-host
+ * conninfo, to whichever server is the primary now — and competes for the lock again, so
+ * after a failover the lock goes to the instance that reaches the new primary first. A
+ * server in recovery (a standby) never grants it. Work done by two instances at the same moment is
  * still safe — payments are upserts and settling locks the invoice row — so the lock
  * is about doing the work once, not about correctness. Used by one thread. */
 #ifndef LEADER_H

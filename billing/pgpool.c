@@ -55,7 +55,8 @@ struct xg_pg *pgpool_get(struct pgpool *pool)
         pthread_cond_wait(&pool->freed, &pool->lock);
     struct xg_pg *pg = pool->free_list[--pool->nfree];
     pthread_mutex_unlock(&pool->lock);
-    if (!xg_pg_connect(pg)) {
+    /* an idle connection the server ended (a restart, a failover) is replaced here */
+    if (!xg_pg_alive(pg) && !xg_pg_connect(pg)) {
         /* not fatal here: the caller's first exec reports it with the reason */
     }
     return pg;

@@ -1,6 +1,8 @@
 /* pgpool — a fixed set of PostgreSQL connections for the API threads: a request
  * borrows one (waiting while all are busy) and gives it back. Each connection prepares
- * the listed queries when it (re)connects; a broken one reconnects on its next use.
+ * the listed queries when it (re)connects; one the server ended while it sat in the pool
+ * (a PostgreSQL restart, a primary that moved) is replaced when it is borrowed, and one
+ * that breaks under a statement is handled by xg_pg (retry rules in xg_pg.h).
  * Thread-safe; the borrowed handle is used by one thread at a time. */
 #ifndef PGPOOL_H
 #define PGPOOL_H

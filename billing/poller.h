@@ -12,7 +12,11 @@
  * The work per cycle grows with the transfers in the window (new blocks, the pool, the
  * deepest confirmation threshold) and the invoices that fall due, never with the stored
  * history. A crash at any point loses nothing: the cursor only moves after every
- * transaction of the cycle committed, and replaying a window is idempotent.
+ * transaction of the cycle committed, and replaying a window is idempotent. The same holds
+ * for a PostgreSQL restart or a primary that moves: a transaction broken before COMMIT is
+ * rerun by xg_pg_transaction on a new connection; one whose COMMIT answer was lost fails
+ * the cycle (never repeated blindly), and the next cycle re-reads the window from the
+ * cursor it finds on whichever server is the primary then.
  *
  * When the wallet fails, the next attempt backs off (1 s doubling to max_backoff) and
  * readiness fails with the reason; on every instance (leader or not) the thread also

@@ -63,7 +63,7 @@ static void set_verdict(struct xg_dbwatch *w, bool ready, const char *reason)
 static void check_once(struct xg_dbwatch *w, struct xg_pg *pg)
 {
     char err[256] = "";
-    if (!xg_pg_ok(pg) && !xg_pg_connect(pg)) {
+    if (!xg_pg_alive(pg) && !xg_pg_connect(pg)) {
         snprintf(err, sizeof err, "PostgreSQL unreachable: %s", xg_pg_last_error(pg));
         set_verdict(w, false, err);
         return;

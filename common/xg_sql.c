@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_TAG "-- name:"
+#define NAME_TAG       "-- name:"
+#define IDEMPOTENT_TAG "-- idempotent"
 
 static const char *line_end(const char *p)
 {
@@ -69,6 +70,28 @@ char *xg_sql_query(const char *name)
             return q;
     }
     return NULL;
+}
+
+bool xg_sql_marked_idempotent(const char *body)
+{
+    for (const char *line = body; line && *line; line = next_line(line)) {
+        while (*line == ' ' || *line == '\t')
+            line++;
+        if (strncmp(line, IDEMPOTENT_TAG, strlen(IDEMPOTENT_TAG)) == 0) {
+            char after = line[strlen(IDEMPOTENT_TAG)];
+            if (after == '\0' || after == ':' || after == '\n' || isspace((unsigned char)after))
+                return true;
+        }
+    }
+    return false;
+}
+
+bool xg_sql_query_idempotent(const char *name)
+{
+    char *q = xg_sql_query(name);
+    bool yes = q && xg_sql_marked_idempotent(q);
+    free(q);
+    return yes;
 }
 
 const char *xg_sql_file(const char *name)

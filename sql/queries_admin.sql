@@ -2,6 +2,7 @@
 -- tenants goes through PostgreSQL: its NOTIFY triggers carry it to every gateway replica.
 
 -- name: adm_nodes_all
+-- idempotent: a read
 SELECT id, name, url, priority, pruned, enabled,
        to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
   FROM nodes
@@ -28,6 +29,7 @@ RETURNING id;
 DELETE FROM nodes WHERE name = $1 RETURNING id;
 
 -- name: adm_tenant_get
+-- idempotent: a read
 SELECT t.id, t.handle, t.tier_id, t.state,
        to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
@@ -45,12 +47,14 @@ UPDATE tenants SET state = $2 WHERE id = $1::bigint RETURNING state;
 -- indexed columns.
 
 -- name: bl_metrics_invoices
+-- idempotent: a read
 -- Invoices by state, and how long the oldest one has been in that state (stuck invoices).
 SELECT state, count(*), coalesce(extract(epoch FROM now() - min(updated_at)), 0)::float8
   FROM invoices
  GROUP BY state;
 
 -- name: bl_metrics_payments
+-- idempotent: a read
 -- Payments by state with their piconero sum (an exact integer as text).
 SELECT state, count(*), coalesce(sum(amount), 0)::text
   FROM payments

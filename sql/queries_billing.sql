@@ -1,5 +1,7 @@
 -- Named queries of xmrgate-billing (prepared once per connection by name).
 -- Money is bigint piconero, passed and returned as decimal text.
+-- "-- idempotent" marks a query that may be sent again on a new connection when the old one
+-- broke before its answer (common/xg_pg.h); every other one is sent once.
 
 -- name: bl_tenant_grant
 -- Operator grant: a tenant of tier $4 valid for $5 days from now, no invoice.
@@ -10,6 +12,7 @@ SELECT $1, decode($2, 'hex'), decode($3, 'hex'), t.id, now() + make_interval(day
 RETURNING id, to_char(valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
 
 -- name: bl_tiers_public
+-- idempotent: a read
 SELECT id, name, burst_rps, daily_quota, price_currency, price_minor, confirmations, max_months,
        burst_size
   FROM tiers
@@ -17,11 +20,13 @@ SELECT id, name, burst_rps, daily_quota, price_currency, price_minor, confirmati
  ORDER BY sort_order, id;
 
 -- name: bl_tier_get
+-- idempotent: a read
 SELECT id, price_currency, price_minor, confirmations, max_months, public
   FROM tiers
  WHERE id = $1;
 
 -- name: bl_tiers_max_confirmations
+-- idempotent: a read
 SELECT coalesce(max(confirmations), 0) FROM tiers;
 
 -- name: bl_tenant_by_token_hash
@@ -41,6 +46,7 @@ UPDATE tenants SET subaddress_index = $2::int, subaddress = $3
  WHERE id = $1::bigint AND subaddress_index IS NULL;
 
 -- name: bl_invoice_by_idempotency_key
+-- idempotent: a read
 SELECT id::text, encode(request_fingerprint, 'hex'), token_hash IS NOT NULL
   FROM invoices
  WHERE idempotency_key = $1;
@@ -80,6 +86,7 @@ SELECT kind, state, amount, confirmations_required, extract(epoch FROM expires_a
    FOR UPDATE;
 
 -- name: bl_invoice_payment_sums
+-- idempotent: a read
 -- The invoice's payments summed per class the state machine tells apart
 -- (billing/invoice.h): state, confirmations, unlock_time, and whether first seen by
 -- expires_at, within the late grace period after it ($2 seconds) or later, compared in
@@ -141,6 +148,7 @@ UPDATE tenants
 RETURNING id;
 
 -- name: bl_invoice_get
+-- idempotent: a read
 SELECT i.id::text, i.kind, i.tier_id, i.months, i.state, i.amount, i.paid, i.confirmations,
        i.confirmations_required, i.subaddress,
        to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
@@ -154,6 +162,7 @@ SELECT i.id::text, i.kind, i.tier_id, i.months, i.state, i.amount, i.paid, i.con
  WHERE i.id = $1::uuid;
 
 -- name: bl_invoice_payments_list
+-- idempotent: a read
 SELECT txid, amount, confirmations, state, unlock_time,
        extract(epoch FROM first_seen_at)::bigint,
        to_char(first_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
@@ -162,6 +171,7 @@ SELECT txid, amount, confirmations, state, unlock_time,
  ORDER BY first_seen_at, id;
 
 -- name: bl_payments_live
+-- idempotent: a read
 -- The poller's window: what should still be in the wallet's answer.
 SELECT txid, subaddress_index, amount, coalesce(height, 0), confirmations, state, unlock_time
   FROM payments
@@ -199,6 +209,7 @@ UPDATE payments SET state = 'gone', height = NULL, confirmations = 0
 RETURNING coalesce(invoice_id::text, '');
 
 -- name: bl_invoices_due
+-- idempotent: a read
 -- Invoices whose deadline passed with nothing to wake them: pending or reverted ones
 -- expire; underpaid ones expire once the late grace period is over too.
 SELECT id::text
@@ -207,9 +218,11 @@ SELECT id::text
     OR (state = 'underpaid' AND expires_at < now() - make_interval(secs => $1::int));
 
 -- name: bl_cursor_get
+-- idempotent: a read
 SELECT height, wallet_height FROM billing_cursor;
 
 -- name: bl_cursor_set
+-- idempotent: absolute values; the height only moves up
 UPDATE billing_cursor
    SET height = greatest(height, $1::bigint), wallet_height = $2::bigint, polled_at = now();
 
@@ -229,6 +242,7 @@ VALUES ('purchase', 'xmr402', $1, 1, decode($2, 'hex'), decode($3, 'hex'), $4, $
 RETURNING id::text;
 
 -- name: bl_xmr402_invoice
+-- idempotent: a read
 -- What the XMR402 answers need of an invoice; NULL nonce means it is not an XMR402 one.
 SELECT i.id::text, i.state, i.amount, i.paid, i.subaddress_index, i.subaddress,
        i.challenge_nonce, i.confirmations, i.confirmations_required,
@@ -241,6 +255,7 @@ SELECT i.id::text, i.state, i.amount, i.paid, i.subaddress_index, i.subaddress,
  WHERE i.id = $1::uuid;
 
 -- name: bl_xmr402_invoice_on_subaddress
+-- idempotent: a read
 -- The XMR402 invoice a transfer to this subaddress paid (purchases never share one).
 SELECT id::text
   FROM invoices
@@ -249,6 +264,7 @@ SELECT id::text
  LIMIT 1;
 
 -- name: bl_xmr402_txid_elsewhere
+-- idempotent: a read
 -- A txid satisfies one invoice only: the other invoice it is already recorded for, if any.
 SELECT invoice_id::text
   FROM payments
@@ -274,6 +290,7 @@ ON CONFLICT (txid, subaddress_index) DO UPDATE
 RETURNING invoice_id::text;
 
 -- name: bl_xmr402_tenant
+-- idempotent: a read
 -- The tenant an XMR402 invoice provisioned, as the gateway needs it to serve at once.
 SELECT t.id, t.handle, t.tier_id, tr.burst_rps, tr.daily_quota,
        to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),

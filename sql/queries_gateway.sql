@@ -1,12 +1,14 @@
 -- Named queries of xmrgate-gateway (prepared once per connection by name).
 
 -- name: gw_tenants_all
+-- idempotent: a read
 SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle, t.tier_id,
        r.burst_rps, r.daily_quota, extract(epoch FROM t.valid_until)::bigint,
        t.state = 'suspended', r.burst_size
   FROM tenants t JOIN tiers r ON r.id = t.tier_id;
 
 -- name: gw_tenant_by_id
+-- idempotent: a read
 SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle, t.tier_id,
        r.burst_rps, r.daily_quota, extract(epoch FROM t.valid_until)::bigint,
        t.state = 'suspended', r.burst_size
@@ -14,6 +16,7 @@ SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle,
  WHERE t.id = $1::bigint;
 
 -- name: gw_tenants_by_tier
+-- idempotent: a read
 SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle, t.tier_id,
        r.burst_rps, r.daily_quota, extract(epoch FROM t.valid_until)::bigint,
        t.state = 'suspended', r.burst_size
@@ -21,6 +24,7 @@ SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle,
  WHERE t.tier_id = $1;
 
 -- name: gw_nodes_enabled
+-- idempotent: a read
 -- The last column is the row's revision: any UPDATE of the row (the operator's re-enable of
 -- a node dropped after its failure ceiling) changes it and resets the node's health state.
 SELECT id, name, url, priority, pruned, (extract(epoch FROM updated_at) * 1000000)::bigint

@@ -1,6 +1,7 @@
 -- Named queries of the web pages' API (billing/api_tenant.c).
 
 -- name: bl_tenant_status
+-- idempotent: a read
 -- A tenant as its renew page shows it, by token hash: tier, validity and today's usage
 -- (the gateway's day is the UTC date; its counters reach usage_daily within a second).
 SELECT t.handle, t.tier_id, tr.name, tr.burst_rps, tr.daily_quota, t.state,

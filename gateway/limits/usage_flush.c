@@ -103,8 +103,40 @@ static void apply_totals(struct usage_flush *f, PGresult *res)
     }
 }
 
-/* Writes the held rows in one statement. True when PostgreSQL took them (or there were
- * none); on failure they stay held for the next attempt. */
+struct add_tx {
+    const char *params[3];
+    PGresult *res; /* the totals, once committed */
+};
+
+/* gw_usage_add alone in a transaction: a connection that breaks before COMMIT was sent
+ * has added nothing, so xg_pg_transaction may run it again on a new connection. */
+static enum xg_tx_result on_add_tx(struct xg_pg *pg, void *ctx)
+{
+    struct add_tx *t = ctx;
+    PQclear(t->res); /* a rerun's earlier answer was rolled back */
+    t->res = xg_pg_exec(pg, "gw_usage_add", 3, t->params);
+    return t->res ? XG_TX_COMMIT : xg_pg_tx_classify(pg);
+}
+
+/* The held batch after a lost COMMIT answer: never sent again. */
+static void drop_unknown(struct usage_flush *f)
+{
+    int64_t amount = 0;
+    for (size_t i = 0; i < f->nrows; i++)
+        amount += f->rows[i].amount;
+    atomic_fetch_add(&f->failures, 1);
+    xg_log(XG_LOG_ERROR, "usage_flush_unknown",
+           "the connection broke after COMMIT of %zu rows (%" PRId64 " weighted requests) was "
+           "sent: not sent again, so as never to count them twice",
+           f->nrows, amount);
+    f->nrows = 0;
+    atomic_store(&f->held_rows, 0);
+}
+
+/* Writes the held rows in one transaction. True when PostgreSQL took them (or there were
+ * none); when it did not, they stay held for the next attempt. When the answer to COMMIT
+ * was lost, whether they were added is unknown: they are dropped (logged with their
+ * count), because sending them again could count them twice (docs/LIMITS.md). */
 static bool write_rows(struct usage_flush *f)
 {
     f->nrows = usage_flush_merge(f->rows, f->nrows);
@@ -115,12 +147,9 @@ static bool write_rows(struct usage_flush *f)
         goto failed;
     char *arrays[3] = {NULL, NULL, NULL};
     bool built = build_arrays(f->rows, f->nrows, arrays);
-    PGresult *res = NULL;
+    struct add_tx t = {.params = {arrays[0], arrays[1], arrays[2]}};
     int64_t counted_before = quota_unflushed_requests(f->quota);
-    if (built) {
-        const char *params[3] = {arrays[0], arrays[1], arrays[2]};
-        res = xg_pg_exec(f->pg, "gw_usage_add", 3, params);
-    }
+    enum xg_tx_result r = built ? xg_pg_transaction(f->pg, NULL, on_add_tx, &t) : XG_TX_ERROR;
     /* Requests served while the statement ran: the part of the overshoot bound that
      * grows with PostgreSQL's latency (docs/LIMITS.md). */
     int64_t during = quota_unflushed_requests(f->quota) - counted_before;
@@ -128,10 +157,16 @@ static bool write_rows(struct usage_flush *f)
         atomic_store(&f->max_during_flush, (uint64_t)during);
     for (int c = 0; c < 3; c++)
         free(arrays[c]);
-    if (!res)
+    if (r != XG_TX_COMMIT) {
+        PQclear(t.res);
+        if (built && xg_pg_outcome_unknown(f->pg)) {
+            drop_unknown(f);
+            return false;
+        }
         goto failed;
-    apply_totals(f, res);
-    PQclear(res);
+    }
+    apply_totals(f, t.res);
+    PQclear(t.res);
     atomic_fetch_add(&f->flushes, 1);
     atomic_fetch_add(&f->rows_written, f->nrows);
     if (f->pg_down_logged)

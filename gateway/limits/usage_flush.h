@@ -3,10 +3,14 @@
  *
  * It flushes when quota kicks it (QUOTA_FLUSH_REQUESTS requests counted) or
  * QUOTA_FLUSH_INTERVAL_MS after the last flush, whichever comes first: one statement
- * (gw_usage_add) per flush, whatever the number of tenants. While PostgreSQL is
- * unreachable it keeps the drained counts (merged per tenant and day, so memory stays
- * bounded by the tenants served) and retries them with the next flush; the request path
- * never waits for it. usage_flush_stop drains and flushes one last time (SIGTERM).
+ * (gw_usage_add) in one transaction per flush, whatever the number of tenants. While
+ * PostgreSQL is unreachable, read-only (a standby) or switching primaries it keeps the
+ * drained counts (merged per tenant and day, so memory stays bounded by the tenants
+ * served) and retries them with the next flush, on whichever server is the primary then;
+ * the request path never waits for it. A transaction the connection lost before COMMIT
+ * was sent added nothing and is sent again; one whose COMMIT answer was lost may have
+ * added its counts, so they are dropped and logged (usage_flush_unknown), never counted
+ * twice. usage_flush_stop drains and flushes one last time (SIGTERM).
  * A crash loses what was counted since the last successful flush: one interval normally,
  * everything counted during an outage of PostgreSQL (docs/LIMITS.md).
  *

@@ -272,6 +272,8 @@ struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA
     sync->nodes = nodes;
     sync->metrics = metrics;
     sync->pg = xg_pg_new(conninfo, pgsync_queries);
+    if (sync->pg) /* LISTEN is the session's: a broken connection means subscribe again */
+        xg_pg_session_bound(sync->pg);
     if (!sync->pg || pthread_create(&sync->thread, NULL, sync_loop, sync) != 0) {
         xg_pg_free(sync->pg);
         free(sync);

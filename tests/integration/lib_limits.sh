@@ -12,6 +12,7 @@
 #   lim_gateway_stop NAME          SIGTERM, waits for the exit (its last flush)
 #   lim_used TENANT_ID             usage_daily.used today (0 when no row)
 #   lim_status URL PATH [CURL_ARGS…] prints the HTTP status of a GET (body discarded)
+#   lim_get_load N PARALLEL URL      N GETs of URL, PARALLEL at once; one status a line
 
 LIM_HA1_KEY=$(printf 'ab%.0s' {1..32})
 LIM_PORT_NEXT=${LIM_PORT_NEXT:-$((XG_PORT_BASE + 60))}
@@ -95,6 +96,18 @@ lim_load() {
 	done >"$cfg"
 	curl -s -Z --parallel-max "$par" -H 'Content-Type: application/json' \
 		--data-binary "$body" -w '%{http_code}\n' -K "$cfg" 2>/dev/null
+	rm -f "$cfg"
+}
+
+# lim_get_load N PARALLEL URL — N GETs, at most PARALLEL at once: a server's pooled
+# connections are then all in use, not only the one a lone request gets back each time.
+lim_get_load() {
+	local n=$1 par=$2 url=$3 i cfg
+	cfg=$(mktemp "$LIM_DIR/get.XXXXXX")
+	for ((i = 0; i < n; i++)); do
+		printf 'url = "%s"\noutput = "/dev/null"\n' "$url"
+	done >"$cfg"
+	curl -s -Z --parallel-max "$par" -w '%{http_code}\n' -K "$cfg" 2>/dev/null
 	rm -f "$cfg"
 }
 

@@ -139,6 +139,47 @@ static void test_embedded_queries(void **state)
     assert_null(xg_sql_query("no_such_query_anywhere"));
 }
 
+static void test_marked_idempotent(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body;
+        bool yes;
+    } cases[] = {
+        {"-- idempotent: a read\nSELECT 1;", true},
+        {"-- A comment first.\n-- idempotent\nSELECT 1;", true},
+        {"  -- idempotent: indented\nSELECT 1;", true},
+        {"-- idempotent\tbecause", true},
+        {"SELECT 1;", false},
+        {"-- not idempotent: an increment\nUPDATE x SET n = n + 1;", false},
+        {"-- idempotently\nSELECT 1;", false},
+        {"SELECT 1; -- idempotent", false}, /* only a line of its own */
+        {"", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (xg_sql_marked_idempotent(cases[i].body) != cases[i].yes)
+            fail_msg("\"%s\": expected %s", cases[i].body, cases[i].yes ? "marked" : "unmarked");
+}
+
+/* The marks in sql/ as the daemons rely on them: reads may be sent again, additions and
+ * inserts never. */
+static void test_embedded_idempotent_marks(void **state)
+{
+    (void)state;
+    static const char *const marked[] = {"bl_tiers_public", "bl_invoice_get",  "bl_cursor_get",
+                                         "bl_cursor_set",   "gw_tenant_by_id", "bl_tenant_status",
+                                         "adm_nodes_all"};
+    static const char *const unmarked[] = {
+        "gw_usage_add",           "bl_invoice_insert", "bl_payment_upsert",       "bl_tenant_grant",
+        "bl_tenant_from_invoice", "adm_node_insert",   "bl_tenant_by_token_hash", "no_such_query"};
+    for (size_t i = 0; i < sizeof marked / sizeof marked[0]; i++)
+        if (!xg_sql_query_idempotent(marked[i]))
+            fail_msg("%s: expected marked idempotent", marked[i]);
+    for (size_t i = 0; i < sizeof unmarked / sizeof unmarked[0]; i++)
+        if (xg_sql_query_idempotent(unmarked[i]))
+            fail_msg("%s: expected not marked", unmarked[i]);
+}
+
 static void test_embedded_files(void **state)
 {
     (void)state;
@@ -154,10 +195,9 @@ static void test_embedded_files(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_find_named),
-        cmocka_unit_test(test_find_named_empty_text),
-        cmocka_unit_test(test_embedded_queries),
-        cmocka_unit_test(test_embedded_files),
+        cmocka_unit_test(test_find_named),        cmocka_unit_test(test_find_named_empty_text),
+        cmocka_unit_test(test_embedded_queries),  cmocka_unit_test(test_embedded_files),
+        cmocka_unit_test(test_marked_idempotent), cmocka_unit_test(test_embedded_idempotent_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
