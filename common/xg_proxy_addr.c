@@ -3,6 +3,8 @@
 #include "xg_proxy_addr.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +47,20 @@ bool xg_proxy_ip_parse(const char *text, size_t len, struct xg_proxy_ip *out)
     if (inet_pton(AF_INET6, buf, b) != 1)
         return false;
     return ip_from_v6(b, out);
+}
+
+bool xg_proxy_ip_from_sockaddr(const struct sockaddr *sa, struct xg_proxy_ip *out)
+{
+    memset(out, 0, sizeof *out);
+    if (sa && sa->sa_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)(const void *)sa;
+        out->family = 4;
+        memcpy(out->bytes, &v4->sin_addr, 4);
+        return true;
+    }
+    if (sa && sa->sa_family == AF_INET6)
+        return ip_from_v6(((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr, out);
+    return false;
 }
 
 void xg_proxy_ip_format(const struct xg_proxy_ip *ip, char *out, size_t outlen)
@@ -280,13 +296,21 @@ enum xg_proxy_header_result xg_proxy_header_parse(const void *buf, size_t len, s
     if (len == 0)
         return XG_PROXY_HEADER_INCOMPLETE;
     size_t v2n = len < sizeof v2_signature ? len : sizeof v2_signature;
-    if (memcmp(b, v2_signature, v2n) == 0)
-        return len < sizeof v2_signature ? XG_PROXY_HEADER_INCOMPLETE
-                                         : parse_v2(b, len, max_len, out);
+    if (memcmp(b, v2_signature, v2n) == 0) {
+        if (len < sizeof v2_signature)
+            return XG_PROXY_HEADER_INCOMPLETE;
+        enum xg_proxy_header_result r = parse_v2(b, len, max_len, out);
+        out->signature = true;
+        return r;
+    }
     size_t v1n = len < sizeof v1_prefix - 1 ? len : sizeof v1_prefix - 1;
-    if (memcmp(b, v1_prefix, v1n) == 0)
-        return len < sizeof v1_prefix - 1 ? XG_PROXY_HEADER_INCOMPLETE
-                                          : parse_v1((const char *)b, len, out);
+    if (memcmp(b, v1_prefix, v1n) == 0) {
+        if (len < sizeof v1_prefix - 1)
+            return XG_PROXY_HEADER_INCOMPLETE;
+        enum xg_proxy_header_result r = parse_v1((const char *)b, len, out);
+        out->signature = true;
+        return r;
+    }
     return XG_PROXY_HEADER_INVALID;
 }
 

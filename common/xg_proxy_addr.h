@@ -48,6 +48,10 @@ struct xg_proxy_trust {
  * spaces are not allowed. */
 __attribute__((warn_unused_result)) bool xg_proxy_ip_parse(const char *text, size_t len,
                                                            struct xg_proxy_ip *out);
+struct sockaddr;
+/* The address of an AF_INET or AF_INET6 socket address (false, family 0, for others). */
+bool xg_proxy_ip_from_sockaddr(const struct sockaddr *sa, struct xg_proxy_ip *out);
+
 /* The address as text into out (at least XG_PROXY_ADDR_TEXT bytes); "" when none. */
 void xg_proxy_ip_format(const struct xg_proxy_ip *ip, char *out, size_t outlen);
 
@@ -65,8 +69,10 @@ enum xg_proxy_header_result {
 };
 
 struct xg_proxy_header {
-    size_t len;  /* bytes of the header, to skip before the HTTP request */
-    int version; /* 1 or 2 */
+    bool signature; /* a whole signature ("PROXY " or v2's 12 bytes) came, even if INVALID
+                     * follows: a malformed header, not another protocol */
+    size_t len;     /* bytes of the header, to skip before the HTTP request */
+    int version;    /* 1 or 2 */
     /* The balancer's client: set for a PROXY command over TCP or UDP on IPv4 or IPv6.
      * Unset (family 0) for v2 LOCAL (the balancer's own health check), v1 UNKNOWN and the
      * v2 families the gateway has no use for (AF_UNIX, AF_UNSPEC): the socket peer then
