@@ -151,6 +151,7 @@ bool xg_proxy_trust_parse(const char *text, struct xg_proxy_trust *out, char *er
         size_t len = (size_t)(p - start);
         if (out->n == XG_PROXY_MAX_CIDRS) {
             snprintf(err, errlen, "more than %d entries", XG_PROXY_MAX_CIDRS);
+            memset(out, 0, sizeof *out);
             return false;
         }
         if (!parse_cidr(start, len, &out->cidr[out->n])) {

@@ -56,8 +56,9 @@ bool xg_proxy_ip_from_sockaddr(const struct sockaddr *sa, struct xg_proxy_ip *ou
 void xg_proxy_ip_format(const struct xg_proxy_ip *ip, char *out, size_t outlen);
 
 /* Parses a trusted_proxies value: CIDRs or bare addresses (a host), separated by commas
- * and/or spaces; "" is the empty list. A CIDR with bits set past its prefix
- * ("10.0.0.1/8") is refused, as it is most likely a typo. On false, err says which entry. */
+ * and/or spaces; "" is the empty list; at most XG_PROXY_MAX_CIDRS entries. A CIDR with bits
+ * set past its prefix ("10.0.0.1/8") is refused, as it is most likely a typo. On false,
+ * err says which entry and *out is the empty list. */
 __attribute__((warn_unused_result)) bool
 xg_proxy_trust_parse(const char *text, struct xg_proxy_trust *out, char *err, size_t errlen);
 bool xg_proxy_trusted(const struct xg_proxy_trust *t, const struct xg_proxy_ip *ip);

@@ -89,6 +89,7 @@ static void test_trust_parse(void **state)
     struct xg_proxy_trust t;
     char err[128];
     assert_false(xg_proxy_trust_parse(many, &t, err, sizeof err));
+    assert_int_equal(t.n, 0); /* refused whole: nobody trusted */
 }
 
 static void test_trusted(void **state)

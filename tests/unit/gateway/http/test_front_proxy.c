@@ -149,7 +149,8 @@ static void test_trusted_header_names_the_client(void **state)
     (void)state;
     struct server s = {0};
     uint16_t port = server_start(&s, "127.0.0.1");
-    static const char v2[] = V2SIG "\x21\x11\x00\x0c\xc0\x00\x02\x07\x7f\x00\x00\x01\x12\x34\x00\x50";
+    static const char v2[] =
+        V2SIG "\x21\x11\x00\x0c\xc0\x00\x02\x07\x7f\x00\x00\x01\x12\x34\x00\x50";
     static const char v1[] = "PROXY TCP6 2001:db8::9 ::1 4711 80\r\n";
     char answer[4096];
 
