@@ -163,6 +163,7 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
         .max_body = (size_t)cfg->max_body,
         .timeout_s = 30,
         .routes = api_routes,
+        .trusted_proxies = &cfg->trust,
         .closure = api,
     };
     api->httpd = xg_httpd_start(&hopt, err, errlen);

@@ -22,6 +22,10 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("server", "threads", XG_CFG_INT, threads, "4", 1, 64, false, "API worker threads"),
     KEY("server", "max_body", XG_CFG_SIZE, max_body, "16k", 256, 1 << 20, false,
         "largest API request body (413 beyond)"),
+    KEY("server", "trusted_proxies", XG_CFG_STRING, trusted_proxies, "", 0, 0, false,
+        "load balancers whose X-Forwarded-For names the client (free-tier grants and the "
+        "invoice and XMR402 limits are per client): CIDRs or addresses, comma-separated "
+        "(\"\" = none)"),
     KEY("server", "web_dir", XG_CFG_STRING, web_dir, "web", 0, 0, false,
         "directory of the buy and invoice pages"),
     KEY("admin", "bind", XG_CFG_STRING, admin_bind, "127.0.0.1", 0, 0, false,
@@ -109,6 +113,11 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     }
     if (cfg->xmr402_receipt_key[0] && !xg_hex_ok(cfg->xmr402_receipt_key, 32)) {
         snprintf(err, errlen, "[xmr402] receipt_key: expected 64 hex digits");
+        goto bad;
+    }
+    char why[160];
+    if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
+        snprintf(err, errlen, "[server] trusted_proxies: %s", why);
         goto bad;
     }
     return true;

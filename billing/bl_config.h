@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "xg_config.h"
+#include "xg_proxy_addr.h"
 
 struct bl_config {
     /* [server]: the public API and web pages */
@@ -16,6 +17,7 @@ struct bl_config {
     int64_t threads;
     int64_t max_body;
     char *web_dir;
+    char *trusted_proxies; /* as configured; parsed into trust */
     /* [admin] */
     char *admin_bind;
     int64_t admin_port;
@@ -55,6 +57,8 @@ struct bl_config {
     int64_t xmr402_retry_after_ms;
     /* [log] */
     char *log_level;
+
+    struct xg_proxy_trust trust; /* trusted_proxies, parsed by bl_config_load */
 };
 
 extern const struct xg_cfg_key bl_config_keys[];

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* A chunked body that keeps coming after it is known to be too large is read and thrown
@@ -28,6 +29,7 @@ struct xg_httpd {
     struct MHD_Daemon *daemon;
     const struct xg_httpd_route *routes;
     void *closure;
+    struct xg_proxy_trust trust;
     size_t max_body;
     uint16_t port;
     MHD_socket quiesced_fd;
@@ -168,6 +170,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         .body = st->body ? st->body : "",
         .body_len = st->len,
         .closure = srv->closure,
+        .trust = &srv->trust,
     };
     return st->route->handler(&req);
 }
@@ -244,6 +247,8 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
     }
     srv->routes = opt->routes;
     srv->closure = opt->closure;
+    if (opt->trusted_proxies)
+        srv->trust = *opt->trusted_proxies;
     srv->max_body = opt->max_body;
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     pthread_mutex_init(&srv->log_lock, NULL);
@@ -309,17 +314,58 @@ const char *xg_httpd_header(const struct xg_httpd_request *req, const char *name
     return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+struct header_join {
+    const char *name;
+    char *out;
+    size_t cap, len;
+    bool overflow;
+};
+
+static enum MHD_Result join_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    struct header_join *j = cls;
+    if (strcasecmp(key, j->name) != 0 || !value)
+        return MHD_YES;
+    size_t n = strlen(value);
+    if (j->len + n + 2 > j->cap) {
+        j->overflow = true;
+        return MHD_NO;
+    }
+    if (j->len > 0)
+        j->out[j->len++] = ',';
+    memcpy(j->out + j->len, value, n + 1);
+    j->len += n;
+    return MHD_YES;
+}
+
+bool xg_httpd_header_join(struct MHD_Connection *conn, const char *name, char *out, size_t outlen)
+{
+    struct header_join j = {.name = name, .out = out, .cap = outlen};
+    if (outlen > 0)
+        out[0] = '\0';
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, join_header, &j);
+    if (j.overflow && outlen > 0)
+        out[0] = '\0';
+    return !j.overflow;
+}
+
 void xg_httpd_client_addr(const struct xg_httpd_request *req, char *buf, size_t len)
 {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const struct sockaddr *sa = info ? info->client_addr : NULL;
-    const char *ok = NULL;
-    if (sa && sa->sa_family == AF_INET)
-        ok = inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
-    else if (sa && sa->sa_family == AF_INET6)
-        ok =
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)len);
-    if (!ok && len > 0)
-        snprintf(buf, len, "unknown");
+    struct xg_proxy_ip peer;
+    char addr[XG_PROXY_ADDR_TEXT] = "";
+    if (info && xg_proxy_ip_from_sockaddr(info->client_addr, &peer)) {
+        char xff[XG_HTTPD_MAX_FORWARDED];
+        /* a list too long to hold is read as none: the peer (a balancer) is the client */
+        const char *list =
+            xg_proxy_trusted(req->trust, &peer) &&
+                    xg_httpd_header_join(req->conn, "X-Forwarded-For", xff, sizeof xff)
+                ? xff
+                : NULL;
+        (void)xg_proxy_client_addr(req->trust, &peer, list, addr, sizeof addr);
+    }
+    snprintf(buf, len, "%s", addr[0] ? addr : "unknown");
 }

@@ -19,13 +19,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xg_proxy_addr.h"
+
 struct xg_httpd_request {
     struct MHD_Connection *conn;
     const char *method;
     const char *path; /* URL path without the query string */
     const char *body; /* NUL-terminated; "" when none     */
     size_t body_len;
-    void *closure; /* the server's closure             */
+    void *closure;                      /* the server's closure             */
+    const struct xg_proxy_trust *trust; /* the server's trusted_proxies */
 };
 
 typedef enum MHD_Result (*xg_httpd_handler)(const struct xg_httpd_request *req);
@@ -43,6 +46,9 @@ struct xg_httpd_options {
     size_t max_body;                     /* bytes; larger bodies get 413              */
     unsigned timeout_s;                  /* idle connection timeout                   */
     const struct xg_httpd_route *routes; /* terminated by {NULL,NULL,NULL} */
+    /* Peers whose X-Forwarded-For names the client (copied; NULL = nobody). libmicrohttpd
+     * reads the connection itself, so these listeners take no PROXY protocol header. */
+    const struct xg_proxy_trust *trusted_proxies;
     void *closure;
 };
 
@@ -67,7 +73,16 @@ const char *xg_httpd_query(const struct xg_httpd_request *req, const char *key);
 /* Returns a request header, or NULL. */
 const char *xg_httpd_header(const struct xg_httpd_request *req, const char *name);
 
-/* Writes the client's address as text ("127.0.0.1") into buf. */
+/* The values of every copy of header name, in the order they came, joined with ',' into
+ * out. False (out "") when they do not fit. */
+#define XG_HTTPD_MAX_FORWARDED 4096
+__attribute__((warn_unused_result)) bool
+xg_httpd_header_join(struct MHD_Connection *conn, const char *name, char *out, size_t outlen);
+
+/* Writes the client's address as text ("127.0.0.1") into buf: the socket peer, or, when
+ * the peer is in trusted_proxies, the rightmost untrusted address of X-Forwarded-For
+ * (xg_proxy_client_addr; every copy of the header, in order). "unknown" when there is
+ * none. The one accessor for per-client limits. */
 void xg_httpd_client_addr(const struct xg_httpd_request *req, char *buf, size_t len);
 
 #endif

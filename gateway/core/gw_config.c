@@ -29,6 +29,12 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("server", "front_end", XG_CFG_STRING, front_end, "native", 0, 0, false,
         "plain HTTP served by the gateway's own HTTP/1.1 front end (native) or by "
         "libmicrohttpd; HTTPS is always libmicrohttpd"),
+    KEY("server", "trusted_proxies", XG_CFG_STRING, trusted_proxies, "", 0, 0, false,
+        "load balancers whose PROXY header and X-Forwarded-For name the client: CIDRs or "
+        "addresses, IPv4 or IPv6, comma-separated (\"\" = none)"),
+    KEY("server", "proxy_protocol", XG_CFG_BOOL, proxy_protocol, "false", 0, 0, false,
+        "each connection to the native front end starts with a PROXY header (v1 or v2); "
+        "one from outside trusted_proxies without a valid header is refused"),
     KEY("server", "max_body", XG_CFG_SIZE, max_body, "1m", 1024, 64 << 20, false,
         "largest request body accepted (413 beyond)"),
     KEY("server", "connection_timeout", XG_CFG_DURATION, connection_timeout_ms, "30s", 1000,
@@ -136,6 +142,24 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
     }
     if ((cfg->tls_cert[0] == '\0') != (cfg->tls_key[0] == '\0')) {
         snprintf(err, errlen, "[server] tls_cert and tls_key must be set together");
+        goto bad;
+    }
+    char why[160];
+    if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
+        snprintf(err, errlen, "[server] trusted_proxies: %s", why);
+        goto bad;
+    }
+    if (cfg->proxy_protocol && (cfg->tls_cert[0] || strcmp(cfg->front_end, "native") != 0)) {
+        snprintf(err, errlen,
+                 "[server] proxy_protocol: served by the native front end only "
+                 "(plain HTTP); libmicrohttpd and HTTPS listeners take "
+                 "X-Forwarded-For from trusted_proxies");
+        goto bad;
+    }
+    if (cfg->proxy_protocol && cfg->trust.n == 0) {
+        snprintf(err, errlen,
+                 "[server] proxy_protocol: set trusted_proxies to the balancers "
+                 "whose PROXY header is believed");
         goto bad;
     }
     return true;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "xg_config.h"
+#include "xg_proxy_addr.h"
 
 struct gw_config {
     /* [server]: the tenant-facing listener */
@@ -15,8 +16,10 @@ struct gw_config {
     int64_t port;
     char *tls_cert; /* "" = plain HTTP */
     char *tls_key;
-    int64_t loops;   /* event loops (threads) serving clients and nodes */
-    char *front_end; /* "native" or "libmicrohttpd" (plain HTTP; HTTPS is libmicrohttpd) */
+    int64_t loops;         /* event loops (threads) serving clients and nodes */
+    char *front_end;       /* "native" or "libmicrohttpd" (plain HTTP; HTTPS is libmicrohttpd) */
+    char *trusted_proxies; /* as configured; parsed into trust */
+    bool proxy_protocol;   /* native front end: a PROXY header starts each connection */
     int64_t max_body;
     int64_t connection_timeout_ms;
     int64_t request_timeout_ms;
@@ -58,6 +61,8 @@ struct gw_config {
     /* [log] */
     char *log_level;
     int64_t slow_request_ms; /* requests at least this slow are summed up per method */
+
+    struct xg_proxy_trust trust; /* trusted_proxies, parsed by gw_config_load */
 };
 
 extern const struct xg_cfg_key gw_config_keys[];

@@ -2,6 +2,11 @@
  * holds it; see request.h. */
 #include "core/request.h"
 
+#include <string.h>
+
+#include "core/context.h"
+#include "xg_proxy_addr.h"
+
 const char *gw_request_header(const struct gw_request *req, const char *name)
 {
     return req->client.ops->header(req->client.conn, name);
@@ -19,7 +24,20 @@ bool gw_request_query_arg(const struct gw_request *req, const char *name, char *
 
 void gw_request_client_address(const struct gw_request *req, char *out, size_t outlen)
 {
-    req->client.ops->client_address(req->client.conn, out, outlen);
+    char text[XG_PROXY_ADDR_TEXT];
+    struct xg_proxy_ip peer;
+    const struct xg_proxy_trust *trust = &req->ctx->cfg->trust;
+    if (outlen > 0)
+        out[0] = '\0';
+    req->client.ops->client_address(req->client.conn, text, sizeof text);
+    if (!xg_proxy_ip_parse(text, strlen(text), &peer))
+        return;
+    char xff[GW_REQUEST_MAX_HEAD];
+    /* X-Forwarded-For is read only from a trusted peer; one too long to hold is none */
+    bool forwarded =
+        xg_proxy_trusted(trust, &peer) &&
+        req->client.ops->header_join(req->client.conn, "X-Forwarded-For", xff, sizeof xff);
+    (void)xg_proxy_client_addr(trust, &peer, forwarded ? xff : NULL, out, outlen);
 }
 
 void gw_request_suspend(struct gw_request *req)

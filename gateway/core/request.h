@@ -102,6 +102,10 @@ const char *gw_request_header(const struct gw_request *req, const char *name);
 size_t gw_request_header_count(const struct gw_request *req, const char *name);
 /* Query argument name, undecoded, into out; false when absent or too long. */
 bool gw_request_query_arg(const struct gw_request *req, const char *name, char *out, size_t outlen);
+/* The client's address as text, "" when unknown: the connection's peer (the socket's, or
+ * the source a trusted balancer's PROXY header named), or, when that peer is in
+ * [server] trusted_proxies, the rightmost untrusted X-Forwarded-For address
+ * (xg_proxy_client_addr). The one accessor for anything kept per client. */
 void gw_request_client_address(const struct gw_request *req, char *out, size_t outlen);
 
 /* The request waits for proxy, billing or the burst limit's timer: nothing more is read

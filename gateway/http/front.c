@@ -31,11 +31,12 @@
 #define FRONT_ACCEPT_RETRY_MS 100 /* out of descriptors: try accepting again this soon */
 
 enum fc_state {
-    FC_READ_HEAD, /* waiting for (the rest of) a request head */
-    FC_READ_BODY, /* reading the body the head announced */
-    FC_HANDLER,   /* the handler has the request; no answer yet */
-    FC_WRITE,     /* the answer is being sent */
-    FC_CLOSED,    /* socket closed; freed by front_run */
+    FC_READ_PROXY, /* proxy_protocol: waiting for (the rest of) the PROXY header */
+    FC_READ_HEAD,  /* waiting for (the rest of) a request head */
+    FC_READ_BODY,  /* reading the body the head announced */
+    FC_HANDLER,    /* the handler has the request; no answer yet */
+    FC_WRITE,      /* the answer is being sent */
+    FC_CLOSED,     /* socket closed; freed by front_run */
 };
 
 struct front_conn {
@@ -535,6 +536,70 @@ static void read_body(struct front_conn *c)
     }
 }
 
+/* The client a trusted balancer named takes the socket peer's place. */
+static void set_peer(struct front_conn *c, const struct xg_proxy_ip *ip)
+{
+    memset(&c->peer, 0, sizeof c->peer);
+    if (ip->family == 4) {
+        struct sockaddr_in *v4 = (struct sockaddr_in *)&c->peer;
+        v4->sin_family = AF_INET;
+        memcpy(&v4->sin_addr, ip->bytes, 4);
+    } else {
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&c->peer;
+        v6->sin6_family = AF_INET6;
+        memcpy(&v6->sin6_addr, ip->bytes, 16);
+    }
+}
+
+/* The PROXY header before a connection's first request (front_options.proxy_protocol).
+ * Closed without an answer, as the spec asks, when it is malformed or when an untrusted
+ * peer sends none; an untrusted peer's header is read past and its addresses ignored. */
+static void read_proxy(struct front_conn *c)
+{
+    struct front *f = c->f;
+    struct xg_proxy_ip socket_peer;
+    bool trusted = xg_proxy_ip_from_sockaddr((const struct sockaddr *)&c->peer, &socket_peer) &&
+                   xg_proxy_trusted(&f->opt.trusted_proxies, &socket_peer);
+    for (;;) {
+        if (c->in_len > 0) {
+            struct xg_proxy_header h;
+            enum xg_proxy_header_result r =
+                xg_proxy_header_parse(c->in, c->in_len, f->opt.max_head, &h);
+            if (r == XG_PROXY_HEADER_OK) {
+                if (trusted && h.source.family != 0)
+                    set_peer(c, &h.source);
+                memmove(c->in, c->in + h.len, c->in_len - h.len);
+                c->in_len -= h.len;
+                c->state = FC_READ_HEAD;
+                return;
+            }
+            if (r == XG_PROXY_HEADER_INVALID && trusted && !h.signature) {
+                c->state = FC_READ_HEAD; /* the balancer itself, speaking HTTP */
+                return;
+            }
+            if (r == XG_PROXY_HEADER_INVALID) {
+                conn_close(c);
+                return;
+            }
+        }
+        size_t want = c->in_len + 512;
+        if (want > f->opt.max_head)
+            want = f->opt.max_head;
+        if (want <= c->in_len || !in_reserve(c, want)) {
+            conn_close(c);
+            return;
+        }
+        ssize_t n = read_some(c, c->in + c->in_len, want - c->in_len);
+        if (n < 0) {
+            conn_close(c);
+            return;
+        }
+        if (n == 0)
+            return;
+        c->in_len += (size_t)n;
+    }
+}
+
 /* Parses a head from the input; reads more when it is incomplete. */
 static void read_head(struct front_conn *c)
 {
@@ -652,6 +717,11 @@ static void advance(struct front_conn *c)
 {
     for (;;) {
         switch (c->state) {
+        case FC_READ_PROXY:
+            read_proxy(c);
+            if (c->state == FC_READ_PROXY)
+                return;
+            break;
         case FC_READ_HEAD:
             read_head(c);
             if (c->state == FC_READ_HEAD)
@@ -712,7 +782,7 @@ static void accept_one(struct front *f, int fd, const struct sockaddr_storage *p
     c->f = f;
     c->fd = fd;
     c->peer = *peer;
-    c->state = FC_READ_HEAD;
+    c->state = f->opt.proxy_protocol ? FC_READ_PROXY : FC_READ_HEAD;
     c->writable = true;
     if (!loop_watch_add(f->loop, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->watch)) {
         close(fd);

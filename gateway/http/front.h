@@ -46,6 +46,7 @@
 
 #include "http/hreq.h"
 #include "http/linger.h"
+#include "xg_proxy_addr.h"
 #include "core/loop.h"
 
 struct front;
@@ -82,6 +83,12 @@ struct front_options {
     size_t max_connections;      /* per front */
     struct linger_budget linger; /* for each closing connection */
     size_t max_lingering;        /* sockets lingering at once (> 0) */
+    /* A PROXY protocol header (v1 or v2) starts each connection: one from a peer in
+     * trusted_proxies names the client (front_client_address); a trusted peer may send
+     * none (the balancer's own health check). A connection whose header is malformed, or
+     * from an untrusted peer without one, is closed unanswered. */
+    bool proxy_protocol;
+    struct xg_proxy_trust trusted_proxies; /* copied */
 };
 
 /* Opens the listening socket (SO_REUSEADDR, SO_REUSEPORT) and watches it on loop l.
@@ -126,7 +133,8 @@ bool front_peer_left(const struct front_conn *c);
  * front_respond. */
 void front_abandon(struct front_conn *c);
 
-/* The peer's IPv4/IPv6 address as text, "" when unknown. */
+/* The peer's IPv4/IPv6 address as text, "" when unknown: the socket's, or the source a
+ * trusted balancer's PROXY header named. */
 void front_client_address(const struct front_conn *c, char *out, size_t outlen);
 
 /* c's current request head (valid from on_head until on_completed). */
@@ -162,6 +170,8 @@ struct front_ops {
     void (*client_address)(const void *conn, char *out, size_t outlen);
     const char *(*header)(const void *conn, const char *name); /* NULL when absent */
     size_t (*header_count)(const void *conn, const char *name);
+    /* every copy of header name joined with ',' (hreq_header_join); false when too long */
+    bool (*header_join)(const void *conn, const char *name, char *out, size_t outlen);
     bool (*query_arg)(const void *conn, const char *name, char *out, size_t outlen);
 };
 

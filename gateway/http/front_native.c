@@ -39,6 +39,11 @@ static const char *native_header(const void *conn, const char *name)
     return hreq_header(front_request_head(conn), name);
 }
 
+static bool native_header_join(const void *conn, const char *name, char *out, size_t outlen)
+{
+    return hreq_header_join(front_request_head(conn), name, out, outlen);
+}
+
 static size_t native_header_count(const void *conn, const char *name)
 {
     return hreq_header_count(front_request_head(conn), name);
@@ -57,6 +62,7 @@ const struct front_ops front_native_ops = {
     .client_address = native_client_address,
     .header = native_header,
     .header_count = native_header_count,
+    .header_join = native_header_join,
     .query_arg = native_query_arg,
 };
 

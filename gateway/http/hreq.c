@@ -406,6 +406,28 @@ size_t hreq_header_count(const struct hreq *r, const char *name)
     return count;
 }
 
+bool hreq_header_join(const struct hreq *r, const char *name, char *out, size_t outlen)
+{
+    size_t n = strlen(name), used = 0;
+    if (outlen == 0)
+        return false;
+    out[0] = '\0';
+    for (size_t i = 0; i < r->nheaders; i++) {
+        if (!hreq_equals_nocase(name, n, r->headers[i].name))
+            continue;
+        size_t len = strlen(r->headers[i].value);
+        if (used + len + 2 > outlen) {
+            out[0] = '\0';
+            return false;
+        }
+        if (used > 0)
+            out[used++] = ',';
+        memcpy(out + used, r->headers[i].value, len + 1);
+        used += len;
+    }
+    return true;
+}
+
 /* ---- the query ---- */
 
 /* No value to give: out is "" when it has room for that. */

@@ -86,6 +86,11 @@ const char *hreq_header(const struct hreq *r, const char *name);
 /* How many headers are named name (ASCII case-insensitive). */
 size_t hreq_header_count(const struct hreq *r, const char *name);
 
+/* The values of every header named name, in the order they came, joined with ',' into
+ * out (X-Forwarded-For may come as several lines: a balancer adds its own). False, out
+ * "", when they do not fit in outlen. */
+bool hreq_header_join(const struct hreq *r, const char *name, char *out, size_t outlen);
+
 /* The value of query argument name in r->query ("a=1&b=2"), copied undecoded into out
  * (NUL-terminated), or false when absent or longer than outlen - 1. An argument without
  * '=' has the value "". */

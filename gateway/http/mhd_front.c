@@ -2,6 +2,7 @@
 #include "http/mhd_front.h"
 
 #include "http/linger.h"
+#include "xg_httpd.h"
 #include "xg_str.h"
 
 #include <arpa/inet.h>
@@ -126,6 +127,12 @@ static size_t mhd_header_count(const void *conn, const char *name)
     return t.count;
 }
 
+static bool mhd_header_join(const void *conn, const char *name, char *out, size_t outlen)
+{
+    const struct mhd_conn *c = conn;
+    return xg_httpd_header_join(c->conn, name, out, outlen);
+}
+
 static bool mhd_query_arg(const void *conn, const char *name, char *out, size_t outlen)
 {
     const struct mhd_conn *c = conn;
@@ -141,6 +148,7 @@ static const struct front_ops mhd_ops = {
     .client_address = mhd_client_address,
     .header = mhd_header,
     .header_count = mhd_header_count,
+    .header_join = mhd_header_join,
     .query_arg = mhd_query_arg,
 };
 

@@ -709,6 +709,8 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
         .max_connections = GW_SERVER_MAX_CONNECTIONS,
         .linger = LINGER_BUDGET_DEFAULT,
         .max_lingering = LINGER_MAX_SOCKETS,
+        .proxy_protocol = cfg->proxy_protocol,
+        .trusted_proxies = cfg->trust,
     };
     struct front_handler handler = front_native_handler(&loop->app);
     char why[256];

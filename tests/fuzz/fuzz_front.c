@@ -27,7 +27,9 @@
  *   - once the client closed, the connection is gone: no connection left, no socket of
  *     the server's left open, every request state freed.
  * Flag bits (byte 0): 3, shut the write side after the last piece and read to EOF; 4, read
- * only when sending is stuck, and at the end; 5, close without reading anything. */
+ * only when sending is stuck, and at the end; 5, close without reading anything; 6, the
+ * listener has proxy_protocol on (a PROXY header comes first); 7, the peer is 127.0.0.1,
+ * in trusted_proxies (else an untrusted AF_UNIX peer, which must send a header). */
 #include "fuzz.h"
 
 #include "http/front.c"
@@ -46,6 +48,8 @@
 #define FLAG_SHUT_WRITE 0x08
 #define FLAG_READ_LATE  0x10
 #define FLAG_NEVER_READ 0x20
+#define FLAG_PROXY      0x40
+#define FLAG_TRUSTED    0x80
 
 /* ---- the event loop (loop.h), this file's own --------------------------------------- */
 
@@ -225,8 +229,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         .linger = LINGER_BUDGET_DEFAULT,
         .max_lingering = 4,
     };
-    struct front_handler handler = {s, on_head, on_body, on_resume, on_completed};
     char err[256];
+    FUZZ_CHECK(xg_proxy_trust_parse("127.0.0.1", &opt.trusted_proxies, err, sizeof err));
+    struct front_handler handler = {s, on_head, on_body, on_resume, on_completed};
     s->front = front_start(&opt, &handler, &s->loop, err, sizeof err);
     if (!s->front) {
         fprintf(stderr, "front_start: %s\n", err);
@@ -338,6 +343,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int small = 4096;
     setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
     struct sockaddr_storage peer = {0};
+    if (split.flags & FLAG_TRUSTED) {
+        struct sockaddr_in *v4 = (struct sockaddr_in *)&peer;
+        v4->sin_family = AF_INET;
+        v4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    }
+    s->front->opt.proxy_protocol = (split.flags & FLAG_PROXY) != 0;
     s->handled = 0;
     accept_one(s->front, sv[0], &peer);
     FUZZ_CHECK(s->front->nconns == 1);

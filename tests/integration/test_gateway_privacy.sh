@@ -3,7 +3,9 @@
 # in for the node and records every header and body. No client address, no
 # X-Forwarded-For, no Authorization, no cookie, no User-Agent, and no wallet "client"
 # field, whether in a JSON body or in a .bin (epee) body, whose other fields arrive as they
-# were sent.
+# were sent. The gateway runs as it would behind a balancer (trusted_proxies, PROXY
+# protocol), and the first request comes with a PROXY header and X-Forwarded-For it
+# believes: neither reaches the node either.
 . "$(dirname "$0")/lib.sh"
 
 db=xmrgate_capture
@@ -25,10 +27,11 @@ defer stop_pid "$capture_pid"
 psql -X -q "$XMRGATE_DATABASE_URL" -c \
 	"INSERT INTO nodes (name, url) VALUES ('capture', 'http://127.0.0.1:$capture_port')"
 check_here "grant a tenant" grant_tenant wallet 1
-check_here "a gateway in front of the capture server starts" start_gateway capture "$gw_port" "$admin_port"
+check_here "a gateway in front of the capture server starts" start_gateway capture "$gw_port" "$admin_port" \
+	XMRGATE_SERVER_TRUSTED_PROXIES=127.0.0.1 XMRGATE_SERVER_PROXY_PROTOCOL=true
 GW=$(gw_url "$gw_port")
 
-curl -sf -u "$HANDLE:$TOKEN" -H 'X-Forwarded-For: 203.0.113.9' -H 'X-Real-IP: 203.0.113.9' \
+curl -sf --haproxy-protocol -u "$HANDLE:$TOKEN" -H 'X-Forwarded-For: 203.0.113.9' -H 'X-Real-IP: 203.0.113.9' \
 	-H 'Forwarded: for=203.0.113.9' -H 'Cookie: session=secret' -A 'SecretAgent/1.0' \
 	-H 'Referer: https://example.org/' -H 'Accept-Language: de' -H 'Via: 1.1 proxy' \
 	"$GW/json_rpc" -o /dev/null \

@@ -453,6 +453,15 @@ static void test_header_lookup(void **state)
     assert_int_equal(hreq_header_count(&r, "X-Missing"), 0);
     assert_null(hreq_header(&r, ""));
     assert_int_equal(hreq_header_count(&r, ""), 0);
+    /* Every copy, in order (X-Forwarded-For from a client and from its balancer). */
+    char joined[16];
+    assert_true(hreq_header_join(&r, "x-dup", joined, sizeof joined));
+    assert_string_equal(joined, "1,2,3");
+    assert_true(hreq_header_join(&r, "X-Missing", joined, sizeof joined));
+    assert_string_equal(joined, "");
+    assert_false(hreq_header_join(&r, "x-dup", joined, 5)); /* "1,2,3" needs 6 */
+    assert_string_equal(joined, "");
+    assert_true(hreq_header_join(&r, "x-dup", joined, 6));
     free(buf);
 }
 

@@ -167,6 +167,41 @@ static void test_reload_rejects_bad_file(void **state)
     unlink(p);
 }
 
+/* trusted_proxies is parsed at load; proxy_protocol needs it and the native front end. */
+static void test_balancer_keys(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *extra, *error; /* error NULL: loads */
+    } cases[] = {
+        {"[server]\ntrusted_proxies = 10.0.0.0/8, ::1\nproxy_protocol = true\n", NULL},
+        {"[server]\ntrusted_proxies = 10.0.0.0/8\n", NULL},
+        {"[server]\ntrusted_proxies = 10.0.0.1/8\n", "[server] trusted_proxies"},
+        {"[server]\ntrusted_proxies = proxy.lan\n", "[server] trusted_proxies"},
+        {"[server]\nproxy_protocol = true\n", "[server] proxy_protocol"},
+        {"[server]\ntrusted_proxies = 10.0.0.5\nproxy_protocol = true\n"
+         "front_end = libmicrohttpd\n",
+         "[server] proxy_protocol"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct gw_config c = {0};
+        char err[256] = "";
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s", BASE_CONFIG, cases[i].extra);
+        const char *p = write_config(text);
+        bool ok = gw_config_load(&c, p, err, sizeof err);
+        unlink(p);
+        if (ok != (cases[i].error == NULL))
+            fail_msg("case %zu: loaded %d (%s)", i, ok, err);
+        if (!ok) {
+            assert_non_null(strstr(err, cases[i].error));
+            continue;
+        }
+        assert_true(c.trust.n > 0);
+        gw_config_free(&c);
+    }
+}
+
 static void test_metric_labels(void **state)
 {
     (void)state;
@@ -247,7 +282,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_names_and_urls), cmocka_unit_test(test_node_change_parse),
         cmocka_unit_test(test_reload_diff),         cmocka_unit_test(test_reload_rejects_bad_file),
-        cmocka_unit_test(test_metric_labels),       cmocka_unit_test(test_request_series),
+        cmocka_unit_test(test_balancer_keys),       cmocka_unit_test(test_metric_labels),
+        cmocka_unit_test(test_request_series),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
