@@ -39,6 +39,7 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_xmr402_txid_elsewhere",
                                    "bl_xmr402_payment_upsert",
                                    "bl_xmr402_tenant",
+                                   "bl_xmr402_pending_take",
                                    "bl_invoice_lock",
                                    "bl_invoice_payment_sums",
                                    "bl_invoice_set_state",
@@ -108,6 +109,8 @@ static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
         client_limit_table_new(RATE_TABLE_SIZE, XMR402_VERIFY_PER_HOUR, XMR402_VERIFY_BURST);
     api->xmr402_zero_conf_max = cfg->xmr402_zero_conf_max;
     api->xmr402_retry_after_s = cfg->xmr402_retry_after_ms / 1000;
+    api->xmr402_pending_requests = cfg->xmr402_pending_requests;
+    api->xmr402_unseen_hold_ms = cfg->xmr402_unseen_hold_ms;
     return api->receipt_key && api->verify_limit &&
            bl_xmr402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
 }

@@ -34,6 +34,7 @@ struct api {
     struct client_limit_table *verify_limit; /* proofs per client: each costs wallet calls */
     char receipt_public_hex[2 * 32 + 1];
     int64_t xmr402_zero_conf_max, xmr402_retry_after_s;
+    int64_t xmr402_pending_requests, xmr402_unseen_hold_ms;
 };
 
 struct api *api_of(const struct xg_httpd_request *req);

@@ -85,6 +85,12 @@ const struct xg_cfg_key bl_config_keys[] = {
         "XMR402 invoices up to this many piconero are provisioned at 0 confirmations (0 = off)"),
     KEY("xmr402", "retry_after", XG_CFG_DURATION, xmr402_retry_after_ms, "30s", 1000, 3600000,
         false, "the Retry-After an agent is given while its payment confirms"),
+    KEY("xmr402", "pending_requests", XG_CFG_INT, xmr402_pending_requests, "20", 0, 100000, false,
+        "requests a proven but unconfirmed XMR402 payment is served, at its tier's rate, until "
+        "the tier's confirmations provision it (0 = the strict flow: 202 until then)"),
+    KEY("xmr402", "unseen_hold", XG_CFG_DURATION, xmr402_unseen_hold_ms, "8s", 0, 12000, false,
+        "how long a proof waits for the view-only wallet to see its transaction before billing "
+        "answers \"not visible yet, retry\" (never \"pay\"); under the gateway's 15 s wait"),
     KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
 };
 const size_t bl_config_key_count = sizeof bl_config_keys / sizeof bl_config_keys[0];

@@ -53,6 +53,8 @@ struct bl_config {
     char *xmr402_receipt_key;
     int64_t xmr402_zero_conf_max;
     int64_t xmr402_retry_after_ms;
+    int64_t xmr402_pending_requests;
+    int64_t xmr402_unseen_hold_ms;
     /* [log] */
     char *log_level;
 };

@@ -9,6 +9,8 @@
 . "$(dirname "$0")/xmr402_lib.sh"
 
 check_here "the test tier confirms after $X4_CONFIRMATIONS blocks" x4_setup || exit 1
+# the extended flow (202 while confirming) is what this test restarts billing in
+X4_MODE=confirmations
 PIDFILE=$XG_VAR/run/billing.pid
 check "the stack runs billing" xg_pid_owned "$PIDFILE" || exit 1
 

@@ -6,7 +6,8 @@
 #                                at exit); checks that the stack sells XMR402
 #   x4_call [AUTH] [PATH] [METHOD]  POST GATEWAY_URL/PATH (default /v1/json_rpc) with a
 #                                JSON-RPC METHOD (default get_info) from the loopback
-#                                address X4_FROM; sets X4_STATUS, and X4_BODY / X4_HEADERS
+#                                address X4_FROM (with X-XMR402-Mode: $X4_MODE when set and
+#                                AUTH is given); sets X4_STATUS, and X4_BODY / X4_HEADERS
 #   x4_from_fresh                picks a loopback source address this test run has not
 #                                used yet (challenges are rate-limited per client address)
 #   x4_header NAME               a header of the last answer
@@ -22,6 +23,7 @@
 X4_TIER=wallet
 X4_CONFIRMATIONS=2
 X4_FROM=127.0.0.1
+X4_MODE=
 _X4_NEXT_FROM=$(($$ % 200 * 10))
 
 x4_setup() {
@@ -37,6 +39,7 @@ x4_call() {
 	args=(-sS --max-time 60 -D - --interface "$X4_FROM" -H 'Content-Type: application/json'
 		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":\"t\",\"method\":\"$method\"}")
 	[[ -z $auth ]] || args+=(-H "Authorization: $auth")
+	[[ -z $auth || -z $X4_MODE ]] || args+=(-H "X-XMR402-Mode: $X4_MODE")
 	local out
 	out=$(curl "${args[@]}" -w '\n%{http_code}' "$GATEWAY_URL$path") || return 1
 	X4_STATUS=$(tail -n 1 <<<"$out")
