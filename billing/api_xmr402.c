@@ -52,6 +52,7 @@
 #define SQLSTATE_UNIQUE  "23505"
 #define SUBADDR_ATTEMPTS 3
 #define UNSEEN_POLL_MS   750 /* between wallet looks while a proof waits for its transaction */
+#define OPEN_CAP_RETRY_S 60
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -222,17 +223,22 @@ static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
     return true;
 }
 
+/* A token from table for this client (global: one bucket for all); false with the 429
+ * queued. */
 static bool take_rate_limit(const struct xg_httpd_request *req, struct client_limit_table *table,
-                            const char *what, enum MHD_Result *mr)
+                            const char *what, bool global, enum MHD_Result *mr)
 {
     char client[256], seconds[24], message[128];
     int64_t retry = 0;
-    client_key(req, client, sizeof client);
+    if (global)
+        snprintf(client, sizeof client, "all");
+    else
+        client_key(req, client, sizeof client);
     if (client_limit_table_take(table, client, monotonic_ms(), &retry))
         return true;
     snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
-    snprintf(message, sizeof message, "too many XMR402 %s from this address; try again later",
-             what);
+    snprintf(message, sizeof message, "too many XMR402 %s from %s; try again later", what,
+             global ? "all clients" : "this address");
     json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED, message);
     json_object_set_new(body, "retry_after", json_integer((json_int_t)retry));
     const char *headers[] = {"Retry-After", seconds, NULL};
@@ -311,6 +317,32 @@ static enum MHD_Result insert_challenge(const struct xg_httpd_request *req, stru
     return api_errorf(req, BL_ERROR_WALLET_UNAVAILABLE, "the wallet keeps reusing subaddresses");
 }
 
+/* The global cap on open challenges; false with the answer queued. Each challenge is a
+ * subaddress and an invoice: the per-address limiter alone lets many addresses open many. */
+static bool open_challenges_allow(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                  enum MHD_Result *mr)
+{
+    struct api *api = api_of(req);
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_open_challenges", 0, NULL);
+    if (!res) {
+        *mr = api_db_error(req, pg);
+        return false;
+    }
+    int64_t open = xg_pg_int64(res, 0, 0);
+    PQclear(res);
+    if (open < api->xmr402_max_open_challenges)
+        return true;
+    char seconds[24];
+    snprintf(seconds, sizeof seconds, "%d", OPEN_CAP_RETRY_S);
+    xg_log(XG_LOG_WARN, "xmr402_open_cap", "%lld open challenges", (long long)open);
+    json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED,
+                                 "too many XMR402 challenges are open; try again later");
+    json_object_set_new(body, "retry_after", json_integer(OPEN_CAP_RETRY_S));
+    const char *headers[] = {"Retry-After", seconds, NULL};
+    *mr = xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), body, headers);
+    return false;
+}
+
 enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
@@ -320,7 +352,9 @@ enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req)
     if (!parse_challenge_body(req->body, &c, msg, sizeof msg))
         return api_errorf(req, BL_ERROR_MALFORMED_JSON, "%s", msg);
     struct xg_pg *pg = pgpool_get(api->pool);
-    if (quote_tier(req, pg, &c, &mr) && take_rate_limit(req, api->create_limit, "challenges", &mr))
+    if (quote_tier(req, pg, &c, &mr) &&
+        take_rate_limit(req, api->create_limit, "challenges", false, &mr) &&
+        open_challenges_allow(req, pg, &mr))
         mr = insert_challenge(req, pg, &c);
     pgpool_put(api->pool, pg);
     cred_wipe(&c.cred);
@@ -617,6 +651,10 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     receipt = bl_xmr402_receipt_sign(api->receipt_key, &r);
     snprintf(login, sizeof login, "%s:%s", handle, token);
     snprintf(url, sizeof url, "%s/v1/%s", api->gateway_url, token);
+    /* Replay: anyone who saw the txid and proof could read the token forever. It is shown
+     * again only within [xmr402] credentials_window of provisioning; later the proof still
+     * serves requests as the tenant (until valid_until), without the token. */
+    bool deliver = v->inv.now - v->inv.provisioned_at <= api->xmr402_credentials_window_s;
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:s, s:s, s:I, s:I, s:I, s:s, s:I, s:b}, s:o, s:s}",
         "state", "provisioned", "invoice", v->inv.id, "token", token, "login", login, "rpc_url",
@@ -627,6 +665,12 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
         "valid_until_unix", (json_int_t)xg_pg_int64(res, 0, 6), "suspended",
         strcmp(PQgetvalue(res, 0, 8), "active") != 0, "receipt",
         receipt ? json_string(receipt) : json_null(), "receipt_key", api->receipt_public_hex);
+    if (body && !deliver) {
+        json_object_del(body, "token");
+        json_object_del(body, "login");
+        json_object_del(body, "rpc_url");
+        json_object_set_new(body, "credentials", json_string("withheld"));
+    }
     mr = xg_reply_json(req->conn, 200, body);
 out:
     PQclear(res);
@@ -794,7 +838,8 @@ enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
     enum MHD_Result mr;
     if (!parse_verify_body(req->body, v, msg, sizeof msg)) {
         mr = api_errorf(req, BL_ERROR_MALFORMED_PROOF, "%s", msg);
-    } else if (take_rate_limit(req, api->verify_limit, "proofs", &mr)) {
+    } else if (take_rate_limit(req, api->verify_limit, "proofs", false, &mr) &&
+               take_rate_limit(req, api->verify_global, "proofs", true, &mr)) {
         struct xg_pg *pg = pgpool_get(api->pool);
         mr = verify_run(req, pg, v);
         pgpool_put(api->pool, pg);

@@ -55,6 +55,9 @@ struct bl_config {
     int64_t xmr402_retry_after_ms;
     int64_t xmr402_pending_requests;
     int64_t xmr402_unseen_hold_ms;
+    int64_t xmr402_max_open_challenges;
+    int64_t xmr402_verifies_per_second;
+    int64_t xmr402_credentials_window_ms;
     /* [log] */
     char *log_level;
 };

@@ -288,6 +288,13 @@ UPDATE invoices i
 RETURNING $2::int - i.xmr402_pending_used, tr.burst_rps, tr.burst_size, tr.daily_quota,
           extract(epoch FROM i.expires_at)::bigint;
 
+-- name: bl_xmr402_open_challenges
+-- XMR402 challenges nobody has paid yet and that still hold their quote, over all clients
+-- ([xmr402] max_open_challenges); invoices_xmr402_open (0003) keeps it an index scan.
+SELECT count(*)
+  FROM invoices
+ WHERE channel = 'xmr402' AND state = 'pending' AND expires_at > now();
+
 -- name: bl_xmr402_tenant
 -- The tenant an XMR402 invoice provisioned, as the gateway needs it to serve at once.
 SELECT t.id, t.handle, t.tier_id, tr.burst_rps, tr.daily_quota,

@@ -3,7 +3,8 @@
 # draft (xmr402_draft_client.py, not bin/xmr402-agent) buys the stack's agent tier with
 # request → 402 → pay → proof at once → 200 with the RPC answer, before any block is
 # mined; its later requests spend the pending allowance; at the tier's confirmations the
-# tenant is provisioned. A bad proof is 403 with no challenge, a malformed header 400, an
+# tenant is provisioned; past the credentials window a replayed proof no longer shows the
+# token. A bad proof is 403 with no challenge, a malformed header 400, an
 # underpayment 403 (funds missing), an expired challenge a 402 for a new purchase.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -80,6 +81,13 @@ assert_eq "one tenant of the agent tier" "$DRAFT_TIER" \
 	"$(psql_q "SELECT t.tier_id FROM tenants t JOIN invoices i ON i.tenant_id = t.id WHERE i.id = '$INV'")"
 reply=$(rpc "$GATEWAY_URL/v1/$TOKEN" get_block_count 2>&1)
 check "the token works on its own" xg_json_holds '.count > 0' "$reply"
+
+# replay: past [xmr402] credentials_window (24 h) the same proof no longer shows the token
+psql_q "UPDATE invoices SET provisioned_at = provisioned_at - interval '2 days' WHERE id = '$INV'" >/dev/null
+x4_call "$AUTH" "/v1/json_rpc?tier=$DRAFT_TIER" get_block_count
+assert_eq "a proof replayed past the credentials window is still served" 200 "$X4_STATUS"
+assert_json "with the RPC answer" "$X4_BODY" '.result.count > 0'
+check "but without the token" test -z "$(x4_header X-XMR402-Token)$(x4_header X-XMR402-Login)"
 
 # ---- refusals in the draft's words ---------------------------------------------------
 x4_call "XMR402 txid=\"$TXID\", proof=\"OutProofV2abcdefghijkmnopqrstuvwxyz123456789\"" \
