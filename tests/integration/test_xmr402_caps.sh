@@ -67,3 +67,40 @@ served() {
 	return 1
 }
 check_here "at the confirmations the same proof is served with its token" wait_until 60 served
+
+# ---- a flood: 1,000 credential-less requests from 100 addresses ------------------------------
+# The cap is soft by the requests billing's 4 API threads run at the same instant.
+poll_cycles() {
+	curl -s "$BILLING_ADMIN_URL/metrics" | awk '$1 == "xmrgate_billing_poll_cycles_total" { print $2 }'
+}
+OPEN=$(open_now)
+CAP=$((OPEN + 40))
+check_here "billing restarted with max_open_challenges = $CAP" \
+	x4_billing_restart_with XMRGATE_XMR402_MAX_OPEN_CHALLENGES=$CAP
+FLOOD=$(mktemp -d)
+defer rm -rf "$FLOOD"
+cycles_before=$(poll_cycles) started=$SECONDS senders=()
+for ((a = 0; a < 100; a++)); do
+	x4_from_fresh
+	(
+		for ((i = 0; i < 10; i++)); do
+			curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 --interface "$X4_FROM" \
+				-H 'Content-Type: application/json' \
+				--data '{"jsonrpc":"2.0","id":1,"method":"get_info"}' "$GATEWAY_URL/v1/json_rpc"
+		done >"$FLOOD/$a"
+	) &
+	senders+=($!)
+done
+wait "${senders[@]}" # not a bare wait: the restarted billing is a child of this shell too
+took=$((SECONDS - started))
+cycles=$(($(poll_cycles) - cycles_before))
+assert_eq "1,000 answers" 1000 "$(cat "$FLOOD"/* | wc -l)"
+assert_eq "each a challenge (402) or a refusal with Retry-After (429), nothing else" "" \
+	"$(cat "$FLOOD"/* | grep -Ev '^(402|429)$' | sort | uniq -c | tr '\n' ' ')"
+open_after=$(open_now)
+check "open challenges stay within the cap ($open_after of $CAP, + at most 4 in flight)" \
+	test "$open_after" -le $((CAP + 4))
+check "the cap was reached, so it is what held ($open_after)" test "$open_after" -ge "$CAP"
+# the stack polls every 2 s: the poller kept at least half its cycles during the flood
+check "the poller kept its cycle ($cycles cycles in ${took}s)" \
+	test "$cycles" -ge $((took / 4))
