@@ -39,6 +39,8 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_xmr402_txid_elsewhere",
                                    "bl_xmr402_payment_upsert",
                                    "bl_xmr402_tenant",
+                                   "bl_xmr402_pending_take",
+                                   "bl_xmr402_open_challenges",
                                    "bl_invoice_lock",
                                    "bl_invoice_payment_sums",
                                    "bl_invoice_set_state",
@@ -108,7 +110,13 @@ static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
         client_limit_table_new(RATE_TABLE_SIZE, XMR402_VERIFY_PER_HOUR, XMR402_VERIFY_BURST);
     api->xmr402_zero_conf_max = cfg->xmr402_zero_conf_max;
     api->xmr402_retry_after_s = cfg->xmr402_retry_after_ms / 1000;
-    return api->receipt_key && api->verify_limit &&
+    api->xmr402_pending_requests = cfg->xmr402_pending_requests;
+    api->xmr402_unseen_hold_ms = cfg->xmr402_unseen_hold_ms;
+    api->xmr402_max_open_challenges = cfg->xmr402_max_open_challenges;
+    api->xmr402_credentials_window_s = cfg->xmr402_credentials_window_ms / 1000;
+    api->verify_global = client_limit_table_new(1, cfg->xmr402_verifies_per_second * 3600,
+                                                cfg->xmr402_verifies_per_second);
+    return api->receipt_key && api->verify_limit && api->verify_global &&
            bl_xmr402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
 }
 
@@ -122,6 +130,7 @@ static void api_free(struct api *api)
     web_free(api->web);
     bl_xmr402_receipt_key_free(api->receipt_key);
     client_limit_table_free(api->verify_limit);
+    client_limit_table_free(api->verify_global);
     OPENSSL_cleanse(api->ha1_key, sizeof api->ha1_key);
     free(api);
 }

@@ -34,6 +34,9 @@ struct api {
     struct client_limit_table *verify_limit; /* proofs per client: each costs wallet calls */
     char receipt_public_hex[2 * 32 + 1];
     int64_t xmr402_zero_conf_max, xmr402_retry_after_s;
+    int64_t xmr402_pending_requests, xmr402_unseen_hold_ms;
+    int64_t xmr402_max_open_challenges, xmr402_credentials_window_s;
+    struct client_limit_table *verify_global; /* one bucket: proofs per second, all clients */
 };
 
 struct api *api_of(const struct xg_httpd_request *req);

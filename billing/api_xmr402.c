@@ -12,14 +12,23 @@
  *        the poller's table under the poller's key (txid, subaddress index) and the invoice
  *        settled by the same state machine, in one transaction. Answers:
  *          200 provisioned: token, handle, tier limits, receipt (the same every time)
- *          202 seen / confirming / late (honoured): confirmations, required, retry_after
+ *          200 pending: proven, short of the tier's confirmations, and one request of the
+ *              pending allowance ([xmr402] pending_requests) taken: the tier's limits and
+ *              what is left (the gateway serves the request; no credentials yet)
+ *          202 seen / confirming / late (honoured): confirmations, required, retry_after,
+ *              for a client that sent "mode":"confirmations" or with no pending allowance
+ *          429 pending_spent: the allowance is used up; Retry-After
  *          402 proof_invalid, underpaid (remaining), late (remaining), not_counted,
  *              txid_unknown, unknown_invoice, not_xmr402
  *          409 txid_used (the txid already counts for another invoice)
  *          410 invoice_expired: past its deadline with nothing proven (the gateway then
  *              offers a new challenge); money proven after the deadline is never
  *              dropped: it follows the late policy (invoice.h)
- *   GET  /api/xmr402/receipt-key  → the Ed25519 public key receipts are signed with. */
+ *   GET  /api/xmr402/receipt-key  → the Ed25519 public key receipts are signed with.
+ * A proof without "invoice" whose transaction the view-only wallet has not seen yet waits
+ * up to [xmr402] unseen_hold before txid_unknown, which the gateway answers "retry", never
+ * "pay". Over 700 lines: one endpoint pair around one invoice view (struct xmr402_inv),
+ * split only with a header between two halves of the same conversation. */
 #include "api_internal.h"
 #include "credentials.h"
 #include "invoice.h"
@@ -42,6 +51,8 @@
 #define MAX_TRANSFERS    16
 #define SQLSTATE_UNIQUE  "23505"
 #define SUBADDR_ATTEMPTS 3
+#define UNSEEN_POLL_MS   750 /* between wallet looks while a proof waits for its transaction */
+#define OPEN_CAP_RETRY_S 60
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -70,7 +81,7 @@ static void client_key(const struct xg_httpd_request *req, char *out, size_t len
 struct xmr402_inv {
     char id[API_INVOICE_ID_SIZE];
     enum invoice_state state;
-    int64_t amount, paid, sub_index, confirmations, required, created, expires, tenant_id;
+    int64_t amount, paid, sub_index, confirmations, required, created_ms, expires, tenant_id;
     int64_t provisioned_at, now;
     char address[WALLET_ADDRESS_SIZE];
     char nonce[BL_XMR402_NONCE_SIZE + 16];
@@ -96,7 +107,7 @@ static enum api_load load_inv(struct xg_pg *pg, const char *id, struct xmr402_in
         snprintf(inv->nonce, sizeof inv->nonce, "%s", PQgetvalue(res, 0, 6));
         inv->confirmations = xg_pg_int64(res, 0, 7);
         inv->required = xg_pg_int64(res, 0, 8);
-        inv->created = xg_pg_int64(res, 0, 9);
+        inv->created_ms = xg_pg_int64(res, 0, 9);
         snprintf(inv->expires_at, sizeof inv->expires_at, "%s", PQgetvalue(res, 0, 10));
         inv->expires = xg_pg_int64(res, 0, 11);
         snprintf(inv->tier, sizeof inv->tier, "%s", PQgetvalue(res, 0, 12));
@@ -117,23 +128,28 @@ static int64_t remaining_of(const struct xmr402_inv *inv)
 
 /* The challenge an agent pays: what the gateway turns into WWW-Authenticate and a body.
  * For an underpaid invoice the amount asked is what is left, on the same address and
- * message. */
+ * message. The timestamp is the invoice's creation in unix milliseconds, as the draft's
+ * README, its v1.0.1 SPEC and both reference implementations send it; the draft's own body
+ * names (version, amount_atomic, nonce, expires_in_seconds) come beside ours. */
 static json_t *challenge_json(const struct api *api, const struct xmr402_inv *inv)
 {
     int64_t ask = inv->state == INVOICE_UNDERPAID || inv->state == INVOICE_LATE ? remaining_of(inv)
                                                                                 : inv->amount;
     char status_path[96];
     snprintf(status_path, sizeof status_path, "/api/invoices/%s", inv->id);
+    int64_t ttl = inv->expires > inv->now ? inv->expires - inv->now : 0;
     return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:I, s:s, s:I, "
-                     "s:I, s:s, s:s}",
+                     "s:I, s:s, s:s, s:s, s:o, s:s, s:I}",
                      "protocol", "XMR402", "invoice", inv->id, "tier", inv->tier, "state",
                      invoice_state_name(inv->state), "amount", api_json_piconero(ask), "amount_xmr",
                      api_json_xmr(ask), "invoice_amount", api_json_piconero(inv->amount), "paid",
                      api_json_piconero(inv->paid), "address", inv->address, "uri",
                      api_json_monero_uri(inv->address, ask), "message", inv->nonce, "timestamp",
-                     (json_int_t)inv->created, "expires_at", inv->expires_at, "expires_at_unix",
+                     (json_int_t)inv->created_ms, "expires_at", inv->expires_at, "expires_at_unix",
                      (json_int_t)inv->expires, "confirmations_required", (json_int_t)inv->required,
-                     "status_path", status_path, "receipt_key", api->receipt_public_hex);
+                     "status_path", status_path, "receipt_key", api->receipt_public_hex, "version",
+                     BL_XMR402_DRAFT_VERSION, "amount_atomic", api_json_piconero(ask), "nonce",
+                     inv->nonce, "expires_in_seconds", (json_int_t)ttl);
 }
 
 /* ---- POST /api/xmr402/challenge ----------------------------------------------------- */
@@ -207,17 +223,22 @@ static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
     return true;
 }
 
+/* A token from table for this client (global: one bucket for all); false with the 429
+ * queued. */
 static bool take_rate_limit(const struct xg_httpd_request *req, struct client_limit_table *table,
-                            const char *what, enum MHD_Result *mr)
+                            const char *what, bool global, enum MHD_Result *mr)
 {
     char client[256], seconds[24], message[128];
     int64_t retry = 0;
-    client_key(req, client, sizeof client);
+    if (global)
+        snprintf(client, sizeof client, "all");
+    else
+        client_key(req, client, sizeof client);
     if (client_limit_table_take(table, client, monotonic_ms(), &retry))
         return true;
     snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
-    snprintf(message, sizeof message, "too many XMR402 %s from this address; try again later",
-             what);
+    snprintf(message, sizeof message, "too many XMR402 %s from %s; try again later", what,
+             global ? "all clients" : "this address");
     json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED, message);
     json_object_set_new(body, "retry_after", json_integer((json_int_t)retry));
     const char *headers[] = {"Retry-After", seconds, NULL};
@@ -296,6 +317,32 @@ static enum MHD_Result insert_challenge(const struct xg_httpd_request *req, stru
     return api_errorf(req, BL_ERROR_WALLET_UNAVAILABLE, "the wallet keeps reusing subaddresses");
 }
 
+/* The global cap on open challenges; false with the answer queued. Each challenge is a
+ * subaddress and an invoice: the per-address limiter alone lets many addresses open many. */
+static bool open_challenges_allow(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                  enum MHD_Result *mr)
+{
+    struct api *api = api_of(req);
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_open_challenges", 0, NULL);
+    if (!res) {
+        *mr = api_db_error(req, pg);
+        return false;
+    }
+    int64_t open = xg_pg_int64(res, 0, 0);
+    PQclear(res);
+    if (open < api->xmr402_max_open_challenges)
+        return true;
+    char seconds[24];
+    snprintf(seconds, sizeof seconds, "%d", OPEN_CAP_RETRY_S);
+    xg_log(XG_LOG_WARN, "xmr402_open_cap", "%lld open challenges", (long long)open);
+    json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED,
+                                 "too many XMR402 challenges are open; try again later");
+    json_object_set_new(body, "retry_after", json_integer(OPEN_CAP_RETRY_S));
+    const char *headers[] = {"Retry-After", seconds, NULL};
+    *mr = xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), body, headers);
+    return false;
+}
+
 enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
@@ -305,7 +352,9 @@ enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req)
     if (!parse_challenge_body(req->body, &c, msg, sizeof msg))
         return api_errorf(req, BL_ERROR_MALFORMED_JSON, "%s", msg);
     struct xg_pg *pg = pgpool_get(api->pool);
-    if (quote_tier(req, pg, &c, &mr) && take_rate_limit(req, api->create_limit, "challenges", &mr))
+    if (quote_tier(req, pg, &c, &mr) &&
+        take_rate_limit(req, api->create_limit, "challenges", false, &mr) &&
+        open_challenges_allow(req, pg, &mr))
         mr = insert_challenge(req, pg, &c);
     pgpool_put(api->pool, pg);
     cred_wipe(&c.cred);
@@ -332,6 +381,7 @@ struct verify {
     const char *pay_state;
     struct settle_result settled;
     int64_t late_grace_s;
+    bool wants_202; /* "mode":"confirmations": the client waits through 202 itself */
 };
 
 static bool base58_text(const char *s)
@@ -372,6 +422,8 @@ static bool parse_verify_body(const char *body, struct verify *v, char *msg, siz
     }
     if (inv)
         snprintf(v->invoice, sizeof v->invoice, "%s", json_string_value(inv));
+    const char *mode = json_string_value(json_object_get(doc, "mode"));
+    v->wants_202 = mode && strcmp(mode, BL_XMR402_MODE_CONFIRMATIONS) == 0;
     ok = true;
 out:
     json_decref(doc);
@@ -423,6 +475,24 @@ static bool wallet_facts(struct api *api, struct verify *v, char *err, size_t er
         return false; /* unreachable; an RPC error is "Transaction not found" */
     }
     return wallet_get_height(api->wallet, &v->wallet_height, err, errlen);
+}
+
+/* wallet_facts, waiting up to [xmr402] unseen_hold for a transaction the wallet has not
+ * seen yet: a proof sent right after broadcast may beat the wallet's view of the pool, and
+ * an agent told "unknown" would pay again. A named invoice needs no wait (check_tx_proof
+ * asks the daemon, not the wallet's scan). */
+static bool wallet_facts_held(struct api *api, struct verify *v, char *err, size_t errlen)
+{
+    int64_t until = monotonic_ms() + api->xmr402_unseen_hold_ms;
+    for (;;) {
+        v->nseen = 0;
+        if (!wallet_facts(api, v, err, errlen))
+            return false;
+        if (v->invoice[0] || v->nseen > 0 || monotonic_ms() >= until)
+            return true;
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = UNSEEN_POLL_MS * 1000000L};
+        nanosleep(&pause, NULL);
+    }
 }
 
 /* The invoice: named, or found from the subaddresses the transaction paid. */
@@ -581,6 +651,10 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     receipt = bl_xmr402_receipt_sign(api->receipt_key, &r);
     snprintf(login, sizeof login, "%s:%s", handle, token);
     snprintf(url, sizeof url, "%s/v1/%s", api->gateway_url, token);
+    /* Replay: anyone who saw the txid and proof could read the token forever. It is shown
+     * again only within [xmr402] credentials_window of provisioning; later the proof still
+     * serves requests as the tenant (until valid_until), without the token. */
+    bool deliver = v->inv.now - v->inv.provisioned_at <= api->xmr402_credentials_window_s;
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:s, s:s, s:I, s:I, s:I, s:s, s:I, s:b}, s:o, s:s}",
         "state", "provisioned", "invoice", v->inv.id, "token", token, "login", login, "rpc_url",
@@ -591,6 +665,12 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
         "valid_until_unix", (json_int_t)xg_pg_int64(res, 0, 6), "suspended",
         strcmp(PQgetvalue(res, 0, 8), "active") != 0, "receipt",
         receipt ? json_string(receipt) : json_null(), "receipt_key", api->receipt_public_hex);
+    if (body && !deliver) {
+        json_object_del(body, "token");
+        json_object_del(body, "login");
+        json_object_del(body, "rpc_url");
+        json_object_set_new(body, "credentials", json_string("withheld"));
+    }
     mr = xg_reply_json(req->conn, 200, body);
 out:
     PQclear(res);
@@ -617,18 +697,60 @@ static enum MHD_Result reply_waiting(const struct xg_httpd_request *req, const s
     return xg_reply_json_with(req->conn, 202, body, headers);
 }
 
+/* A proven payment short of its confirmations: one request of the pending allowance
+ * (bl_xmr402_pending_take), served by the gateway at the tier's rate. Spent, expired or
+ * double-spent: refused with the reason (the gateway never turns it into a new purchase). */
+static enum MHD_Result reply_pending(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                     const struct verify *v)
+{
+    struct api *api = api_of(req);
+    char max[24];
+    snprintf(max, sizeof max, "%lld", (long long)api->xmr402_pending_requests);
+    const char *params[] = {v->inv.id, max};
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_pending_take", 2, params);
+    if (!res)
+        return api_db_error(req, pg);
+    if (PQntuples(res) != 1) {
+        PQclear(res);
+        if (v->pay_state && strcmp(v->pay_state, "double_spend") == 0)
+            return refuse(req, BL_ERROR_NOT_COUNTED,
+                          "this transaction is double-spent: it buys nothing", &v->inv);
+        char seconds[24];
+        snprintf(seconds, sizeof seconds, "%lld", (long long)api->xmr402_retry_after_s);
+        json_t *body = bl_error_json(BL_ERROR_PENDING_SPENT, NULL);
+        json_object_set_new(body, "invoice", json_string(v->inv.id));
+        json_object_set_new(body, "confirmations", json_integer(v->inv.confirmations));
+        json_object_set_new(body, "confirmations_required", json_integer(v->inv.required));
+        json_object_set_new(body, "retry_after", json_integer(api->xmr402_retry_after_s));
+        const char *headers[] = {"Retry-After", seconds, NULL};
+        return xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_PENDING_SPENT), body,
+                                  headers);
+    }
+    json_t *body = json_pack(
+        "{s:s, s:s, s:s, s:I, s:I, s:I, s:{s:s, s:I, s:I, s:I}, s:I}", "state", "pending",
+        "invoice", v->inv.id, "txid", v->txid, "pending_left", (json_int_t)xg_pg_int64(res, 0, 0),
+        "confirmations", (json_int_t)v->inv.confirmations, "confirmations_required",
+        (json_int_t)v->inv.required, "tier", "tier", v->inv.tier, "burst_rps",
+        (json_int_t)xg_pg_int64(res, 0, 1), "burst_size", (json_int_t)xg_pg_int64(res, 0, 2),
+        "daily_quota", (json_int_t)xg_pg_int64(res, 0, 3), "pending_until_unix",
+        (json_int_t)xg_pg_int64(res, 0, 4));
+    PQclear(res);
+    return xg_reply_json(req->conn, 200, body);
+}
+
 /* The answer for the invoice's state after settling. */
 static enum MHD_Result reply_state(const struct xg_httpd_request *req, struct xg_pg *pg,
                                    const struct verify *v)
 {
     char msg[256];
+    bool pending = !v->wants_202 && api_of(req)->xmr402_pending_requests > 0;
     switch (v->inv.state) {
     case INVOICE_PROVISIONED:
         return reply_provisioned(req, pg, v);
     case INVOICE_SEEN:
     case INVOICE_CONFIRMING:
     case INVOICE_PAID:
-        return reply_waiting(req, v);
+        return pending ? reply_pending(req, pg, v) : reply_waiting(req, v);
     case INVOICE_LATE:
         if (remaining_of(&v->inv) == 0)
             return reply_waiting(req, v);
@@ -665,7 +787,7 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
 {
     struct api *api = api_of(req);
     char err[512], why[512], other[API_INVOICE_ID_SIZE];
-    if (!wallet_facts(api, v, err, sizeof err)) {
+    if (!wallet_facts_held(api, v, err, sizeof err)) {
         xg_log(XG_LOG_WARN, "wallet_unavailable", "xmr402 verify: %s", err);
         return api_error(req, BL_ERROR_WALLET_UNAVAILABLE);
     }
@@ -716,7 +838,8 @@ enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
     enum MHD_Result mr;
     if (!parse_verify_body(req->body, v, msg, sizeof msg)) {
         mr = api_errorf(req, BL_ERROR_MALFORMED_PROOF, "%s", msg);
-    } else if (take_rate_limit(req, api->verify_limit, "proofs", &mr)) {
+    } else if (take_rate_limit(req, api->verify_limit, "proofs", false, &mr) &&
+               take_rate_limit(req, api->verify_global, "proofs", true, &mr)) {
         struct xg_pg *pg = pgpool_get(api->pool);
         mr = verify_run(req, pg, v);
         pgpool_put(api->pool, pg);

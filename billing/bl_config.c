@@ -89,6 +89,24 @@ const struct xg_cfg_key bl_config_keys[] = {
         "XMR402 invoices up to this many piconero are provisioned at 0 confirmations (0 = off)"),
     KEY("xmr402", "retry_after", XG_CFG_DURATION, xmr402_retry_after_ms, "30s", 1000, 3600000,
         false, "the Retry-After an agent is given while its payment confirms"),
+    KEY("xmr402", "pending_requests", XG_CFG_INT, xmr402_pending_requests, "20", 0, 100000, false,
+        "requests a proven but unconfirmed XMR402 payment is served, at its tier's rate, until "
+        "the tier's confirmations provision it (0 = the strict flow: 202 until then)"),
+    KEY("xmr402", "max_open_challenges", XG_CFG_INT, xmr402_max_open_challenges, "2000", 1,
+        10000000, false,
+        "unpaid, unexpired XMR402 challenges open at once, over all clients (each is a "
+        "subaddress and an invoice); beyond it a challenge is refused with 429"),
+    KEY("xmr402", "verifies_per_second", XG_CFG_INT, xmr402_verifies_per_second, "10", 1, 10000,
+        false,
+        "XMR402 proofs checked per second over all clients (each costs wallet calls on the "
+        "one wallet-rpc the poller also needs); beyond it 429"),
+    KEY("xmr402", "credentials_window", XG_CFG_DURATION, xmr402_credentials_window_ms, "24h", 60000,
+        INT64_C(2592000000), false,
+        "how long after provisioning the same proof still returns the tenant's token (later it "
+        "is still served as the tenant, but the token is not shown again)"),
+    KEY("xmr402", "unseen_hold", XG_CFG_DURATION, xmr402_unseen_hold_ms, "8s", 0, 12000, false,
+        "how long a proof waits for the view-only wallet to see its transaction before billing "
+        "answers \"not visible yet, retry\" (never \"pay\"); under the gateway's 15 s wait"),
     KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
 };
 const size_t bl_config_key_count = sizeof bl_config_keys / sizeof bl_config_keys[0];

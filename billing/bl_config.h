@@ -55,6 +55,11 @@ struct bl_config {
     char *xmr402_receipt_key;
     int64_t xmr402_zero_conf_max;
     int64_t xmr402_retry_after_ms;
+    int64_t xmr402_pending_requests;
+    int64_t xmr402_unseen_hold_ms;
+    int64_t xmr402_max_open_challenges;
+    int64_t xmr402_verifies_per_second;
+    int64_t xmr402_credentials_window_ms;
     /* [log] */
     char *log_level;
 

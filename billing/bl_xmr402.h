@@ -35,6 +35,10 @@
 #define BL_XMR402_NONCE_SIZE      (2 * BL_XMR402_NONCE_BYTES + 1)
 #define BL_XMR402_ED25519_LEN     32
 #define BL_XMR402_PUBLIC_HEX_SIZE (2 * BL_XMR402_ED25519_LEN + 1)
+/* The draft version the challenge body names ("version"), and the verify body's "mode" of
+ * a client that waits through 202 itself (the gateway's X-XMR402-Mode: confirmations). */
+#define BL_XMR402_DRAFT_VERSION      "2.0"
+#define BL_XMR402_MODE_CONFIRMATIONS "confirmations"
 
 /* A fresh challenge nonce: 32 lower-case hex digits. False only if RAND_bytes fails. */
 __attribute__((warn_unused_result)) bool bl_xmr402_nonce_generate(char out[BL_XMR402_NONCE_SIZE]);

@@ -117,6 +117,18 @@ ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url, pruned = EXCLUDED.pruned;
 EOF
 }
 
+# The agents' tier: small limits, a month for 0.02 XMR (20000000000 piconero), priced in
+# XMR so it needs no exchange rate and stays under the XMR402 reference clients' cap of
+# 0.1 XMR per purchase. Agents ask for it with ?tier=agent; an operator's own row stays.
+daemons_agent_tier() {
+	psql -X -q -v ON_ERROR_STOP=1 "postgresql://postgres@127.0.0.1:$PG_PORT/xmrgate" <<EOF
+INSERT INTO tiers (id, name, burst_rps, daily_quota, price_currency, price_minor,
+                   confirmations, max_months, sort_order)
+VALUES ('agent', 'Agent', 5, 20000, 'XMR', 20000000000, 10, 1, 4)
+ON CONFLICT (id) DO NOTHING;
+EOF
+}
+
 # A free-tier tenant for trying things out, created once and kept.
 daemons_demo_tenant() {
 	local demo=$ETC/demo.env handle out
@@ -164,6 +176,7 @@ start_daemons() {
 	"$REPO/bin/xmrgate-billing" --config "$ETC/billing.ini" migrate >>"$LOG/billing.log" 2>&1 ||
 		xg_die "migrations failed (see $LOG/billing.log)"
 	daemons_register_nodes >/dev/null || xg_die "cannot register the nodes"
+	daemons_agent_tier >/dev/null || xg_die "cannot seed the agent tier"
 	daemons_demo_tenant || xg_die "cannot create the demo tenant (see $LOG/billing.log)"
 	[[ -x $RATE_SERVER ]] || xg_die "the rate stand-in is not built: run make test-tools"
 	[[ -s $ETC/rate.json ]] || echo '{"monero": {"usd": 150.00}}' >"$ETC/rate.json"

@@ -246,7 +246,7 @@ RETURNING id::text;
 -- What the XMR402 answers need of an invoice; NULL nonce means it is not an XMR402 one.
 SELECT i.id::text, i.state, i.amount, i.paid, i.subaddress_index, i.subaddress,
        i.challenge_nonce, i.confirmations, i.confirmations_required,
-       extract(epoch FROM i.created_at)::bigint,
+       (extract(epoch FROM i.created_at) * 1000)::bigint,
        to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        extract(epoch FROM i.expires_at)::bigint, i.tier_id, coalesce(i.tenant_id, 0),
        encode(i.token_hash, 'hex'), coalesce(extract(epoch FROM i.provisioned_at)::bigint, 0),
@@ -288,6 +288,28 @@ ON CONFLICT (txid, subaddress_index) DO UPDATE
                          EXCLUDED.state, EXCLUDED.unlock_time,
                          coalesce(payments.invoice_id, EXCLUDED.invoice_id))
 RETURNING invoice_id::text;
+
+-- name: bl_xmr402_pending_take
+-- One request of the pending allowance ($2 per invoice): only while the payment is proven
+-- and still confirming, before the quote expires, and with no transaction of the invoice
+-- double-spent or gone. Answers what is left and the tier's limits; no row: none left.
+UPDATE invoices i
+   SET xmr402_pending_used = i.xmr402_pending_used + 1
+  FROM tiers tr
+ WHERE i.id = $1::uuid AND tr.id = i.tier_id
+   AND i.channel = 'xmr402' AND i.state IN ('seen', 'confirming', 'paid')
+   AND i.expires_at > now() AND i.xmr402_pending_used < $2::int
+   AND NOT EXISTS (SELECT 1 FROM payments p
+                    WHERE p.invoice_id = i.id AND p.state IN ('double_spend', 'gone'))
+RETURNING $2::int - i.xmr402_pending_used, tr.burst_rps, tr.burst_size, tr.daily_quota,
+          extract(epoch FROM i.expires_at)::bigint;
+
+-- name: bl_xmr402_open_challenges
+-- XMR402 challenges nobody has paid yet and that still hold their quote, over all clients
+-- ([xmr402] max_open_challenges); invoices_xmr402_open (0003) keeps it an index scan.
+SELECT count(*)
+  FROM invoices
+ WHERE channel = 'xmr402' AND state = 'pending' AND expires_at > now();
 
 -- name: bl_xmr402_tenant
 -- idempotent: a read

@@ -529,7 +529,9 @@ static enum front_result serve_admitted(struct gw_request *req, const struct ten
         req->endpoint == GW_EP_JSONRPC ? prepare_jsonrpc(req, &rc) : prepare_path(req, &rc);
     if (!dispatch)
         return rc;
-    if (!limits_charge(req->ctx->limits, tenant, req->info->weight, now_unix, &req->limit, &over)) {
+    /* a pending XMR402 allowance has no tenant row to charge: billing counts it */
+    if (!xmr402_flow_pending(req) &&
+        !limits_charge(req->ctx->limits, tenant, req->info->weight, now_unix, &req->limit, &over)) {
         gw_metrics_rate_limited(req->ctx->metrics, true);
         return answer_over_limit(req, &over);
     }

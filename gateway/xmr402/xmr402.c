@@ -235,3 +235,38 @@ bool xmr402_challenge_header(char *buf, size_t len, const char *address, const c
                      address, amount, message, (long long)timestamp);
     return n > 0 && (size_t)n < len;
 }
+
+static const struct {
+    const char *code;
+    enum xmr402_refusal draft, extended;
+} refusals[] = {
+    {"underpaid", XMR402_REFUSE_FORBIDDEN, XMR402_REFUSE_PAY_REST},
+    {"late", XMR402_REFUSE_FORBIDDEN, XMR402_REFUSE_PAY_REST},
+    {"txid_unknown", XMR402_REFUSE_RETRY, XMR402_REFUSE_RETRY},
+    {"pending_spent", XMR402_REFUSE_RETRY, XMR402_REFUSE_RETRY},
+    {"rate_limited", XMR402_REFUSE_RETRY, XMR402_REFUSE_RETRY},
+    {"invoice_expired", XMR402_REFUSE_EXPIRED, XMR402_REFUSE_EXPIRED},
+};
+
+enum xmr402_refusal xmr402_refusal_of(const char *code, bool extended)
+{
+    for (size_t i = 0; code && i < sizeof refusals / sizeof refusals[0]; i++)
+        if (strcmp(code, refusals[i].code) == 0)
+            return extended ? refusals[i].extended : refusals[i].draft;
+    return XMR402_REFUSE_FORBIDDEN; /* proof_invalid, txid_used, not_counted, … */
+}
+
+bool xmr402_mode_extended(const char *value)
+{
+    return value && strcasecmp(value, XMR402_MODE_EXTENDED) == 0;
+}
+
+int64_t xmr402_pending_tenant_id(const char *invoice)
+{
+    uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a */
+    for (const char *p = invoice; p && *p; p++) {
+        h ^= (unsigned char)*p;
+        h *= UINT64_C(1099511628211);
+    }
+    return -(int64_t)(h >> 1) - 1;
+}

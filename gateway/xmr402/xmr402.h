@@ -6,13 +6,20 @@
  * /v1/get_height, … (a token segment starts with "xg_", which no monerod path does, see
  * token.h). There a request without a credential gets 402 and the challenge
  *     WWW-Authenticate: XMR402 address="<subaddress>", amount="<piconero>",
- *                       message="<nonce>", timestamp="<unix seconds>"
+ *                       message="<nonce>", timestamp="<unix milliseconds>"
  * and retries with
  *     Authorization: XMR402 txid="<64 hex>", proof="<OutProofV…>"[, invoice="<uuid>"]
  * Parameter names are case-insensitive; values may be quoted-strings or tokens; each
  * parameter at most once; unknown parameters are ignored (the draft may grow).
  * The root monerod paths never create an invoice: stock wallets send credentials only
- * after a 401, so they keep getting 401 with Digest and Basic. */
+ * after a 401, so they keep getting 401 with Digest and Basic.
+ *
+ * Draft clients know 200, 402 (pay), 400 and 403 and nothing else, so billing's refusals
+ * are mapped here (xmr402_refusal_of): a proof that shows nothing for the invoice is 403
+ * INVALID_PROOF_OR_FUNDS_MISSING with no challenge (an agent that pays every 402 must not
+ * pay again); "not visible yet" and "allowance spent" are a retry, never a 402. A client
+ * that sends X-XMR402-Mode: confirmations keeps xmrgate's extended flow: 202 while its
+ * payment confirms, and 402 with a challenge for the rest of an underpaid invoice. */
 #ifndef GW_XMR402_H
 #define GW_XMR402_H
 
@@ -25,6 +32,11 @@
 #define XMR402_PROOF_LIMIT    4096 /* the largest proof any configuration accepts */
 #define XMR402_TIER_MAX       32
 #define XMR402_CHALLENGE_SIZE 512
+#define XMR402_MODE_HEADER    "X-XMR402-Mode"
+#define XMR402_MODE_EXTENDED  "confirmations"
+/* The draft's error names (its 400 and 403 bodies carry them as "code"). */
+#define XMR402_DRAFT_MALFORMED "INVALID_XMR402_FORMAT"
+#define XMR402_DRAFT_REFUSED   "INVALID_PROOF_OR_FUNDS_MISSING"
 
 struct xmr402_auth {
     char txid[XMR402_TXID_LEN + 1]; /* lower-cased */
@@ -45,6 +57,25 @@ const char *xmr402_agent_path(const char *path);
 __attribute__((warn_unused_result)) bool xmr402_parse_params(const char *params, size_t max_proof,
                                                              struct xmr402_auth *out,
                                                              const char **detail);
+
+/* What the agent gets for a refusal from billing (its error code). */
+enum xmr402_refusal {
+    XMR402_REFUSE_FORBIDDEN, /* 403 with the reason, no challenge */
+    XMR402_REFUSE_PAY_REST,  /* 402 with a challenge for what is missing (extended mode) */
+    XMR402_REFUSE_RETRY,     /* billing's status (429/503) with Retry-After: not a purchase */
+    XMR402_REFUSE_EXPIRED,   /* 402 with a fresh challenge, marked as a new purchase */
+};
+
+/* Pure: the answer for billing's error code (NULL: unknown, forbidden); `extended` for a
+ * client in X-XMR402-Mode: confirmations. */
+enum xmr402_refusal xmr402_refusal_of(const char *code, bool extended);
+
+/* True when the X-XMR402-Mode value asks for the extended flow (case-insensitive). */
+bool xmr402_mode_extended(const char *value);
+
+/* The tenant id a pending allowance is limited under: negative (no real tenant has one),
+ * the same for every request of one invoice. */
+int64_t xmr402_pending_tenant_id(const char *invoice);
 
 /* True for a scheme name that is XMR402 (case-insensitive). */
 bool xmr402_scheme_is(const char *scheme);

@@ -26,13 +26,17 @@
     "Pay `amount` piconero to `address` (the `uri` has it in a monero: URI), call your "           \
     "wallet's get_tx_proof {txid, address, message} with this address and message, then "          \
     "repeat this request with  Authorization: XMR402 txid=\"<txid>\", proof=\"<signature>\", "     \
-    "invoice=\"<invoice>\". Until the payment has the tier's confirmations the answer is 202 "     \
-    "with Retry-After; then the request is served and X-XMR402-Token carries your token."
+    "invoice=\"<invoice>\". The request is served at once from a bounded pending allowance "       \
+    "(X-XMR402-Pending says how many are left) until the payment has the tier's "                  \
+    "confirmations; then X-XMR402-Token carries your token. With X-XMR402-Mode: confirmations "    \
+    "the answer is 202 with Retry-After until then instead."
 
 struct xmr402_work {
     struct gw_request *req;
     struct xmr402_auth auth;
     bool has_proof;
+    bool extended; /* X-XMR402-Mode: confirmations */
+    bool pending;  /* served from the pending allowance: no quota charge, no credentials */
     char tier[XMR402_TIER_MAX + 1];
     char client[CLIENT_SIZE];
     json_t *carry; /* an error to report with a fresh challenge (an expired invoice) */
@@ -158,6 +162,7 @@ static void on_challenge(const struct up_result *res, void *arg)
     json_t *doc = billing_json(res);
     if (doc && res->http_status == 201) {
         json_t *body = answer_xmr402_body(ERR_PAYMENT_REQUIRED, NULL);
+        json_object_set_new(body, "new_purchase", json_boolean(w->carry != NULL));
         if (w->carry)
             json_object_set(body, "error", w->carry);
         if (adopt_challenge(w, body, doc)) {
@@ -194,8 +199,9 @@ static bool tenant_from(const json_t *doc, struct tenant_row *t)
     const char *handle = json_string_value(json_object_get(tn, "handle"));
     const char *tier = json_string_value(json_object_get(tn, "tier"));
     memset(t, 0, sizeof *t);
-    if (!token || !handle || !tier || strlen(handle) > TENANT_HANDLE_MAX ||
-        strlen(tier) > TENANT_TIER_MAX || !token_hash(token, strlen(token), t->token_hash))
+    /* no token past billing's credentials window: served as the tenant all the same */
+    if (!handle || !tier || strlen(handle) > TENANT_HANDLE_MAX || strlen(tier) > TENANT_TIER_MAX ||
+        (token && !token_hash(token, strlen(token), t->token_hash)))
         return false;
     t->id = json_integer_value(json_object_get(tn, "id"));
     snprintf(t->handle, sizeof t->handle, "%s", handle);
@@ -254,29 +260,115 @@ static void on_refused(struct xmr402_work *w, json_t *doc)
     answer_json(w->req, 402, json_incref(doc));
 }
 
+/* A proven payment short of its confirmations: served from the pending allowance as a
+ * tenant that exists only for this request (the tier's rate, no quota row). */
+static void on_pending(struct xmr402_work *w, const json_t *doc)
+{
+    const char *invoice = json_string_value(json_object_get(doc, "invoice"));
+    const json_t *tier = json_object_get(doc, "tier");
+    const char *tier_id = json_string_value(json_object_get(tier, "tier"));
+    struct tenant_row *t = &w->tenant;
+    char left[24], conf[48];
+    memset(t, 0, sizeof *t);
+    t->id = xmr402_pending_tenant_id(invoice);
+    snprintf(t->handle, sizeof t->handle, "pending");
+    snprintf(t->tier_id, sizeof t->tier_id, "%s", tier_id ? tier_id : "");
+    t->burst_rps = (int32_t)json_integer_value(json_object_get(tier, "burst_rps"));
+    t->burst_size = (int32_t)json_integer_value(json_object_get(tier, "burst_size"));
+    t->daily_quota = json_integer_value(json_object_get(tier, "daily_quota"));
+    t->valid_until = json_integer_value(json_object_get(doc, "pending_until_unix"));
+    if (!invoice || t->burst_rps <= 0 || t->burst_size <= 0) {
+        answer_xmr402_error(w->req, ERR_BILLING_ANSWER, NULL);
+        return;
+    }
+    snprintf(left, sizeof left, "%lld",
+             (long long)json_integer_value(json_object_get(doc, "pending_left")));
+    snprintf(conf, sizeof conf, "%lld/%lld",
+             (long long)json_integer_value(json_object_get(doc, "confirmations")),
+             (long long)json_integer_value(json_object_get(doc, "confirmations_required")));
+    work_header(w, "X-XMR402-Pending", left);
+    work_header(w, "X-XMR402-Confirmations", conf);
+    work_header(w, "X-XMR402-Invoice", invoice);
+    w->pending = true;
+    atomic_store(&w->serve, true);
+}
+
+/* Not a purchase: the agent retries after Retry-After (a transaction not visible yet, the
+ * pending allowance spent, too many proofs). Never a 402: it has paid. */
+static void on_retry(struct xmr402_work *w, json_t *doc, long status)
+{
+    char seconds[24];
+    json_int_t retry = json_integer_value(json_object_get(doc, "retry_after"));
+    snprintf(seconds, sizeof seconds, "%lld", (long long)(retry > 0 ? retry : 5));
+    work_header(w, "Retry-After", seconds);
+    json_object_del(doc, "challenge");
+    json_object_set_new(doc, "protocol", json_string("XMR402"));
+    answer_json(w->req, status == 429 ? 429 : 503, json_incref(doc));
+}
+
+/* The proof shows nothing (or not enough) for the invoice: the draft's 403, no challenge. */
+static void on_forbidden(struct xmr402_work *w, json_t *doc)
+{
+    json_object_del(doc, "challenge");
+    json_object_set_new(doc, "protocol", json_string("XMR402"));
+    json_object_set_new(doc, "code", json_string(XMR402_DRAFT_REFUSED));
+    answer_json(w->req, 403, json_incref(doc));
+}
+
+/* Expired with nothing proven: say so, with a new challenge to pay instead. True when
+ * on_challenge will finish the request. */
+static bool on_expired(struct xmr402_work *w, json_t *doc)
+{
+    w->carry = json_incref(json_object_get(doc, "error"));
+    if (request_challenge(w))
+        return true;
+    answer_xmr402_error(w->req, ERR_INVOICE_EXPIRED, NULL);
+    return false;
+}
+
+/* billing's refusal, as the agent's mode reads it (xmr402_refusal_of). True when the
+ * request goes on (a new challenge is asked for). */
+static bool on_refusal(struct xmr402_work *w, json_t *doc, long status)
+{
+    const char *code = json_string_value(json_object_get(json_object_get(doc, "error"), "code"));
+    switch (xmr402_refusal_of(code, w->extended)) {
+    case XMR402_REFUSE_EXPIRED:
+        return on_expired(w, doc);
+    case XMR402_REFUSE_PAY_REST:
+        on_refused(w, doc);
+        return false;
+    case XMR402_REFUSE_RETRY:
+        on_retry(w, doc, status);
+        return false;
+    case XMR402_REFUSE_FORBIDDEN:
+        break;
+    }
+    on_forbidden(w, doc);
+    return false;
+}
+
 static void on_verify(const struct up_result *res, void *arg)
 {
     struct xmr402_work *w = arg;
     struct gw_request *req = w->req;
     json_t *doc = billing_json(res);
     long status = doc ? res->http_status : 0;
-    if (status == 200 && json_is_string(json_object_get(doc, "token"))) {
+    const char *state = json_string_value(json_object_get(doc, "state"));
+    if (status == 200 && state && strcmp(state, "pending") == 0) {
+        on_pending(w, doc);
+    } else if (status == 200 && state && strcmp(state, "provisioned") == 0) {
         on_provisioned(w, doc);
     } else if (status == 202) {
         on_waiting(w, doc);
-    } else if (status == 402 || status == 409) {
-        on_refused(w, doc);
+    } else if (status == 402 || status == 409 || status == 410 || status == 429) {
+        if (on_refusal(w, doc, status)) {
+            json_decref(doc);
+            return; /* on_challenge finishes */
+        }
     } else if (status == 400) {
         json_object_set_new(doc, "protocol", json_string("XMR402"));
+        json_object_set_new(doc, "code", json_string(XMR402_DRAFT_MALFORMED));
         answer_json(req, 400, json_incref(doc));
-    } else if (status == 410) {
-        /* expired: say so, with a new challenge to pay instead */
-        w->carry = json_incref(json_object_get(doc, "error"));
-        json_decref(doc);
-        if (request_challenge(w))
-            return; /* on_challenge finishes */
-        answer_xmr402_error(req, ERR_INVOICE_EXPIRED, NULL);
-        doc = NULL;
     } else {
         answer_billing_down(w, res);
     }
@@ -334,17 +426,28 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     }
     if (!xmr402_parse_params(cred->scheme_params, (size_t)req->ctx->cfg->xmr402_max_proof, &w->auth,
                              &detail)) {
-        answer_xmr402_error(req, ERR_MALFORMED_XMR402, detail);
+        json_t *body = answer_xmr402_body(ERR_MALFORMED_XMR402, detail);
+        json_object_set_new(body, "code", json_string(XMR402_DRAFT_MALFORMED));
+        answer_json(req, 400, body);
         return false;
     }
     w->has_proof = true;
+    w->extended = xmr402_mode_extended(gw_request_header(req, XMR402_MODE_HEADER));
     json_t *payload = json_pack("{s:s, s:s}", "txid", w->auth.txid, "proof", w->auth.proof);
     if (payload && w->auth.invoice[0])
         json_object_set_new(payload, "invoice", json_string(w->auth.invoice));
+    if (payload && w->extended)
+        json_object_set_new(payload, "mode", json_string(XMR402_MODE_EXTENDED));
     if (submit(w, "/api/xmr402/verify", payload, on_verify))
         return true;
     answer_unavailable(w, "the upstream engine is stopping");
     return false;
+}
+
+bool xmr402_flow_pending(const struct gw_request *req)
+{
+    const struct xmr402_work *w = req->xmr402;
+    return w && w->pending;
 }
 
 bool xmr402_flow_take_tenant(struct gw_request *req, struct tenant_row *tenant)

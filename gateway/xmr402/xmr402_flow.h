@@ -9,10 +9,19 @@
  *       provisioned          → the request is served as the new tenant (server.c goes on
  *                              with limits, classification and the nodes) and the answer
  *                              carries X-XMR402-Token, -Login, -RPC-URL, -Receipt, -Invoice
- *       seen / confirming    → 202 + Retry-After + confirmations, required
- *       refused              → 402 with the reason (and the challenge to pay, if any)
- *       expired              → 402 with reason invoice_expired and a NEW challenge
- *       malformed header     → 400 (answered at once, billing is not asked)
+ *       pending (proven, short of the tier's confirmations)
+ *                            → served from the pending allowance as a tenant of the tier's
+ *                              rate that exists only for the request (no quota row),
+ *                              with X-XMR402-Pending (left) and X-XMR402-Confirmations
+ *       seen / confirming    → 202 + Retry-After + confirmations, required: only for a
+ *                              client that sent X-XMR402-Mode: confirmations, or with no
+ *                              pending allowance configured in billing
+ *       refused              → 403 with the reason, no challenge (xmr402_refusal_of); an
+ *                              underpaid invoice in the extended mode: 402 for the rest
+ *       not visible yet / allowance spent → 503 / 429 + Retry-After, never a 402
+ *       expired              → 402 with reason invoice_expired, a NEW challenge and
+ *                              "new_purchase": true
+ *       malformed header     → 400 INVALID_XMR402_FORMAT (answered at once)
  * The tier a bare 402 sells is [xmr402] default_tier; an agent asks for another with
  * ?tier=<id> or X-XMR402-Tier: <id>. The agent's address goes to billing, signed, for
  * its per-client challenge limit (xg_xmr402.h); it is bound to nothing else.
@@ -36,6 +45,10 @@ const char *xmr402_flow_applies(const struct gw_request *req, const struct auth_
  * answer is already in req (a malformed header, out of memory): the caller resumes. */
 __attribute__((warn_unused_result)) bool xmr402_flow_begin(struct gw_request *req,
                                                            const struct auth_credential *cred);
+
+/* True when the request is served from a pending allowance (server.c skips the quota:
+ * billing counts the allowance). */
+bool xmr402_flow_pending(const struct gw_request *req);
 
 /* After the connection resumed: true (once) when billing provisioned the tenant and
  * the request is now to be served as *tenant. */

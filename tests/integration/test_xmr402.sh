@@ -10,6 +10,10 @@
 . "$(dirname "$0")/xmr402_lib.sh"
 
 check_here "the test tier confirms after $X4_CONFIRMATIONS blocks" x4_setup || exit 1
+# The raw calls below speak the extended flow (202 while confirming, 402 for the rest of an
+# underpaid invoice), as the reference agent does; the draft's own flow (200 from the
+# pending allowance, 403 for funds missing) is test_xmr402_draft.sh.
+X4_MODE=confirmations
 
 # ---- the reference agent ---------------------------------------------------------------
 AGENT_OUT=$(mktemp)
@@ -91,17 +95,18 @@ assert_eq "an oversized Authorization header: 400" 400 "$X4_STATUS"
 A_TXID=$(x4_pay "$A_ADDR" "$A_AMOUNT")
 check "the payer paid the challenge" test -n "$A_TXID"
 x4_call "$(x4_auth "$A_TXID" "OutProofV2abcdefghijkmnopqrstuvwxyz123456789" "$A_INV")"
-assert_eq "a well-formed but forged proof: 402 again" 402 "$X4_STATUS"
+assert_eq "a well-formed but forged proof: 403 (the draft's INVALID_PROOF_OR_FUNDS_MISSING)" 403 "$X4_STATUS"
+check "with no challenge to pay again" test -z "$(x4_header WWW-Authenticate)"
 assert_json "with the reason" "$X4_BODY" '.error.code == "proof_invalid"'
 WRONG_MSG=$(x4_proof "$A_TXID" "$A_ADDR" "not-the-challenge")
 x4_call "$(x4_auth "$A_TXID" "$WRONG_MSG" "$A_INV")"
-assert_eq "a proof over another message: 402 again" 402 "$X4_STATUS"
+assert_eq "a proof over another message: 403" 403 "$X4_STATUS"
 assert_json "with the reason" "$X4_BODY" '.error.code == "proof_invalid"'
 # a real payment to another address, proven over A's message and sent for A
 B_TXID=$(x4_pay "$MINER_ADDRESS" 1000000)
 WRONG_ADDR=$(x4_proof "$B_TXID" "$MINER_ADDRESS" "$A_MSG")
 x4_call "$(x4_auth "$B_TXID" "$WRONG_ADDR" "$A_INV")"
-assert_eq "a proof for another address: 402 again" 402 "$X4_STATUS"
+assert_eq "a proof for another address: 403" 403 "$X4_STATUS"
 assert_json "with the reason" "$X4_BODY" '.error.code == "proof_invalid"'
 assert_eq "refused proofs record nothing" 0 \
 	"$(psql_q "SELECT count(*) FROM payments WHERE invoice_id = '$A_INV'
@@ -130,7 +135,7 @@ assert_eq "and no second tenant" "$tenants" "$(psql_q "SELECT count(*) FROM tena
 x4_call ""
 C_INV=$(jq -r '.invoice' <<<"$X4_BODY")
 x4_call "$(x4_auth "$A_TXID" "$A_PROOF" "$C_INV")"
-assert_eq "a used proof replayed on a new invoice: refused (402)" 402 "$X4_STATUS"
+assert_eq "a used proof replayed on a new invoice: refused (403)" 403 "$X4_STATUS"
 assert_json "with the reason" "$X4_BODY" '.error.code == "txid_used" or .error.code == "proof_invalid"'
 assert_eq "the new invoice got no payment" "pending 0" \
 	"$(psql_q "SELECT state || ' ' || paid FROM invoices WHERE id = '$C_INV'")"
@@ -165,7 +170,8 @@ psql_q "UPDATE invoices SET expires_at = now() - interval '1 minute' WHERE id = 
 x4_call "$(x4_auth "$A_TXID" "$A_PROOF" "$E_INV")"
 assert_eq "a proof for an expired invoice: 402" 402 "$X4_STATUS"
 assert_json "says it expired and offers a new challenge" "$X4_BODY" \
-	".error.code == \"invoice_expired\" and .invoice != \"$E_INV\" and (.address | length) == 95"
+	".error.code == \"invoice_expired\" and .invoice != \"$E_INV\" and (.address | length) == 95 and
+	.new_purchase == true"
 check "with a new WWW-Authenticate challenge" test -n "$(x4_param address)"
 
 # ---- two agents at once ------------------------------------------------------------------

@@ -9,6 +9,8 @@
 . "$(dirname "$0")/xmr402_lib.sh"
 
 check_here "the test tier confirms after $X4_CONFIRMATIONS blocks" x4_setup || exit 1
+# the extended flow (202 while confirming) is what this test restarts billing in
+X4_MODE=confirmations
 PIDFILE=$XG_VAR/run/billing.pid
 check "the stack runs billing" xg_pid_owned "$PIDFILE" || exit 1
 
@@ -57,24 +59,9 @@ check "the token works at the gateway" xg_json_holds '.count > 0' "$reply"
 # billing started again with [xmr402] zero_conf_max above the price: a payment still in the
 # pool provisions at once (confirmations_required 0 on the invoice); then the stack's own
 # configuration (off) comes back.
-billing_restart_with() {
-	local pid marker cmd=()
-	read -r pid <"$PIDFILE"
-	marker=$(sed -n 2p "$PIDFILE")
-	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
-	[[ ${cmd[0]} != env ]] || cmd=("${cmd[@]:2}") # drop a previous override
-	kill "$pid"
-	xg_wait_until 15 bash -c "! kill -0 $pid 2>/dev/null" || return 1
-	if (($#)); then
-		xg_spawn "$PIDFILE" "$marker" "$XG_VAR/log/billing.log" env "$@" "${cmd[@]}"
-	else
-		xg_spawn "$PIDFILE" "$marker" "$XG_VAR/log/billing.log" "${cmd[@]}"
-	fi
-	xg_wait_until 30 curl -sf -o /dev/null "$BILLING_ADMIN_URL/healthz"
-}
 check_here "billing restarted with zero_conf_max = 1 XMR" \
-	billing_restart_with XMRGATE_XMR402_ZERO_CONF_MAX=1000000000000
-defer billing_restart_with
+	x4_billing_restart_with XMRGATE_XMR402_ZERO_CONF_MAX=1000000000000
+defer x4_billing_restart_with
 x4_call ""
 Z_ADDR=$(x4_param address) Z_AMOUNT=$(x4_param amount) Z_MSG=$(x4_param message)
 assert_json "the challenge says 0 confirmations" "$X4_BODY" '.confirmations_required == 0'

@@ -6,7 +6,8 @@
 #                                at exit); checks that the stack sells XMR402
 #   x4_call [AUTH] [PATH] [METHOD]  POST GATEWAY_URL/PATH (default /v1/json_rpc) with a
 #                                JSON-RPC METHOD (default get_info) from the loopback
-#                                address X4_FROM; sets X4_STATUS, and X4_BODY / X4_HEADERS
+#                                address X4_FROM (with X-XMR402-Mode: $X4_MODE when set and
+#                                AUTH is given); sets X4_STATUS, and X4_BODY / X4_HEADERS
 #   x4_from_fresh                picks a loopback source address this test run has not
 #                                used yet (challenges are rate-limited per client address)
 #   x4_header NAME               a header of the last answer
@@ -17,11 +18,14 @@
 #   x4_until_served AUTH [PATH]  x4_call until it is not 202, mining a block after each
 #                                202 (a transaction may reach the miner one block late)
 #   x4_mine_while PID [MAX_S]    mines a block every 1.5 s while PID runs (a waiting agent)
+#   x4_billing_restart_with [VAR=VALUE…]  restarts the stack's billing with these
+#                                environment overrides (none: its own configuration again)
 
 # shellcheck disable=SC2034 # X4_BODY and X4_HEADERS are read by the test scripts
 X4_TIER=wallet
 X4_CONFIRMATIONS=2
 X4_FROM=127.0.0.1
+X4_MODE=
 _X4_NEXT_FROM=$(($$ % 200 * 10))
 
 x4_setup() {
@@ -37,6 +41,7 @@ x4_call() {
 	args=(-sS --max-time 60 -D - --interface "$X4_FROM" -H 'Content-Type: application/json'
 		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":\"t\",\"method\":\"$method\"}")
 	[[ -z $auth ]] || args+=(-H "Authorization: $auth")
+	[[ -z $auth || -z $X4_MODE ]] || args+=(-H "X-XMR402-Mode: $X4_MODE")
 	local out
 	out=$(curl "${args[@]}" -w '\n%{http_code}' "$GATEWAY_URL$path") || return 1
 	X4_STATUS=$(tail -n 1 <<<"$out")
@@ -87,4 +92,23 @@ x4_until_served() {
 x4_from_fresh() {
 	X4_FROM=127.0.$((_X4_NEXT_FROM / 250)).$((_X4_NEXT_FROM % 250 + 2))
 	_X4_NEXT_FROM=$((_X4_NEXT_FROM + 1))
+}
+
+x4_billing_restart_with() {
+	local pid marker cmd=()
+	read -r pid <"$XG_VAR/run/billing.pid"
+	marker=$(sed -n 2p "$XG_VAR/run/billing.pid")
+	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
+	if [[ ${cmd[0]} == env ]]; then # drop a previous override, however many variables
+		cmd=("${cmd[@]:1}")
+		while [[ ${cmd[0]} == *=* ]]; do cmd=("${cmd[@]:1}"); done
+	fi
+	kill "$pid"
+	xg_wait_until 15 bash -c "! kill -0 $pid 2>/dev/null" || return 1
+	if (($#)); then
+		xg_spawn "$XG_VAR/run/billing.pid" "$marker" "$XG_VAR/log/billing.log" env "$@" "${cmd[@]}"
+	else
+		xg_spawn "$XG_VAR/run/billing.pid" "$marker" "$XG_VAR/log/billing.log" "${cmd[@]}"
+	fi
+	xg_wait_until 30 curl -sf -o /dev/null "$BILLING_ADMIN_URL/healthz"
 }

@@ -203,16 +203,75 @@ static void test_challenge_header(void **state)
     assert_false(xmr402_challenge_header(buf, 20, "8Abc", "1250000000", "00ff", 1));
 }
 
+/* The draft's client sends exactly this (the reference server's strict pattern). */
+static void test_parse_draft_strict_form(void **state)
+{
+    (void)state;
+    struct xmr402_auth a;
+    const char *detail = NULL;
+    assert_true(xmr402_parse_params("txid=\"" TXID "\", proof=\"" PROOF "\"", 2048, &a, &detail));
+    assert_string_equal(a.txid, TXID);
+    assert_string_equal(a.invoice, "");
+    assert_true(xmr402_parse_params("txid=\"" TXID "\",proof=\"" PROOF "\"", 2048, &a, &detail));
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *code;
+        bool extended;
+        enum xmr402_refusal want;
+    } cases[] = {
+        {"proof_invalid", false, XMR402_REFUSE_FORBIDDEN},
+        {"proof_invalid", true, XMR402_REFUSE_FORBIDDEN},
+        {"txid_used", false, XMR402_REFUSE_FORBIDDEN},
+        {"not_counted", false, XMR402_REFUSE_FORBIDDEN},
+        {"unknown_invoice", true, XMR402_REFUSE_FORBIDDEN},
+        {"not_xmr402", false, XMR402_REFUSE_FORBIDDEN},
+        {"underpaid", false, XMR402_REFUSE_FORBIDDEN}, /* the draft: funds missing, 403 */
+        {"underpaid", true, XMR402_REFUSE_PAY_REST},
+        {"late", false, XMR402_REFUSE_FORBIDDEN},
+        {"late", true, XMR402_REFUSE_PAY_REST},
+        {"txid_unknown", false, XMR402_REFUSE_RETRY}, /* never "unknown, pay" */
+        {"txid_unknown", true, XMR402_REFUSE_RETRY},
+        {"pending_spent", false, XMR402_REFUSE_RETRY},
+        {"rate_limited", false, XMR402_REFUSE_RETRY},
+        {"invoice_expired", false, XMR402_REFUSE_EXPIRED},
+        {"invoice_expired", true, XMR402_REFUSE_EXPIRED},
+        {"something_new", false, XMR402_REFUSE_FORBIDDEN},
+        {NULL, false, XMR402_REFUSE_FORBIDDEN},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+        if (xmr402_refusal_of(cases[i].code, cases[i].extended) != cases[i].want)
+            fail_msg("case %zu (%s)", i, cases[i].code ? cases[i].code : "NULL");
+}
+
+static void test_mode_and_pending_id(void **state)
+{
+    (void)state;
+    assert_true(xmr402_mode_extended("confirmations"));
+    assert_true(xmr402_mode_extended("Confirmations"));
+    assert_false(xmr402_mode_extended(NULL));
+    assert_false(xmr402_mode_extended(""));
+    assert_false(xmr402_mode_extended("pending"));
+    const char *inv = "0b9e5f2a-3c1d-4e8f-9a7b-6c5d4e3f2a1b";
+    int64_t id = xmr402_pending_tenant_id(inv);
+    assert_true(id < 0);
+    assert_int_equal(id, xmr402_pending_tenant_id(inv));
+    assert_true(id != xmr402_pending_tenant_id("1b9e5f2a-3c1d-4e8f-9a7b-6c5d4e3f2a1b"));
+    assert_true(xmr402_pending_tenant_id("") < 0);
+    assert_true(xmr402_pending_tenant_id(NULL) < 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_agent_paths),
-        cmocka_unit_test(test_parse_well_formed),
-        cmocka_unit_test(test_parse_malformed),
-        cmocka_unit_test(test_parse_oversized),
-        cmocka_unit_test(test_parse_proof_at_limit),
-        cmocka_unit_test(test_auth_hands_over_xmr402),
-        cmocka_unit_test(test_tier_ids),
+        cmocka_unit_test(test_parse_draft_strict_form), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_mode_and_pending_id),     cmocka_unit_test(test_agent_paths),
+        cmocka_unit_test(test_parse_well_formed),       cmocka_unit_test(test_parse_malformed),
+        cmocka_unit_test(test_parse_oversized),         cmocka_unit_test(test_parse_proof_at_limit),
+        cmocka_unit_test(test_auth_hands_over_xmr402),  cmocka_unit_test(test_tier_ids),
         cmocka_unit_test(test_challenge_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
