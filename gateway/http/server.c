@@ -687,6 +687,7 @@ struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
     unsigned per_loop = (unsigned)cfg->max_connections_per_node / loops;
     return (struct up_engine_options){
         .max_connections_per_node = per_loop ? per_loop : 1,
+        .cap_share = loops,
         .connect_timeout_ms = (long)cfg->node_connect_timeout_ms,
         .ca_file = cfg->node_ca_file,
     };

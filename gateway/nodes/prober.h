@@ -3,7 +3,8 @@
  * One thread. Every interval it sends get_info and get_last_block_header to every node due
  * for a probe, in parallel through the upstream engine, each with a hard timeout; folds the
  * answers into the per-node health state (gateway/nodes/health.h: hysteresis, cooldown, ceiling,
- * EMA latency); computes the quorum tip; when the tip moves, fetches the last
+ * EMA latency); computes the quorum tip (own nodes vote; public ones only while no own node
+ * answers); when the tip moves, fetches the last
  * HEALTH_REORG_MAX + 1 headers of the quorum chain from a node on it and compares them with
  * the previous record: a changed hash at a height seen before is a reorg, and the cache
  * epoch of every height above the fork point is bumped (cache_reorg).
@@ -72,11 +73,14 @@ struct prober_pick {
 };
 
 /* Up to max nodes that may serve now, best first (gateway/nodes/rank.h), rotating among equals.
- * Nodes whose circuit breaker is open (or half-open with its trial out) are left out. */
+ * Nodes whose circuit breaker is open (or half-open with its trial out) are left out, and
+ * so are public nodes while an own node may serve (rank_servable). */
 size_t prober_rank(struct prober *p, const struct prober_pick *pick, struct node_info *out,
                    size_t max);
 
-/* Every node that is up and not dropped, whatever its breaker (broadcast). */
+/* Every node that is up, not dropped and takes broadcasts (node_info.broadcast: own nodes
+ * unless their row says otherwise, public ones only when it says so), whatever its
+ * breaker. */
 size_t prober_healthy(struct prober *p, struct node_info *out, size_t max);
 
 /* Call right before sending a client request to node id: false when its breaker no

@@ -79,7 +79,7 @@ bool proxy_retryable(int outcome, long http_status)
     case UP_PROTOCOL_ERROR:
         return true;
     case UP_OK:
-        return http_status >= 500;
+        return http_status >= 500 || http_status == 429; /* 429: the node's own rate limit */
     default:
         return false;
     }
@@ -132,7 +132,11 @@ void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f
     const char *status = json_string_value(json_object_get(obj, "status"));
     /* A JSON-RPC result that is not an object (on_get_block_hash's hash) has no status. */
     bool is_rpc_result = json_object_get(root, "result") != NULL;
-    f->busy = status && strcmp(status, "BUSY") == 0;
+    /* BUSY (syncing), or -32005 (the node's own rate limit, in the JSON-RPC shape): ask
+     * another node. */
+    f->busy = (status && strcmp(status, "BUSY") == 0) ||
+              json_integer_value(json_object_get(json_object_get(root, "error"), "code")) ==
+                  PROXY_NODE_BUSY_CODE;
     f->ok = !json_object_get(root, "error") && (status ? strcmp(status, "OK") == 0 : is_rpc_result);
     f->untrusted = json_is_true(json_object_get(obj, "untrusted"));
     size_t i;
@@ -331,6 +335,8 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
     if (px->store.store == PLAN_CACHE_NONE || http != 200 || !f->ok || f->busy || f->untrusted ||
         f->negatives > 0)
         return;
+    if (!nodes_own(&px->current))
+        return; /* a third party's answer is served, never shared with other tenants */
     int64_t height = 0;
     if (px->store.store == PLAN_CACHE_SETTLED) {
         if (plan->prunable && (f->pruned || (req->endpoint == GW_EP_BIN && px->current.pruned)))
@@ -406,6 +412,7 @@ struct refresh_job {
     uint8_t key[CACHE_KEY_LEN];
     enum gw_endpoint endpoint;
     int32_t node_id;
+    bool own; /* an own node: its answer may be stored */
 };
 
 static void on_refresh_done(const struct up_result *res, void *arg)
@@ -419,7 +426,7 @@ static void on_refresh_done(const struct up_result *res, void *arg)
             proxy_read_bin_facts(res->body, res->body_len, &f);
         else
             proxy_read_facts(res->body, res->body_len, &f);
-        if (f.ok && !f.busy && !f.untrusted) {
+        if (f.ok && !f.busy && !f.untrusted && job->own) {
             size_t len = 0;
             char *body = jsonrpc ? cache_strip_id(res->body, res->body_len, &len) : NULL;
             if (!jsonrpc && (body = malloc(res->body_len + 1))) {
@@ -447,7 +454,8 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         cache_refresh_failed(req->ctx->cache, key);
         return;
     }
-    *job = (struct refresh_job){.ctx = req->ctx, .endpoint = req->endpoint, .node_id = node.id};
+    *job = (struct refresh_job){
+        .ctx = req->ctx, .endpoint = req->endpoint, .node_id = node.id, .own = nodes_own(&node)};
     memcpy(job->key, key, CACHE_KEY_LEN);
     char url[512];
     static const struct up_header headers[] = {{"Content-Type", "application/json"}};
@@ -458,6 +466,7 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         free(job);
         return;
     }
+    uj.max_connections = node.max_connections;
     if (req->is_post || req->forward_len)
         up_job_post(&uj, req->forward_body, req->forward_len);
     if (req->endpoint != GW_EP_BIN)
@@ -690,6 +699,7 @@ static bool submit_attempt(struct gw_request *req, const char **why)
         *why = "the node URL and the request path are too long together";
         return false; /* a URL cut short is never sent */
     }
+    job.max_connections = px->current.max_connections;
     if (req->is_post || req->forward_len)
         up_job_post(&job, req->forward_body, req->forward_len);
     if (req->endpoint != GW_EP_BIN)
@@ -811,9 +821,11 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
     px->nslots = 0;
     struct node_info nodes[PROXY_MAX_BROADCAST];
     size_t n = prober_healthy(req->ctx->prober, nodes, PROXY_MAX_BROADCAST);
-    if (n == 0) {
-        n = fallback_nodes(req);
-        memcpy(nodes, px->candidates, n * sizeof nodes[0]);
+    if (n == 0) { /* the configured nodes that take broadcasts (never a public one unasked) */
+        size_t configured = fallback_nodes(req);
+        for (size_t i = 0; i < configured && n < PROXY_MAX_BROADCAST; i++)
+            if (px->candidates[i].broadcast)
+                nodes[n++] = px->candidates[i];
     }
     if (n == 0) {
         answer_unavailable(req, "no node is configured", NULL, NULL);
@@ -845,6 +857,7 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
             call = NULL;
         }
         if (call) {
+            job.max_connections = nodes[i].max_connections;
             up_job_post(&job, req->forward_body, req->forward_len);
             up_job_headers(&job, json_headers, 1);
         }
