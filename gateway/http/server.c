@@ -745,6 +745,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         snprintf(err, errlen, "cannot create the burst limit's timer");
         return false;
     }
+    loop->ctx.timers = loop->holds; /* proxy's hedge timers share the set */
     bool tls = srv->tls_cert != NULL;
     if (!tls && strcmp(cfg->front_end, "native") == 0)
         return loop_start_front(loop, addr, err, errlen);

@@ -26,6 +26,7 @@ struct prober_node {
     long info_http, header_http;
     char *info_body, *header_body;
     double rtt_ms;
+    struct hedge_window latency; /* client requests' good answers */
 };
 
 /* One job's completion target. */
@@ -58,6 +59,7 @@ struct prober {
     size_t chain_n;
     int64_t chain_first;
     atomic_uint_fast64_t rotation;
+    struct hedge_budget hedges;
 
     /* The chain-record fetch (one call at a time, on the prober thread). */
     long range_http;
@@ -426,6 +428,7 @@ struct prober *prober_start(const struct prober_options *opt, struct node_regist
         return NULL;
     }
     p->opt = *opt;
+    hedge_budget_init(&p->hedges);
     p->registry = nodes;
     p->up = up;
     p->cache = cache;
@@ -563,6 +566,32 @@ void prober_report(struct prober *p, int32_t id, bool success)
                    n->info.name);
     }
     pthread_mutex_unlock(&p->lock);
+}
+
+void prober_latency(struct prober *p, int32_t id, double ms)
+{
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, id);
+    if (n)
+        hedge_window_add(&n->latency, ms);
+    pthread_mutex_unlock(&p->lock);
+}
+
+int64_t prober_hedge_delay(struct prober *p, int32_t id)
+{
+    if (p->opt.hedge.budget_pct == 0)
+        return -1;
+    hedge_budget_earn(&p->hedges, p->opt.hedge.budget_pct);
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, id);
+    double p95 = n ? hedge_window_p95(&n->latency) : -1;
+    pthread_mutex_unlock(&p->lock);
+    return hedge_delay_ms(p95, &p->opt.hedge);
+}
+
+bool prober_hedge_take(struct prober *p)
+{
+    return p->opt.hedge.budget_pct > 0 && hedge_budget_spend(&p->hedges);
 }
 
 bool prober_ready(struct prober *p, char *reason, size_t len)

@@ -31,6 +31,7 @@
 
 #include "cache/cache.h"
 #include "nodes/health.h"
+#include "nodes/hedge.h"
 #include "nodes/nodes.h"
 #include "nodes/upstream.h"
 
@@ -40,12 +41,15 @@ struct prober_options {
     int64_t historical_lag;   /* blocks a node may lag and still serve historical reads [5] */
     double latency_bucket_ms; /* latencies this close rank as equals [5] */
     struct health_params health;
+    struct hedge_options hedge; /* budget_pct 0: reads are never hedged */
 };
 
 struct prober;
 
-/* Starts the thread; the first round runs at once. The registry, engine and cache must
- * outlive the prober. NULL with a message in err on failure. */
+/* Starts the thread; the first round runs at once. up should be an engine of the
+ * prober's own (one connection per node is enough), so that probes never queue behind
+ * client requests. The registry, engine and cache must outlive the prober. NULL with a message in
+ * err on failure. */
 struct prober *prober_start(const struct prober_options *opt, struct node_registry *nodes,
                             struct up_engine *up, struct cache *cache, char *err, size_t errlen);
 
@@ -90,6 +94,16 @@ bool prober_attempt_begin(struct prober *p, int32_t id);
 
 /* A client request's outcome on node id: success = a usable answer. */
 void prober_report(struct prober *p, int32_t id, bool success);
+
+/* A client request's good answer from node id took ms: its hedge delay follows them. */
+void prober_latency(struct prober *p, int32_t id, double ms);
+
+/* How long to wait for node id before hedging a read to the next node (hedge.h); -1 when
+ * hedging is off. A read was sent: the budget earns its share. */
+int64_t prober_hedge_delay(struct prober *p, int32_t id);
+
+/* Takes one hedge from the shared budget: false when none is left (or hedging is off). */
+bool prober_hedge_take(struct prober *p);
 
 /* Readiness check "quorum": a tip is known, not degraded, at least one node healthy. */
 bool prober_ready(struct prober *p, char *reason, size_t len);

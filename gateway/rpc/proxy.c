@@ -4,6 +4,7 @@
 
 #include "core/context.h"
 #include "http/answer.h"
+#include "limits/hold.h"
 #include "rpc/epee.h"
 #include "ops/gw_metrics.h"
 #include "rpc/jsonrpc.h"
@@ -51,6 +52,19 @@ struct broadcast_call {
     size_t slot;
 };
 
+#define PROXY_MAX_INFLIGHT 2 /* a read's attempt and its hedge */
+
+/* One call of a read to one node. It outlives its request when the request no longer
+ * waits for it (a hedge's loser, a client gone): req is then NULL, and the callback only
+ * reports the node's outcome and frees it. */
+struct proxy_attempt {
+    struct gw_request *req;
+    struct gw_context *ctx;
+    struct node_info node;
+    enum gw_endpoint endpoint; /* how its answer is read */
+    bool hedge;
+};
+
 struct proxy_work {
     enum proxy_phase phase;
     struct node_info candidates[PROXY_MAX_CANDIDATES];
@@ -65,6 +79,14 @@ struct proxy_work {
     char held_type[96];
     struct proxy_answer_facts held_facts;
     struct store_plan store; /* caching of this request's answer */
+    /* Attempts in flight, and the hedge timer of the phase's first one. */
+    struct gw_request *req;
+    struct proxy_attempt *inflight[PROXY_MAX_INFLIGHT];
+    size_t ninflight;
+    struct hold_entry hedge_timer;
+    /* Nodes given up on as too slow (a hedge won): not asked again for this request. */
+    int32_t slow[PROXY_MAX_INFLIGHT];
+    size_t nslow;
     /* Broadcast (slots allocated only for a broadcast). */
     struct broadcast_slot *slots;
     size_t nslots;
@@ -265,9 +287,26 @@ static void release_held(struct proxy_work *px)
     px->held_len = 0;
 }
 
+/* The request no longer waits for its attempts in flight (a good answer came, the phase
+ * changed, or it ends): each finishes on its own; the hedge timer is stopped. slow: the
+ * nodes are remembered as too slow to ask again. */
+static void abandon_inflight(struct gw_request *req, bool slow)
+{
+    struct proxy_work *px = req->px;
+    if (req->ctx->timers)
+        hold_cancel(req->ctx->timers, &px->hedge_timer);
+    for (size_t i = 0; i < px->ninflight; i++) {
+        if (slow && px->nslow < PROXY_MAX_INFLIGHT)
+            px->slow[px->nslow++] = px->inflight[i]->node.id;
+        px->inflight[i]->req = NULL;
+    }
+    px->ninflight = 0;
+}
+
 /* The answer is in req: the held one is let go and the request handed back to server. */
 static void hand_back(struct gw_request *req)
 {
+    abandon_inflight(req, false);
     release_held(req->px);
     req->answered = true;
     gw_request_resume(req);
@@ -479,8 +518,8 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
 
 static bool ensure_work(struct gw_request *req)
 {
-    if (!req->px)
-        req->px = calloc(1, sizeof *req->px);
+    if (!req->px && (req->px = calloc(1, sizeof *req->px)))
+        req->px->req = req;
     return req->px != NULL;
 }
 
@@ -523,13 +562,15 @@ static size_t pick_nodes(struct gw_request *req, bool need_tip, bool want_full, 
     struct prober_pick pick = {
         .need_tip = need_tip, .want_full = want_full, .exclude_id = exclude_id};
     px->ncandidates = prober_rank(req->ctx->prober, &pick, px->candidates, PROXY_MAX_CANDIDATES);
-    if (full_only) {
-        size_t n = 0;
-        for (size_t i = 0; i < px->ncandidates; i++)
-            if (!px->candidates[i].pruned)
-                px->candidates[n++] = px->candidates[i];
-        px->ncandidates = n;
+    size_t n = 0;
+    for (size_t i = 0; i < px->ncandidates; i++) {
+        bool slow = false;
+        for (size_t j = 0; j < px->nslow; j++)
+            slow |= px->slow[j] == px->candidates[i].id;
+        if (!slow && !(full_only && px->candidates[i].pruned))
+            px->candidates[n++] = px->candidates[i];
     }
+    px->ncandidates = n;
     px->next = 0;
     return px->ncandidates;
 }
@@ -624,21 +665,64 @@ static void on_read_answer(struct gw_request *req, const struct up_result *res,
     hand_back(req);
 }
 
+/* Takes a from its request's attempts in flight. */
+static void attempt_detach(struct proxy_work *px, const struct proxy_attempt *a)
+{
+    for (size_t i = 0; i < px->ninflight; i++)
+        if (px->inflight[i] == a) {
+            px->inflight[i] = px->inflight[--px->ninflight];
+            return;
+        }
+}
+
 static void on_node_done(const struct up_result *res, void *arg)
 {
-    struct gw_request *req = arg;
-    struct proxy_work *px = req->px;
+    struct proxy_attempt *a = arg;
+    struct gw_context *ctx = a->ctx;
+    struct gw_request *req = a->req;
+    if (!req && res->outcome == UP_CANCELLED) {
+        free(a); /* the gateway stops: the prober may be gone already */
+        return;
+    }
     struct proxy_answer_facts f = {.height = -1};
-    if (res->outcome == UP_OK && req->endpoint == GW_EP_BIN)
+    if (res->outcome == UP_OK && a->endpoint == GW_EP_BIN)
         proxy_read_bin_facts(res->body, res->body_len, &f);
     else if (res->outcome == UP_OK)
         proxy_read_facts(res->body, res->body_len, &f);
     bool failed =
         proxy_retryable(res->outcome, res->http_status) || f.busy || res->outcome != UP_OK;
-    prober_report(req->ctx->prober, px->current.id, !failed);
-    gw_metrics_node_call(req->ctx->metrics, px->current.name,
+    /* An abandoned attempt still tells the breaker how its node did (a frozen node's
+     * timeout), but its answer goes nowhere. */
+    prober_report(ctx->prober, a->node.id, !failed);
+    if (!failed)
+        prober_latency(ctx->prober, a->node.id, res->seconds * 1000.0);
+    gw_metrics_node_call(ctx->metrics, a->node.name,
                          gw_metrics_node_outcome(res->outcome, res->http_status, f.busy),
                          res->seconds);
+    if (!req) {
+        free(a);
+        return;
+    }
+    struct proxy_work *px = req->px;
+    attempt_detach(px, a);
+    px->current = a->node;
+    bool hedge = a->hedge;
+    free(a);
+    if (failed && px->ninflight > 0) {
+        px->failures++; /* the other attempt may still answer: wait for it */
+        return;
+    }
+    if (!failed && hedge) {
+        /* The hedge won: the first node did not answer in its own p95 and then some. The
+         * breaker hears it now, not at the node's timeout, so that a frozen node leaves
+         * rotation after breaker_failures such reads instead of after as many timeouts. */
+        for (size_t i = 0; i < px->ninflight; i++)
+            if (!px->inflight[i]->hedge)
+                prober_report(ctx->prober, px->inflight[i]->node.id, false);
+        gw_metrics_hedge(ctx->metrics, GW_HEDGE_WON);
+    }
+    if (!failed)
+        abandon_inflight(req, true); /* the first good answer wins */
     if (failed) {
         px->failures++;
         xg_log(XG_LOG_DEBUG, "node_attempt_failed", "node %s: %s (HTTP %ld)", px->current.name,
@@ -675,8 +759,11 @@ static void on_node_done(const struct up_result *res, void *arg)
     on_read_answer(req, res, &f);
 }
 
-/* Sends req to its next candidate. False with the reason in *why when none can take it. */
-static bool submit_attempt(struct gw_request *req, const char **why)
+static void arm_hedge(struct gw_request *req, int32_t id);
+
+/* Sends req to its next candidate (hedge: alongside the attempt in flight). False with the
+ * reason in *why when none can take it. */
+static bool submit_one(struct gw_request *req, bool hedge, const char **why)
 {
     struct proxy_work *px = req->px;
     /* Skip candidates whose breaker opened since ranking. */
@@ -687,25 +774,87 @@ static bool submit_attempt(struct gw_request *req, const char **why)
         *why = "every node that could take it is failing (circuit breaker open)";
         return false;
     }
-    px->current = px->candidates[px->next++];
+    if (px->ninflight >= PROXY_MAX_INFLIGHT) {
+        *why = "too many attempts in flight"; /* our bug: callers check */
+        return false;
+    }
+    struct proxy_attempt *a = malloc(sizeof *a);
+    if (!a) {
+        *why = "out of memory";
+        return false;
+    }
+    *a = (struct proxy_attempt){.req = req,
+                                .ctx = req->ctx,
+                                .node = px->candidates[px->next++],
+                                .endpoint = req->endpoint,
+                                .hedge = hedge};
+    px->current = a->node;
     /* The allow-list: nothing of the client's reaches a node but its body. */
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
     char url[512];
     struct up_job job;
-    if (!up_job_init(&job, url, sizeof url, px->current.url, req->rest,
+    if (!up_job_init(&job, url, sizeof url, a->node.url, req->rest,
                      up_timeout_within(left_ms, (long)req->ctx->node_timeout_ms), on_node_done,
-                     req)) {
+                     a)) {
         *why = "the node URL and the request path are too long together";
+        free(a);
         return false; /* a URL cut short is never sent */
     }
-    job.max_connections = px->current.max_connections;
+    job.max_connections = a->node.max_connections;
     if (req->is_post || req->forward_len)
         up_job_post(&job, req->forward_body, req->forward_len);
     if (req->endpoint != GW_EP_BIN)
         up_job_headers(&job, json_headers, 1);
     *why = "the gateway is stopping, or out of memory";
-    return up_submit(req->ctx->up, &job);
+    if (!up_submit(req->ctx->up, &job)) {
+        free(a);
+        return false;
+    }
+    px->inflight[px->ninflight++] = a;
+    if (!hedge && px->ninflight == 1 && px->failures == 0)
+        arm_hedge(req, a->node.id);
+    return true;
+}
+
+/* The hedge delay passed and the phase's first attempt has not answered: the same read to
+ * the next node, budget allowing. Runs on the loop's thread (hold.h). */
+static void on_hedge_due(struct hold_entry *e)
+{
+    struct proxy_work *px =
+        (struct proxy_work *)(void *)((char *)e - offsetof(struct proxy_work, hedge_timer));
+    struct gw_request *req = px->req;
+    if (px->ninflight != 1 || px->next >= px->ncandidates || xg_monotonic_us() >= req->deadline_us)
+        return;
+    if (!prober_hedge_take(req->ctx->prober)) {
+        gw_metrics_hedge(req->ctx->metrics, GW_HEDGE_NO_BUDGET);
+        return;
+    }
+    const char *why;
+    if (submit_one(req, true, &why))
+        gw_metrics_hedge(req->ctx->metrics, GW_HEDGE_SENT);
+}
+
+/* Arms the hedge timer for an idempotent read just sent to node id, when another node
+ * could take it. */
+static void arm_hedge(struct gw_request *req, int32_t id)
+{
+    struct proxy_work *px = req->px;
+    if (!req->plan.hedgeable || req->info->writes || !req->ctx->timers ||
+        px->next >= px->ncandidates || hold_queued(&px->hedge_timer))
+        return;
+    int64_t delay_ms = prober_hedge_delay(req->ctx->prober, id);
+    if (delay_ms < 0)
+        return;
+    if (!hold_add(req->ctx->timers, &px->hedge_timer, xg_monotonic_us() + delay_ms * 1000,
+                  on_hedge_due)) {
+        /* out of memory: this read is not hedged */
+    }
+}
+
+static bool submit_attempt(struct gw_request *req, const char **why)
+{
+    return submit_one(req, false, why);
 }
 
 static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
@@ -900,6 +1049,7 @@ void proxy_request_free(struct gw_request *req)
 {
     if (!req->px)
         return;
+    abandon_inflight(req, false);
     release_held(req->px);
     for (size_t i = 0; i < req->px->nslots; i++)
         free(req->px->slots[i].body);

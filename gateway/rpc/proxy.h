@@ -23,8 +23,12 @@
  * ("request_failed", with the node's name), who map ids to nodes with the admin API.
  * A read goes to rank 1 (gateway/nodes/prober.h: a public node only while no own node can
  * serve); a connection error, timeout, 5xx, 429, BUSY or -32005 is retried once on rank 2
- * inside the client's deadline, never a third time. An answer a public node served is never
- * stored in the cache, which every tenant shares. A request
+ * inside the client's deadline, never a third time. An idempotent read (plan.hedgeable) that
+ * its node has not answered within that node's hedge delay (gateway/nodes/hedge.h) goes to
+ * the next node too, budget allowing: the first good answer wins, the other attempt is
+ * abandoned (it finishes on its own and only feeds the node's breaker), the slow node's
+ * breaker counts a failure at once and it is not asked again for that request. An answer a
+ * public node served is never stored in the cache, which every tenant shares. A request
  * needing unpruned data goes to a full node, and a pruned answer (as_hex empty,
  * prunable_hash set) is asked again of a full node, never returned as complete. A
  * get_transactions reporting a transaction missing or an is_key_image_spent reporting an

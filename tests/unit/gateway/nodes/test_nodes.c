@@ -20,12 +20,12 @@ static void test_apply_class(void **state)
         bool own, takes_broadcast;
         unsigned cap;
     } rows[] = {
-        {NODE_PRIMARY, -1, 0, true, true, 0},                               /* by class */
-        {NODE_STANDBY, -1, 0, true, true, 0},                               /* by class */
-        {NODE_PUBLIC, -1, 0, false, false, NODES_PUBLIC_MAX_CONNECTIONS},   /* by class */
-        {NODE_PUBLIC, 1, 0, false, true, NODES_PUBLIC_MAX_CONNECTIONS},     /* opted in */
-        {NODE_PUBLIC, -1, 8, false, false, 8},                              /* its own cap */
-        {NODE_PRIMARY, 0, 4, true, false, 4},                               /* opted out */
+        {NODE_PRIMARY, -1, 0, true, true, 0},                             /* by class */
+        {NODE_STANDBY, -1, 0, true, true, 0},                             /* by class */
+        {NODE_PUBLIC, -1, 0, false, false, NODES_PUBLIC_MAX_CONNECTIONS}, /* by class */
+        {NODE_PUBLIC, 1, 0, false, true, NODES_PUBLIC_MAX_CONNECTIONS},   /* opted in */
+        {NODE_PUBLIC, -1, 8, false, false, 8},                            /* its own cap */
+        {NODE_PRIMARY, 0, 4, true, false, 4},                             /* opted out */
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct node_info n = {.priority = rows[i].priority};
