@@ -1,5 +1,10 @@
-/* proxy — ranked dispatch, retries, confirmations, caching and broadcast, as the request's
- * plan (rpc/plan.h) says. */
+/* proxy — ranked dispatch, retries, hedges, confirmations, caching and broadcast, as the
+ * request's plan (rpc/plan.h) says.
+ *
+ * Longer than a module should be (about 1,100 lines): reads, their hedges, the cache and
+ * the broadcast all work on the request's proxy_work. The broadcast (struct broadcast and
+ * its calls) shares only answer_unavailable and fallback_nodes with the rest and is the
+ * first to move into a module of its own. */
 #include "rpc/proxy.h"
 
 #include "core/context.h"
@@ -47,8 +52,22 @@ struct broadcast_slot {
     enum { BC_PENDING, BC_ACCEPTED, BC_REJECTED, BC_FAILED } outcome;
 };
 
+/* A broadcast's calls. The request is answered once an own node accepted the transaction
+ * and the others had a grace of one hedge delay to answer too; the calls still out then go
+ * on in the background, with their outcome in the metrics, and the state outlives the
+ * request until the last one ends. */
+struct broadcast {
+    struct gw_request *req; /* NULL once the request let go of it */
+    struct gw_context *ctx;
+    bool answered;
+    struct hold_entry grace; /* after the first own acceptance */
+    struct broadcast_slot *slots;
+    size_t nslots;
+    atomic_size_t pending; /* calls not ended (one more while they are being sent) */
+};
+
 struct broadcast_call {
-    struct gw_request *req;
+    struct broadcast *bc;
     size_t slot;
 };
 
@@ -87,10 +106,7 @@ struct proxy_work {
     /* Nodes given up on as too slow (a hedge won): not asked again for this request. */
     int32_t slow[PROXY_MAX_INFLIGHT];
     size_t nslow;
-    /* Broadcast (slots allocated only for a broadcast). */
-    struct broadcast_slot *slots;
-    size_t nslots;
-    atomic_size_t bc_pending;
+    struct broadcast *bc; /* a broadcast's calls (NULL for reads) */
 };
 
 bool proxy_retryable(int outcome, long http_status)
@@ -889,23 +905,29 @@ static const char *slot_word(int outcome)
         return "ok";
     case BC_REJECTED:
         return "rejected";
+    case BC_PENDING:
+        return "pending"; /* still out when the answer went: its outcome is in the metrics */
     default:
         return "fail";
     }
 }
 
-/* All nodes have answered: the first acceptance is the answer, else the first rejection
- * (the node's reason), else our error. Runs once, on the engine's loop thread (upstream.h:
- * every callback runs there, and so does the request's handler): in the last node's
- * callback, or at the end of dispatch_broadcast should every call have ended before it. */
-static void broadcast_finish(struct gw_request *req)
+/* Every node has answered, or an own node accepted and the grace passed: the first
+ * acceptance is the answer, else the first rejection (the node's reason), else our error.
+ * Runs once, on the engine's loop thread (upstream.h: every callback runs there, and so do
+ * the request's handler and the loop's timers): in a node's callback, in the grace timer,
+ * or at the end of dispatch_broadcast should every call have ended before it. */
+static void broadcast_finish(struct broadcast *bc)
 {
-    struct proxy_work *px = req->px;
+    struct gw_request *req = bc->req;
+    bc->answered = true;
+    if (req->ctx->timers)
+        hold_cancel(req->ctx->timers, &bc->grace);
     char header[256] = "";
     size_t used = 0;
     struct broadcast_slot *best = NULL;
-    for (size_t i = 0; i < px->nslots; i++) {
-        struct broadcast_slot *s = &px->slots[i];
+    for (size_t i = 0; i < bc->nslots; i++) {
+        struct broadcast_slot *s = &bc->slots[i];
         char ref[PROXY_NODE_REF_SIZE];
         proxy_node_ref(s->node.id, ref);
         int w = snprintf(header + used, sizeof header - used, "%s%s=%s", i ? "," : "", ref,
@@ -925,19 +947,41 @@ static void broadcast_finish(struct gw_request *req)
     } else {
         answer_unavailable(req, "no node accepted the connection", NULL, NULL);
     }
-    for (size_t i = 0; i < px->nslots; i++) {
-        free(px->slots[i].body);
-        px->slots[i].body = NULL;
+    for (size_t i = 0; i < bc->nslots; i++) {
+        free(bc->slots[i].body);
+        bc->slots[i].body = NULL;
     }
     hand_back(req);
+}
+
+static void broadcast_free(struct broadcast *bc)
+{
+    for (size_t i = 0; i < bc->nslots; i++)
+        free(bc->slots[i].body);
+    free(bc->slots);
+    free(bc);
+}
+
+static void on_broadcast_grace(struct hold_entry *e)
+{
+    struct broadcast *bc =
+        (struct broadcast *)(void *)((char *)e - offsetof(struct broadcast, grace));
+    if (bc->req && !bc->answered)
+        broadcast_finish(bc);
 }
 
 static void on_broadcast_done(const struct up_result *res, void *arg)
 {
     struct broadcast_call *call = arg;
-    struct gw_request *req = call->req;
-    struct broadcast_slot *s = &req->px->slots[call->slot];
+    struct broadcast *bc = call->bc;
+    struct broadcast_slot *s = &bc->slots[call->slot];
     free(call);
+    if (res->outcome == UP_CANCELLED && !bc->req) { /* the gateway stops */
+        if (atomic_fetch_sub(&bc->pending, 1) == 1)
+            broadcast_free(bc);
+        return;
+    }
+    struct gw_context *ctx = bc->ctx;
     s->http = res->http_status;
     s->outcome = BC_FAILED;
     if (res->outcome == UP_OK && res->http_status == 200) {
@@ -952,22 +996,40 @@ static void on_broadcast_done(const struct up_result *res, void *arg)
     if (s->outcome == BC_FAILED)
         xg_log(XG_LOG_DEBUG, "broadcast_node_failed", "node %s: %s (HTTP %ld)", s->node.name,
                res->error ? res->error : up_outcome_name(res->outcome), res->http_status);
-    prober_report(req->ctx->prober, s->node.id, s->outcome != BC_FAILED);
-    gw_metrics_node_call(req->ctx->metrics, s->node.name,
+    prober_report(ctx->prober, s->node.id, s->outcome != BC_FAILED);
+    gw_metrics_node_call(ctx->metrics, s->node.name,
                          gw_metrics_node_outcome(res->outcome, res->http_status, false),
                          res->seconds);
-    gw_metrics_broadcast_node(req->ctx->metrics, s->node.name,
+    gw_metrics_broadcast_node(ctx->metrics, s->node.name,
                               s->outcome == BC_ACCEPTED   ? GW_BCAST_ACCEPTED
                               : s->outcome == BC_REJECTED ? GW_BCAST_REJECTED
                                                           : GW_BCAST_FAILED);
-    if (atomic_fetch_sub(&req->px->bc_pending, 1) == 1)
-        broadcast_finish(req);
+    bool last = atomic_fetch_sub(&bc->pending, 1) == 1;
+    if (!bc->req) { /* answered and let go: a background call */
+        if (last)
+            broadcast_free(bc);
+        return;
+    }
+    if (bc->answered)
+        return;
+    if (last) {
+        broadcast_finish(bc);
+        return;
+    }
+    /* An own node took it: the others get one hedge delay more, then the answer goes. */
+    if (s->outcome == BC_ACCEPTED && nodes_own(&s->node) && ctx->timers &&
+        !hold_queued(&bc->grace)) {
+        int64_t grace_ms = prober_hedge_delay(ctx->prober, -1);
+        if (grace_ms >= 0 && !hold_add(ctx->timers, &bc->grace, xg_monotonic_us() + grace_ms * 1000,
+                                       on_broadcast_grace)) {
+            /* out of memory: the answer waits for every node */
+        }
+    }
 }
 
 static bool dispatch_broadcast(struct gw_request *req, const struct prober_quorum *q)
 {
     struct proxy_work *px = req->px;
-    px->nslots = 0;
     struct node_info nodes[PROXY_MAX_BROADCAST];
     size_t n = prober_healthy(req->ctx->prober, nodes, PROXY_MAX_BROADCAST);
     if (n == 0) { /* the configured nodes that take broadcasts (never a public one unasked) */
@@ -981,17 +1043,24 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
         return false;
     }
     mark_degraded(req, q);
-    px->slots = calloc(n, sizeof *px->slots);
-    if (!px->slots) {
+    struct broadcast *bc = calloc(1, sizeof *bc);
+    if (bc && !(bc->slots = calloc(n, sizeof *bc->slots))) {
+        free(bc);
+        bc = NULL;
+    }
+    if (!bc) {
         answer_error(req, ERR_OUT_OF_MEMORY, NULL);
         return false;
     }
+    bc->req = req;
+    bc->ctx = req->ctx;
+    px->bc = bc;
     for (size_t i = 0; i < n; i++)
-        px->slots[i] = (struct broadcast_slot){.node = nodes[i], .outcome = BC_PENDING};
-    px->nslots = n;
+        bc->slots[i] = (struct broadcast_slot){.node = nodes[i], .outcome = BC_PENDING};
+    bc->nslots = n;
     /* One count more than the calls, dropped after the loop: the last callback cannot
      * finish the request while calls are still being submitted. */
-    atomic_store(&px->bc_pending, n + 1);
+    atomic_init(&bc->pending, n + 1);
     size_t submitted = 0;
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     for (size_t i = 0; i < n; i++) {
@@ -1011,14 +1080,14 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
             up_job_headers(&job, json_headers, 1);
         }
         if (call)
-            *call = (struct broadcast_call){req, i};
+            *call = (struct broadcast_call){bc, i};
         if (call && up_submit(req->ctx->up, &job)) {
             submitted++;
             continue;
         }
         free(call);
-        px->slots[i].outcome = BC_FAILED;
-        atomic_fetch_sub(&px->bc_pending, 1);
+        bc->slots[i].outcome = BC_FAILED;
+        atomic_fetch_sub(&bc->pending, 1);
     }
     if (submitted == 0) {
         answer_unavailable(req,
@@ -1026,8 +1095,8 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
                            NULL, NULL);
         return false;
     }
-    if (atomic_fetch_sub(&px->bc_pending, 1) == 1)
-        broadcast_finish(req);
+    if (atomic_fetch_sub(&bc->pending, 1) == 1)
+        broadcast_finish(bc);
     return true;
 }
 
@@ -1051,9 +1120,14 @@ void proxy_request_free(struct gw_request *req)
         return;
     abandon_inflight(req, false);
     release_held(req->px);
-    for (size_t i = 0; i < req->px->nslots; i++)
-        free(req->px->slots[i].body);
-    free(req->px->slots);
+    struct broadcast *bc = req->px->bc;
+    if (bc) { /* calls still out go on without the request */
+        if (req->ctx->timers)
+            hold_cancel(req->ctx->timers, &bc->grace);
+        bc->req = NULL;
+        if (atomic_load(&bc->pending) == 0)
+            broadcast_free(bc);
+    }
     free(req->px);
     req->px = NULL;
 }

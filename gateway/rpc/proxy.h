@@ -15,8 +15,10 @@
  *   - passthrough: a node, never cached;
  *   - broadcast: every healthy node that takes broadcasts in parallel (a public node only
  *     when its row opts in); accepted if any node accepted (status OK,
- *     "already in pool" included); the outcome per node in X-Xmrgate-Broadcast; never
- *     retried.
+ *     "already in pool" included); answered once every node answered, or once an own node
+ *     accepted and one hedge delay (the cap) passed, the calls still out going on in the
+ *     background (their outcome in the metrics, "pending" in the header); the outcome per
+ *     node in X-Xmrgate-Broadcast; never retried.
  * A tenant sees a node only by its opaque id (proxy_node_ref): in X-Xmrgate-Broadcast and
  * in a 502, which names the failed node and its outcome but never the node client's own
  * error text (it carries host names and addresses). That detail is logged for operators

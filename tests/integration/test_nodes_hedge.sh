@@ -5,7 +5,8 @@
 # configuration, while A is frozen with kill -STOP for 15 s: not one request fails. A read
 # that A has not answered within its hedge delay goes to the next node too, and the first
 # good answer wins, so the requests in flight at the freeze are saved as well. The hedges
-# are counted in the metrics. The latency distribution is printed (tests/bench/hedge.sh
+# are counted in the metrics. A broadcast sent during the freeze is answered once B or C
+# accepted it and a hedge delay passed, not after A's timeout. The latency distribution is printed (tests/bench/hedge.sh
 # measures it, docs/BENCHMARKS.md reports it); it is not asserted here.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -24,6 +25,10 @@ check "a tenant is granted" test -n "$TOKEN"
 gw_start hedge XMRGATE_NODES_TIMEOUT=10s
 check "a gateway starts and is ready" gw_ready
 wait_until 30 bash -c "curl -s '$GW_ADMIN/readyz' | jq -e '.status == \"ready\"' >/dev/null"
+
+read -r _ tx_hex < <(payer_tx_hex)
+check "the payer signs a transaction without relaying it" test -n "${tx_hex:-}"
+tx_body=$(jq -cn --arg h "$tx_hex" '{tx_as_hex: $h, do_not_relay: true}')
 
 results=$(mktemp -d)
 defer rm -rf "$results"
@@ -59,7 +64,12 @@ done
 sleep "$FREEZE_AT_S"
 freeze a
 echo "# A frozen at $(date +%T.%3N)"
-sleep "$FREEZE_S"
+sleep 1
+started=$(now_ms)
+bc_out=$(curl -sS --max-time 30 -D - -H 'Content-Type: application/json' --data-binary "$tx_body" \
+	"$GW_URL/send_raw_transaction" | tr -d '\r')
+bc_ms=$(($(now_ms) - started))
+sleep $((FREEZE_S - 1 - bc_ms / 1000))
 thaw a
 echo "# A thawed at $(date +%T.%3N)"
 wait "${pids[@]}"
@@ -74,6 +84,11 @@ echo "# $total requests from $CLIENTS clients, A frozen ${FREEZE_S} s: p50 $(pct
 check "the clients sent requests throughout (more than 200)" test "$total" -gt 200
 assert_eq "no request failed while A was frozen" 0 "$failed"
 
+echo "# broadcast with A frozen: $(sed -n 's/^X-Xmrgate-Broadcast: //Ip' <<<"$bc_out") in $bc_ms ms"
+assert_json "the broadcast during the freeze is accepted" "$(sed '1,/^$/d' <<<"$bc_out")" \
+	'.status == "OK"'
+check "it is answered well before A's 10 s node timeout (under 5 s)" test "$bc_ms" -lt 5000
+
 metrics=$(curl -s "$GW_ADMIN/metrics")
 sent=$(awk '/^xmrgate_gateway_hedged_reads_total\{event="sent"\}/ { print $2 }' <<<"$metrics")
 won=$(awk '/^xmrgate_gateway_hedged_reads_total\{event="won"\}/ { print $2 }' <<<"$metrics")
@@ -82,4 +97,10 @@ check "the metrics count hedged reads" awk -v s="${sent:-0}" 'BEGIN { exit !(s >
 check "a hedge's answer was served" awk -v s="${won:-0}" 'BEGIN { exit !(s > 0) }'
 
 check "A answers again after the thaw" wait_until 60 curl -sf -o /dev/null "$NODE_A_URL/get_height"
+# A missed the transaction (do_not_relay): give it to A and mine it, so that the payer's
+# next transaction spends other outputs.
+curl -s --max-time 30 -H 'Content-Type: application/json' --data-binary "$tx_body" \
+	"$NODE_A_URL/send_raw_transaction" >/dev/null || true
+check "the nodes agree before the last block" wait_until 120 nodes_agree
+mine 1 >/dev/null || true
 check "the nodes agree on one chain again" wait_until 120 nodes_agree

@@ -32,9 +32,9 @@ static void test_delay(void **state)
         double p95;
         int64_t delay;
     } rows[] = {
-        {-1, 500},    /* no history: the cap */
-        {3.2, 50},    /* the floor */
-        {120.1, 121}, /* rounded up */
+        {-1, 500},                 /* no history: the cap */
+        {3.2, 50},                 /* the floor */
+        {120.1, 121},              /* rounded up */
         {499.5, 500}, {9000, 500}, /* the cap */
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
