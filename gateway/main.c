@@ -45,6 +45,9 @@ struct gateway {
     struct xg_dbwatch *dbwatch;
     struct pgsync *pgsync;
     struct gw_server *server;
+    /* The prober's own engine: one connection per node, apart from the client requests'
+     * pools, so that a pool saturated by clients (or a node's cap) never delays a probe. */
+    struct up_engine *probe_up;
     struct xg_admin *admin;
     struct admin_api *admin_api;
     struct gw_metrics *metrics;
@@ -113,7 +116,20 @@ static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
     popt.health.cooldown_ceiling_ms = cfg->cooldown_ceiling_ms;
     popt.health.breaker_failures = (int)cfg->breaker_failures;
     popt.health.breaker_open_ms = cfg->breaker_open_ms;
-    ctx->prober = prober_start(&popt, ctx->nodes, ctx->up, ctx->cache, err, errlen);
+    popt.hedge = (struct hedge_options){
+        .floor_ms = cfg->hedge_floor_ms,
+        .cap_ms = cfg->hedge_cap_ms > cfg->hedge_floor_ms ? cfg->hedge_cap_ms : cfg->hedge_floor_ms,
+        .budget_pct = (unsigned)cfg->hedge_budget_pct,
+    };
+    struct up_engine_options uopt = {
+        .max_connections_per_node = 1, /* a round's two calls take turns on it */
+        .connect_timeout_ms = (long)cfg->node_connect_timeout_ms,
+        .ca_file = cfg->node_ca_file,
+    };
+    gw->probe_up = up_engine_start(&uopt, err, errlen);
+    if (!gw->probe_up)
+        return false;
+    ctx->prober = prober_start(&popt, ctx->nodes, gw->probe_up, ctx->cache, err, errlen);
     return ctx->prober != NULL;
 }
 
@@ -320,6 +336,7 @@ static void gateway_stop(struct gateway *gw)
     /* The engine first: it cancels waiting jobs, which resumes their connections. */
     /* The prober first: it waits for its own calls, which the engine must still run. */
     prober_stop(gw->ctx.prober);
+    up_engine_free(gw->probe_up); /* after the prober, whose calls it runs */
     if (gw->ctx.up)
         up_engine_stop(gw->ctx.up);
     gw_server_stop(gw->server);

@@ -27,7 +27,9 @@ SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle,
 -- idempotent: a read
 -- The last column is the row's revision: any UPDATE of the row (the operator's re-enable of
 -- a node dropped after its failure ceiling) changes it and resets the node's health state.
-SELECT id, name, url, priority, pruned, (extract(epoch FROM updated_at) * 1000000)::bigint
+-- broadcast and max_connections: NULL (by class) reads as '' (migrations/0003).
+SELECT id, name, url, priority, pruned, (extract(epoch FROM updated_at) * 1000000)::bigint,
+       broadcast, max_connections
   FROM nodes
  WHERE enabled
  ORDER BY CASE priority WHEN 'primary' THEN 0 WHEN 'standby' THEN 1 ELSE 2 END, id;

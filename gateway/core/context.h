@@ -18,6 +18,8 @@
 #include "state/tenants.h"
 #include "nodes/upstream.h"
 
+struct hold_set;
+
 struct gw_context {
     const struct gw_config *cfg;
     struct tenant_store *tenants;
@@ -26,6 +28,7 @@ struct gw_context {
     struct digest_verifier *digest;
     struct prober *prober;      /* node health, quorum tip, ranking (prober.h) */
     struct cache *cache;        /* tip and immutable answers (cache.h) */
+    struct hold_set *timers;    /* the loop's timers (hold.h): hedged reads; NULL: none */
     int64_t tip_ttl_ms;         /* how long a tip answer is served: the probe interval */
     int64_t cache_min_depth;    /* blocks below the quorum tip before a height is cached */
     struct gw_limits *limits;   /* burst rate and daily quota (limits.h) */

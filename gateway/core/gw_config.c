@@ -85,6 +85,14 @@ const struct xg_cfg_key gw_config_keys[] = {
         "client requests failing in a row on a node that pause it (circuit breaker)"),
     KEY("nodes", "breaker_open", XG_CFG_DURATION, breaker_open_ms, "5s", 100, 3600000, false,
         "how long a paused node gets no client request before one trial request"),
+    KEY("nodes", "hedge_floor", XG_CFG_DURATION, hedge_floor_ms, "50ms", 1, 600000, false,
+        "a read is asked of the next node when its node has not answered within that node's "
+        "p95 latency, but never sooner than this"),
+    KEY("nodes", "hedge_cap", XG_CFG_DURATION, hedge_cap_ms, "500ms", 1, 600000, false,
+        "a hedged read goes out at the latest this long after its first node was asked (also "
+        "the delay for a node with no latency history)"),
+    KEY("nodes", "hedge_budget", XG_CFG_INT, hedge_budget_pct, "5", 0, 100, false,
+        "hedged reads per 100 reads at most, a burst of 50 saved up; 0 = never hedge"),
     KEY("nodes", "cache_size", XG_CFG_SIZE, cache_size, "256m", 0, INT64_C(64) << 30, false,
         "memory bound of the answer cache (least recently used answers are evicted); 0 = off"),
     KEY("nodes", "cache_min_depth", XG_CFG_INT, cache_min_depth, "10", 1, 100000, false,

@@ -47,6 +47,9 @@ struct gw_config {
     int64_t cooldown_ceiling_ms;
     int64_t breaker_failures;
     int64_t breaker_open_ms;
+    int64_t hedge_floor_ms;
+    int64_t hedge_cap_ms;
+    int64_t hedge_budget_pct;
     int64_t cache_size;
     int64_t cache_min_depth;
     /* [limits] */

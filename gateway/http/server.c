@@ -693,6 +693,7 @@ struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
     unsigned per_loop = (unsigned)cfg->max_connections_per_node / loops;
     return (struct up_engine_options){
         .max_connections_per_node = per_loop ? per_loop : 1,
+        .cap_share = loops,
         .connect_timeout_ms = (long)cfg->node_connect_timeout_ms,
         .ca_file = cfg->node_ca_file,
     };
@@ -752,6 +753,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         snprintf(err, errlen, "cannot create the burst limit's timer");
         return false;
     }
+    loop->ctx.timers = loop->holds; /* proxy's hedge timers share the set */
     bool tls = srv->tls_cert != NULL;
     if (!tls && strcmp(cfg->front_end, "native") == 0)
         return loop_start_front(loop, addr, err, errlen);

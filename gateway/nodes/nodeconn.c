@@ -44,7 +44,8 @@ struct nc_node {
     struct sockaddr_storage addr;
     socklen_t addr_len;
     unsigned open;
-    struct nc_conn *idle;                      /* most recently used first */
+    unsigned cap;         /* its own cap from the latest exchange; 0: the client's */
+    struct nc_conn *idle; /* most recently used first */
     struct nc_exchange *wait_head, *wait_tail; /* FIFO */
 };
 
@@ -409,6 +410,11 @@ static bool nc_close_an_idle_elsewhere(struct nc_client *c, const struct nc_node
     return false;
 }
 
+static unsigned nc_node_cap(const struct nc_client *c, const struct nc_node *n)
+{
+    return n->cap && n->cap < c->max_per_node ? n->cap : c->max_per_node;
+}
+
 /* Starts as many waiting exchanges of n as idle connections and the caps allow. */
 static void nc_dispatch(struct nc_client *c, struct nc_node *n)
 {
@@ -419,7 +425,7 @@ static void nc_dispatch(struct nc_client *c, struct nc_node *n)
             nc_wait_unlink(n, x);
             nc_conn_unlink(&n->idle, k);
             nc_assign(c, k, x);
-        } else if (n->open < c->max_per_node &&
+        } else if (n->open < nc_node_cap(c, n) &&
                    (c->open < c->max_total || nc_close_an_idle_elsewhere(c, n))) {
             nc_wait_unlink(n, x);
             nc_connect(c, n, x);
@@ -524,6 +530,7 @@ void nc_start(struct nc_client *c, struct nc_exchange *x, const struct nc_target
         nc_end(x, NC_CONNECT_FAILED, "out of memory");
         return;
     }
+    n->cap = x->max_conns;
     x->node = n;
     x->conn = NULL;
     x->resent = false;

@@ -63,6 +63,9 @@ struct nc_exchange {
      * start new exchanges. error explains any end but NC_ANSWERED. */
     void (*on_end)(struct nc_exchange *x, enum nc_end end, const char *error);
     void *ctx; /* passed to on_body */
+    /* The node's connection cap (0: the client's max_per_node; the lower applies). The
+     * latest exchange started for a node sets it for that node. */
+    unsigned max_conns;
 
     /* Owned by nodeconn between nc_start and on_end (or nc_abandon). */
     struct h1_parser parser;

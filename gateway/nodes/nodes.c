@@ -90,3 +90,17 @@ bool nodes_priority_parse(const char *text, enum node_priority *out)
     }
     return false;
 }
+
+bool nodes_own(const struct node_info *node)
+{
+    return node->priority != NODE_PUBLIC;
+}
+
+void nodes_apply_class(struct node_info *node, int broadcast, unsigned max_connections)
+{
+    bool own = nodes_own(node);
+    node->broadcast = broadcast < 0 ? own : broadcast > 0;
+    node->max_connections = max_connections ? max_connections
+                            : own           ? 0
+                                            : NODES_PUBLIC_MAX_CONNECTIONS;
+}

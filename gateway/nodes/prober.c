@@ -26,6 +26,7 @@ struct prober_node {
     long info_http, header_http;
     char *info_body, *header_body;
     double rtt_ms;
+    struct hedge_window latency; /* client requests' good answers */
 };
 
 /* One job's completion target. */
@@ -58,6 +59,7 @@ struct prober {
     size_t chain_n;
     int64_t chain_first;
     atomic_uint_fast64_t rotation;
+    struct hedge_budget hedges;
 
     /* The chain-record fetch (one call at a time, on the prober thread). */
     long range_http;
@@ -150,6 +152,7 @@ static bool submit_call(struct prober *p, const struct prober_node *n, const cha
         free(call); /* a URL cut short is never sent */
         return false;
     }
+    job.max_connections = n->info.max_connections;
     up_job_post(&job, body, strlen(body));
     up_job_headers(&job, headers, 1);
     if (!up_submit(p->up, &job)) {
@@ -229,11 +232,19 @@ static struct health_quorum compute_quorum(struct prober *p)
     struct health_quorum q = {.degraded = true};
     if (!views)
         return q;
+    size_t own_responsive = 0;
     for (size_t i = 0; i < p->count; i++) {
         const struct prober_node *n = &p->nodes[i];
         views[i].responsive = n->probed_this_round && n->h.last.responded && n->h.last.status_ok;
         views[i].history = n->h.history;
+        own_responsive += views[i].responsive && nodes_own(&n->info);
     }
+    /* Public nodes vote only while no own node answers: a third party must not outvote
+     * the operator's nodes, but with none of them left its tip is the only one there is
+     * (and nothing a public node serves is cached). */
+    for (size_t i = 0; i < p->count && own_responsive > 0; i++)
+        if (!nodes_own(&p->nodes[i].info))
+            views[i].responsive = false;
     q = health_quorum_compute(views, p->count);
     free(views);
     return q;
@@ -417,6 +428,7 @@ struct prober *prober_start(const struct prober_options *opt, struct node_regist
         return NULL;
     }
     p->opt = *opt;
+    hedge_budget_init(&p->hedges);
     p->registry = nodes;
     p->up = up;
     p->cache = cache;
@@ -501,6 +513,7 @@ static size_t rank_matching(struct prober *p, const struct prober_pick *pick, bo
         in[count++] = (struct rank_input){i, n->tip_distance, n->info.priority, n->h.ema_ms};
     }
     rank_order(in, count, atomic_fetch_add(&p->rotation, 1), p->opt.latency_bucket_ms, order);
+    count = rank_servable(in, count); /* public nodes only while no own node can serve */
     size_t written = 0;
     for (size_t i = 0; i < count && written < max; i++)
         out[written++] = p->nodes[order[i]].info;
@@ -525,7 +538,7 @@ size_t prober_healthy(struct prober *p, struct node_info *out, size_t max)
     size_t n = 0;
     pthread_mutex_lock(&p->lock);
     for (size_t i = 0; i < p->count && n < max; i++)
-        if (p->nodes[i].h.up && !p->nodes[i].h.dropped)
+        if (p->nodes[i].h.up && !p->nodes[i].h.dropped && p->nodes[i].info.broadcast)
             out[n++] = p->nodes[i].info;
     pthread_mutex_unlock(&p->lock);
     return n;
@@ -553,6 +566,32 @@ void prober_report(struct prober *p, int32_t id, bool success)
                    n->info.name);
     }
     pthread_mutex_unlock(&p->lock);
+}
+
+void prober_latency(struct prober *p, int32_t id, double ms)
+{
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, id);
+    if (n)
+        hedge_window_add(&n->latency, ms);
+    pthread_mutex_unlock(&p->lock);
+}
+
+int64_t prober_hedge_delay(struct prober *p, int32_t id)
+{
+    if (p->opt.hedge.budget_pct == 0)
+        return -1;
+    hedge_budget_earn(&p->hedges, p->opt.hedge.budget_pct);
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, id);
+    double p95 = n ? hedge_window_p95(&n->latency) : -1;
+    pthread_mutex_unlock(&p->lock);
+    return hedge_delay_ms(p95, &p->opt.hedge);
+}
+
+bool prober_hedge_take(struct prober *p)
+{
+    return p->opt.hedge.budget_pct > 0 && hedge_budget_spend(&p->hedges);
 }
 
 bool prober_ready(struct prober *p, char *reason, size_t len)

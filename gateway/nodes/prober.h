@@ -3,7 +3,8 @@
  * One thread. Every interval it sends get_info and get_last_block_header to every node due
  * for a probe, in parallel through the upstream engine, each with a hard timeout; folds the
  * answers into the per-node health state (gateway/nodes/health.h: hysteresis, cooldown, ceiling,
- * EMA latency); computes the quorum tip; when the tip moves, fetches the last
+ * EMA latency); computes the quorum tip (own nodes vote; public ones only while no own node
+ * answers); when the tip moves, fetches the last
  * HEALTH_REORG_MAX + 1 headers of the quorum chain from a node on it and compares them with
  * the previous record: a changed hash at a height seen before is a reorg, and the cache
  * epoch of every height above the fork point is bumped (cache_reorg).
@@ -30,6 +31,7 @@
 
 #include "cache/cache.h"
 #include "nodes/health.h"
+#include "nodes/hedge.h"
 #include "nodes/nodes.h"
 #include "nodes/upstream.h"
 
@@ -39,12 +41,15 @@ struct prober_options {
     int64_t historical_lag;   /* blocks a node may lag and still serve historical reads [5] */
     double latency_bucket_ms; /* latencies this close rank as equals [5] */
     struct health_params health;
+    struct hedge_options hedge; /* budget_pct 0: reads are never hedged */
 };
 
 struct prober;
 
-/* Starts the thread; the first round runs at once. The registry, engine and cache must
- * outlive the prober. NULL with a message in err on failure. */
+/* Starts the thread; the first round runs at once. up should be an engine of the
+ * prober's own (one connection per node is enough), so that probes never queue behind
+ * client requests. The registry, engine and cache must outlive the prober. NULL with a message in
+ * err on failure. */
 struct prober *prober_start(const struct prober_options *opt, struct node_registry *nodes,
                             struct up_engine *up, struct cache *cache, char *err, size_t errlen);
 
@@ -72,11 +77,14 @@ struct prober_pick {
 };
 
 /* Up to max nodes that may serve now, best first (gateway/nodes/rank.h), rotating among equals.
- * Nodes whose circuit breaker is open (or half-open with its trial out) are left out. */
+ * Nodes whose circuit breaker is open (or half-open with its trial out) are left out, and
+ * so are public nodes while an own node may serve (rank_servable). */
 size_t prober_rank(struct prober *p, const struct prober_pick *pick, struct node_info *out,
                    size_t max);
 
-/* Every node that is up and not dropped, whatever its breaker (broadcast). */
+/* Every node that is up, not dropped and takes broadcasts (node_info.broadcast: own nodes
+ * unless their row says otherwise, public ones only when it says so), whatever its
+ * breaker. */
 size_t prober_healthy(struct prober *p, struct node_info *out, size_t max);
 
 /* Call right before sending a client request to node id: false when its breaker no
@@ -86,6 +94,16 @@ bool prober_attempt_begin(struct prober *p, int32_t id);
 
 /* A client request's outcome on node id: success = a usable answer. */
 void prober_report(struct prober *p, int32_t id, bool success);
+
+/* A client request's good answer from node id took ms: its hedge delay follows them. */
+void prober_latency(struct prober *p, int32_t id, double ms);
+
+/* How long to wait for node id before hedging a read to the next node (hedge.h); -1 when
+ * hedging is off. A read was sent: the budget earns its share. */
+int64_t prober_hedge_delay(struct prober *p, int32_t id);
+
+/* Takes one hedge from the shared budget: false when none is left (or hedging is off). */
+bool prober_hedge_take(struct prober *p);
 
 /* Readiness check "quorum": a tip is known, not degraded, at least one node healthy. */
 bool prober_ready(struct prober *p, char *reason, size_t len);

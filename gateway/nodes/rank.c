@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 struct keyed {
+    bool third_party;
     int64_t distance;
     int priority;
     int64_t bucket;
@@ -15,6 +16,8 @@ struct keyed {
 static int compare_keyed(const void *a, const void *b)
 {
     const struct keyed *x = a, *y = b;
+    if (x->third_party != y->third_party)
+        return x->third_party ? 1 : -1;
     if (x->distance != y->distance)
         return x->distance < y->distance ? -1 : 1;
     if (x->priority != y->priority)
@@ -27,7 +30,8 @@ static int compare_keyed(const void *a, const void *b)
 
 static bool same_key(const struct keyed *x, const struct keyed *y)
 {
-    return x->distance == y->distance && x->priority == y->priority && x->bucket == y->bucket;
+    return x->third_party == y->third_party && x->distance == y->distance &&
+           x->priority == y->priority && x->bucket == y->bucket;
 }
 
 void rank_order(const struct rank_input *in, size_t count, uint64_t rotation,
@@ -44,8 +48,9 @@ void rank_order(const struct rank_input *in, size_t count, uint64_t rotation,
         return;
     }
     for (size_t i = 0; i < count; i++)
-        k[i] = (struct keyed){in[i].tip_distance, (int)in[i].priority,
-                              (int64_t)floor(in[i].ema_ms / latency_bucket_ms), in[i].index};
+        k[i] =
+            (struct keyed){in[i].priority == NODE_PUBLIC, in[i].tip_distance, (int)in[i].priority,
+                           (int64_t)floor(in[i].ema_ms / latency_bucket_ms), in[i].index};
     qsort(k, count, sizeof *k, compare_keyed);
     for (size_t start = 0; start < count;) {
         size_t end = start + 1;
@@ -57,4 +62,12 @@ void rank_order(const struct rank_input *in, size_t count, uint64_t rotation,
         start = end;
     }
     free(k);
+}
+
+size_t rank_servable(const struct rank_input *in, size_t count)
+{
+    size_t own = 0;
+    for (size_t i = 0; i < count; i++)
+        own += in[i].priority != NODE_PUBLIC;
+    return own ? own : count;
 }

@@ -1,7 +1,9 @@
-/* rank — the order in which healthy nodes are tried (pure).
+/* rank — the order in which healthy nodes are tried, and which of them may be (pure).
  *
- * Key, most significant first: on the quorum tip (distance 0) before lagging nodes, then
- * priority tier (primary, standby, public fallback), then EMA latency in buckets of
+ * Key, most significant first: own nodes (primary, standby) before public ones (a third
+ * party's node comes last however far behind an own node is, within what the caller let
+ * in), then on the quorum tip (distance 0) before lagging nodes, then priority tier
+ * (primary, standby), then EMA latency in buckets of
  * `latency_bucket_ms` (nodes whose latencies fall in the same bucket are equals). Equals
  * rotate with the caller's counter so that load spreads over them. The caller filters
  * which nodes may serve (up, breaker, full node…); rank only orders. */
@@ -24,5 +26,10 @@ struct rank_input {
  * caller advances per request. latency_bucket_ms <= 0 means 1 ms. */
 void rank_order(const struct rank_input *in, size_t count, uint64_t rotation,
                 double latency_bucket_ms, size_t *out);
+
+/* How many of the first ranked nodes may be tried: all of them when none is own, else only
+ * the own ones (a public node serves only while no own node can; rank_order puts them
+ * last, so the own ones are a prefix). */
+size_t rank_servable(const struct rank_input *in, size_t count);
 
 #endif

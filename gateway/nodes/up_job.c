@@ -20,6 +20,16 @@ bool up_job_init(struct up_job *job, char *url, size_t url_cap, const char *base
     return false;
 }
 
+unsigned up_job_node_cap(unsigned node_cap, unsigned share, unsigned engine_cap)
+{
+    if (node_cap == 0)
+        return engine_cap;
+    unsigned per = node_cap / (share ? share : 1);
+    if (per == 0)
+        per = 1;
+    return per < engine_cap ? per : engine_cap;
+}
+
 void up_job_post(struct up_job *job, const void *body, size_t len)
 {
     job->method = "POST";

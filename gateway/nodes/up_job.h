@@ -14,6 +14,9 @@ struct up_engine_options {
     /* Connections per node (host:port as spelled in the URL); jobs above it queue inside
      * the engine until one is free [24]. */
     unsigned max_connections_per_node;
+    /* How many engines share one node: a job's own cap (up_job.max_connections) is split
+     * between them, each keeping at least one connection [1]. */
+    unsigned cap_share;
     /* Connections to all nodes together, open or idle in the keep-alive cache [256]. */
     unsigned max_total_connections;
     long connect_timeout_ms;   /* TCP (and TLS) connect [3000] */
@@ -39,6 +42,11 @@ struct up_job {
     size_t nheaders;
     long timeout_ms; /* whole-job deadline from submission, queueing included; > 0 */
     bool verify_tls; /* for https nodes: check certificate and host name */
+    /* This node's own connection cap, for all engines together (cap_share splits it); 0:
+     * the engine's max_connections_per_node. The lower of the two applies. Honoured for
+     * nodes served by nodeconn (plain http at a numeric address); curl serves the others
+     * under the engine's cap. */
+    unsigned max_connections;
     void (*on_done)(const struct up_result *res, void *arg);
     void *arg;
 };
@@ -84,6 +92,11 @@ struct up_result {
     double seconds;           /* from up_submit to completion, queueing included */
     const char *error;        /* why, when outcome != UP_OK; NULL otherwise */
 };
+
+/* Pure: the connections one engine may open to a node whose own cap is node_cap (0: none)
+ * when `share` engines split it (0 counts as 1), under the engine's cap engine_cap: at
+ * least 1. */
+unsigned up_job_node_cap(unsigned node_cap, unsigned share, unsigned engine_cap);
 
 /* A short English name of an outcome ("ok", "timeout", ...), for logs and metrics. */
 const char *up_outcome_name(enum up_outcome outcome);

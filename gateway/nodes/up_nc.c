@@ -78,6 +78,8 @@ bool up_nc_prepare(struct up_xfer *x, const struct up_job *job, bool *served)
     x->nx.on_body = up_nc_on_body;
     x->nx.on_end = up_nc_on_end;
     x->nx.ctx = x;
+    x->nx.max_conns =
+        up_job_node_cap(job->max_connections, x->opt->cap_share, x->opt->max_connections_per_node);
     x->nx.node = NULL;
     x->nx.conn = NULL;
     return true;

@@ -354,6 +354,8 @@ static void up_apply_defaults(struct up_engine_options *o)
         o->max_connections_per_node = UP_DEFAULT_PER_NODE;
     if (o->max_total_connections == 0)
         o->max_total_connections = UP_DEFAULT_TOTAL;
+    if (o->cap_share == 0)
+        o->cap_share = 1;
     if (o->connect_timeout_ms <= 0)
         o->connect_timeout_ms = UP_DEFAULT_CONNECT_TIMEOUT_MS;
     if (o->max_response_bytes == 0)

@@ -39,6 +39,7 @@ static const char *const outcome_values[] = {"node", "cache", "refused", "failed
 static const char *const node_outcome_values[] = {"ok",   "connect_error", "timeout", "http_error",
                                                   "busy", "broken",        NULL};
 static const char *const bcast_values[] = {"accepted", "rejected", "failed", NULL};
+static const char *const hedge_values[] = {"sent", "won", "no_budget", NULL};
 static const char *const scheme_values[] = {"digest", "basic", "bearer",    "api_key",
                                             "path",   "none",  "malformed", NULL};
 static const char *const limit_values[] = {"burst", "quota", NULL};
@@ -56,13 +57,13 @@ struct gw_metrics {
     struct gw_metrics_sources src;
     /* label sets */
     struct xg_metric_labels *cls, *method, *status, *outcome, *node, *node_outcome, *bcast, *scheme,
-        *limit, *channel;
+        *limit, *channel, *hedge;
     const char **method_names; /* methods_at order, NULL-terminated (owned array) */
     struct method_slot method_slots[METHOD_SLOTS];
     /* the request path */
     struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited, *burst_delay,
         *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes, *slow,
-        *notify_applied, *notify_seconds, *full_reloads;
+        *hedges, *notify_applied, *notify_seconds, *full_reloads;
     /* collected */
     struct xg_metric *node_up, *node_dropped, *node_height, *node_lag, *node_ema, *node_breaker,
         *node_cooldown, *quorum_known, *quorum_height, *quorum_degraded, *quorum_healthy,
@@ -234,6 +235,10 @@ static bool request_families(struct gw_metrics *m)
                 "Transaction broadcasts: accepted by at least one node, or not.", m->bcast);
     m->broadcast_nodes = COUNTER("xmrgate_gateway_broadcast_node_outcomes_total",
                                  "Each node's answer to a broadcast.", m->node, m->bcast);
+    m->hedges = COUNTER("xmrgate_gateway_hedged_reads_total",
+                        "Reads asked of a second node while the first had not answered: sent, "
+                        "won (its answer served), no_budget (due, not sent).",
+                        m->hedge);
     m->slow =
         COUNTER("xmrgate_gateway_slow_requests_total",
                 "Client requests slower than the slow-request threshold, by method.", m->method);
@@ -248,7 +253,7 @@ static bool request_families(struct gw_metrics *m)
                           "Full reloads of tenants and nodes (start, reconnect).", NULL, 0);
     return m->requests && m->outcomes && m->duration && m->auth_failures && m->rate_limited &&
            m->burst_delay && m->payment_required && m->node_requests && m->node_duration &&
-           m->broadcasts && m->broadcast_nodes && m->slow && m->notify_applied &&
+           m->broadcasts && m->broadcast_nodes && m->slow && m->hedges && m->notify_applied &&
            m->notify_seconds && m->full_reloads;
 }
 
@@ -340,11 +345,12 @@ struct gw_metrics *gw_metrics_new(int64_t slow_ms)
     m->node = xg_metric_labels_dynamic(m->reg, "node", GW_METRICS_MAX_NODES);
     m->node_outcome = xg_metric_labels_fixed(m->reg, "outcome", node_outcome_values);
     m->bcast = xg_metric_labels_fixed(m->reg, "result", bcast_values);
+    m->hedge = xg_metric_labels_fixed(m->reg, "event", hedge_values);
     m->scheme = xg_metric_labels_fixed(m->reg, "scheme", scheme_values);
     m->limit = xg_metric_labels_fixed(m->reg, "limit", limit_values);
     m->channel = xg_metric_labels_fixed(m->reg, "channel", channel_values);
     if (!m->cls || !m->status || !m->outcome || !m->node || !m->node_outcome || !m->bcast ||
-        !m->scheme || !m->limit || !m->channel || !methods_labels(m))
+        !m->hedge || !m->scheme || !m->limit || !m->channel || !methods_labels(m))
         goto fail;
     size_t nmethods = methods_count() + 1;
     m->slow_count = calloc(nmethods, sizeof *m->slow_count);
@@ -431,6 +437,12 @@ void gw_metrics_node_call(struct gw_metrics *m, const char *node, enum gw_node_o
     xg_metric_inc(m->node_requests, (unsigned[]){n, (unsigned)outcome});
     if (outcome != GW_NODE_CONNECT_ERROR)
         xg_metric_observe(m->node_duration, &n, seconds);
+}
+
+void gw_metrics_hedge(struct gw_metrics *m, enum gw_hedge_event event)
+{
+    if (m)
+        xg_metric_inc(m->hedges, (unsigned[]){(unsigned)event});
 }
 
 void gw_metrics_broadcast(struct gw_metrics *m, bool accepted)

@@ -51,6 +51,10 @@ enum gw_node_outcome {
     GW_NODE_BROKEN,     /* reset mid-answer, malformed, too large, cancelled */
 };
 
+/* A hedged read: a second node asked (sent), its answer the one served (won), or a hedge
+ * due but not sent for want of budget (no_budget). */
+enum gw_hedge_event { GW_HEDGE_SENT, GW_HEDGE_WON, GW_HEDGE_NO_BUDGET };
+
 /* A broadcast's per-node outcome. */
 enum gw_broadcast_outcome { GW_BCAST_ACCEPTED, GW_BCAST_REJECTED, GW_BCAST_FAILED };
 
@@ -104,6 +108,8 @@ void gw_metrics_payment_required(struct gw_metrics *m);
 /* One call to a node (client traffic, not probes). */
 void gw_metrics_node_call(struct gw_metrics *m, const char *node, enum gw_node_outcome outcome,
                           double seconds);
+
+void gw_metrics_hedge(struct gw_metrics *m, enum gw_hedge_event event);
 
 /* A broadcast: its result (accepted by any node) and each node's outcome. */
 void gw_metrics_broadcast(struct gw_metrics *m, bool accepted);

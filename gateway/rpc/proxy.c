@@ -1,15 +1,15 @@
-/* proxy — ranked dispatch, retries, confirmations, caching and broadcast, as the request's
- * plan (rpc/plan.h) says.
+/* proxy — ranked dispatch, retries, hedges, confirmations, caching and broadcast, as the
+ * request's plan (rpc/plan.h) says.
  *
- * Longer than the ~700 lines a module should be: the attempts, their phases, the cache's
- * refresh and the broadcast share one per-request state (struct proxy_work) and the same
- * retry rules, which read best in one place. What decides without I/O is elsewhere: the
- * plan (plan.c), the answer facts (proxy_read_facts, table-tested), the ranking (rank.c),
- * the error shapes (answer.c). */
+ * Longer than a module should be (about 1,100 lines): reads, their hedges, the cache and
+ * the broadcast all work on the request's proxy_work. The broadcast (struct broadcast and
+ * its calls) shares only answer_unavailable and fallback_nodes with the rest and is the
+ * first to move into a module of its own. */
 #include "rpc/proxy.h"
 
 #include "core/context.h"
 #include "http/answer.h"
+#include "limits/hold.h"
 #include "rpc/epee.h"
 #include "ops/gw_metrics.h"
 #include "rpc/jsonrpc.h"
@@ -52,9 +52,36 @@ struct broadcast_slot {
     enum { BC_PENDING, BC_ACCEPTED, BC_REJECTED, BC_FAILED } outcome;
 };
 
+/* A broadcast's calls. The request is answered once an own node accepted the transaction
+ * and the others had a grace of one hedge delay to answer too; the calls still out then go
+ * on in the background, with their outcome in the metrics, and the state outlives the
+ * request until the last one ends. */
+struct broadcast {
+    struct gw_request *req; /* NULL once the request let go of it */
+    struct gw_context *ctx;
+    bool answered;
+    struct hold_entry grace; /* after the first own acceptance */
+    struct broadcast_slot *slots;
+    size_t nslots;
+    atomic_size_t pending; /* calls not ended (one more while they are being sent) */
+};
+
 struct broadcast_call {
-    struct gw_request *req;
+    struct broadcast *bc;
     size_t slot;
+};
+
+#define PROXY_MAX_INFLIGHT 2 /* a read's attempt and its hedge */
+
+/* One call of a read to one node. It outlives its request when the request no longer
+ * waits for it (a hedge's loser, a client gone): req is then NULL, and the callback only
+ * reports the node's outcome and frees it. */
+struct proxy_attempt {
+    struct gw_request *req;
+    struct gw_context *ctx;
+    struct node_info node;
+    enum gw_endpoint endpoint; /* how its answer is read */
+    bool hedge;
 };
 
 struct proxy_work {
@@ -71,10 +98,15 @@ struct proxy_work {
     char held_type[96];
     struct proxy_answer_facts held_facts;
     struct store_plan store; /* caching of this request's answer */
-    /* Broadcast (slots allocated only for a broadcast). */
-    struct broadcast_slot *slots;
-    size_t nslots;
-    atomic_size_t bc_pending;
+    /* Attempts in flight, and the hedge timer of the phase's first one. */
+    struct gw_request *req;
+    struct proxy_attempt *inflight[PROXY_MAX_INFLIGHT];
+    size_t ninflight;
+    struct hold_entry hedge_timer;
+    /* Nodes given up on as too slow (a hedge won): not asked again for this request. */
+    int32_t slow[PROXY_MAX_INFLIGHT];
+    size_t nslow;
+    struct broadcast *bc; /* a broadcast's calls (NULL for reads) */
 };
 
 bool proxy_retryable(int outcome, long http_status)
@@ -85,7 +117,7 @@ bool proxy_retryable(int outcome, long http_status)
     case UP_PROTOCOL_ERROR:
         return true;
     case UP_OK:
-        return http_status >= 500;
+        return http_status >= 500 || http_status == 429; /* 429: the node's own rate limit */
     default:
         return false;
     }
@@ -138,7 +170,11 @@ void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f
     const char *status = json_string_value(json_object_get(obj, "status"));
     /* A JSON-RPC result that is not an object (on_get_block_hash's hash) has no status. */
     bool is_rpc_result = json_object_get(root, "result") != NULL;
-    f->busy = status && strcmp(status, "BUSY") == 0;
+    /* BUSY (syncing), or -32005 (the node's own rate limit, in the JSON-RPC shape): ask
+     * another node. */
+    f->busy = (status && strcmp(status, "BUSY") == 0) ||
+              json_integer_value(json_object_get(json_object_get(root, "error"), "code")) ==
+                  PROXY_NODE_BUSY_CODE;
     f->ok = !json_object_get(root, "error") && (status ? strcmp(status, "OK") == 0 : is_rpc_result);
     f->untrusted = json_is_true(json_object_get(obj, "untrusted"));
     size_t i;
@@ -267,9 +303,26 @@ static void release_held(struct proxy_work *px)
     px->held_len = 0;
 }
 
+/* The request no longer waits for its attempts in flight (a good answer came, the phase
+ * changed, or it ends): each finishes on its own; the hedge timer is stopped. slow: the
+ * nodes are remembered as too slow to ask again. */
+static void abandon_inflight(struct gw_request *req, bool slow)
+{
+    struct proxy_work *px = req->px;
+    if (req->ctx->timers)
+        hold_cancel(req->ctx->timers, &px->hedge_timer);
+    for (size_t i = 0; i < px->ninflight; i++) {
+        if (slow && px->nslow < PROXY_MAX_INFLIGHT)
+            px->slow[px->nslow++] = px->inflight[i]->node.id;
+        px->inflight[i]->req = NULL;
+    }
+    px->ninflight = 0;
+}
+
 /* The answer is in req: the held one is let go and the request handed back to server. */
 static void hand_back(struct gw_request *req)
 {
+    abandon_inflight(req, false);
     release_held(req->px);
     req->answered = true;
     gw_request_resume(req);
@@ -337,6 +390,8 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
     if (px->store.store == PLAN_CACHE_NONE || http != 200 || !f->ok || f->busy || f->untrusted ||
         f->negatives > 0)
         return;
+    if (!nodes_own(&px->current))
+        return; /* a third party's answer is served, never shared with other tenants */
     int64_t height = 0;
     if (px->store.store == PLAN_CACHE_SETTLED) {
         if (plan->prunable && (f->pruned || (req->endpoint == GW_EP_BIN && px->current.pruned)))
@@ -412,6 +467,7 @@ struct refresh_job {
     uint8_t key[CACHE_KEY_LEN];
     enum gw_endpoint endpoint;
     int32_t node_id;
+    bool own; /* an own node: its answer may be stored */
 };
 
 static void on_refresh_done(const struct up_result *res, void *arg)
@@ -425,7 +481,7 @@ static void on_refresh_done(const struct up_result *res, void *arg)
             proxy_read_bin_facts(res->body, res->body_len, &f);
         else
             proxy_read_facts(res->body, res->body_len, &f);
-        if (f.ok && !f.busy && !f.untrusted) {
+        if (f.ok && !f.busy && !f.untrusted && job->own) {
             size_t len = 0;
             char *body = jsonrpc ? cache_strip_id(res->body, res->body_len, &len) : NULL;
             if (!jsonrpc && (body = malloc(res->body_len + 1))) {
@@ -453,7 +509,8 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         cache_refresh_failed(req->ctx->cache, key);
         return;
     }
-    *job = (struct refresh_job){.ctx = req->ctx, .endpoint = req->endpoint, .node_id = node.id};
+    *job = (struct refresh_job){
+        .ctx = req->ctx, .endpoint = req->endpoint, .node_id = node.id, .own = nodes_own(&node)};
     memcpy(job->key, key, CACHE_KEY_LEN);
     char url[512];
     static const struct up_header headers[] = {{"Content-Type", "application/json"}};
@@ -464,6 +521,7 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         free(job);
         return;
     }
+    uj.max_connections = node.max_connections;
     if (req->is_post || req->forward_len)
         up_job_post(&uj, req->forward_body, req->forward_len);
     if (req->endpoint != GW_EP_BIN)
@@ -476,8 +534,8 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
 
 static bool ensure_work(struct gw_request *req)
 {
-    if (!req->px)
-        req->px = calloc(1, sizeof *req->px);
+    if (!req->px && (req->px = calloc(1, sizeof *req->px)))
+        req->px->req = req;
     return req->px != NULL;
 }
 
@@ -520,13 +578,15 @@ static size_t pick_nodes(struct gw_request *req, bool need_tip, bool want_full, 
     struct prober_pick pick = {
         .need_tip = need_tip, .want_full = want_full, .exclude_id = exclude_id};
     px->ncandidates = prober_rank(req->ctx->prober, &pick, px->candidates, PROXY_MAX_CANDIDATES);
-    if (full_only) {
-        size_t n = 0;
-        for (size_t i = 0; i < px->ncandidates; i++)
-            if (!px->candidates[i].pruned)
-                px->candidates[n++] = px->candidates[i];
-        px->ncandidates = n;
+    size_t n = 0;
+    for (size_t i = 0; i < px->ncandidates; i++) {
+        bool slow = false;
+        for (size_t j = 0; j < px->nslow; j++)
+            slow |= px->slow[j] == px->candidates[i].id;
+        if (!slow && !(full_only && px->candidates[i].pruned))
+            px->candidates[n++] = px->candidates[i];
     }
+    px->ncandidates = n;
     px->next = 0;
     return px->ncandidates;
 }
@@ -621,21 +681,64 @@ static void on_read_answer(struct gw_request *req, const struct up_result *res,
     hand_back(req);
 }
 
+/* Takes a from its request's attempts in flight. */
+static void attempt_detach(struct proxy_work *px, const struct proxy_attempt *a)
+{
+    for (size_t i = 0; i < px->ninflight; i++)
+        if (px->inflight[i] == a) {
+            px->inflight[i] = px->inflight[--px->ninflight];
+            return;
+        }
+}
+
 static void on_node_done(const struct up_result *res, void *arg)
 {
-    struct gw_request *req = arg;
-    struct proxy_work *px = req->px;
+    struct proxy_attempt *a = arg;
+    struct gw_context *ctx = a->ctx;
+    struct gw_request *req = a->req;
+    if (!req && res->outcome == UP_CANCELLED) {
+        free(a); /* the gateway stops: the prober may be gone already */
+        return;
+    }
     struct proxy_answer_facts f = {.height = -1};
-    if (res->outcome == UP_OK && req->endpoint == GW_EP_BIN)
+    if (res->outcome == UP_OK && a->endpoint == GW_EP_BIN)
         proxy_read_bin_facts(res->body, res->body_len, &f);
     else if (res->outcome == UP_OK)
         proxy_read_facts(res->body, res->body_len, &f);
     bool failed =
         proxy_retryable(res->outcome, res->http_status) || f.busy || res->outcome != UP_OK;
-    prober_report(req->ctx->prober, px->current.id, !failed);
-    gw_metrics_node_call(req->ctx->metrics, px->current.name,
+    /* An abandoned attempt still tells the breaker how its node did (a frozen node's
+     * timeout), but its answer goes nowhere. */
+    prober_report(ctx->prober, a->node.id, !failed);
+    if (!failed)
+        prober_latency(ctx->prober, a->node.id, res->seconds * 1000.0);
+    gw_metrics_node_call(ctx->metrics, a->node.name,
                          gw_metrics_node_outcome(res->outcome, res->http_status, f.busy),
                          res->seconds);
+    if (!req) {
+        free(a);
+        return;
+    }
+    struct proxy_work *px = req->px;
+    attempt_detach(px, a);
+    px->current = a->node;
+    bool hedge = a->hedge;
+    free(a);
+    if (failed && px->ninflight > 0) {
+        px->failures++; /* the other attempt may still answer: wait for it */
+        return;
+    }
+    if (!failed && hedge) {
+        /* The hedge won: the first node did not answer in its own p95 and then some. The
+         * breaker hears it now, not at the node's timeout, so that a frozen node leaves
+         * rotation after breaker_failures such reads instead of after as many timeouts. */
+        for (size_t i = 0; i < px->ninflight; i++)
+            if (!px->inflight[i]->hedge)
+                prober_report(ctx->prober, px->inflight[i]->node.id, false);
+        gw_metrics_hedge(ctx->metrics, GW_HEDGE_WON);
+    }
+    if (!failed)
+        abandon_inflight(req, true); /* the first good answer wins */
     if (failed) {
         px->failures++;
         xg_log(XG_LOG_DEBUG, "node_attempt_failed", "node %s: %s (HTTP %ld)", px->current.name,
@@ -672,8 +775,11 @@ static void on_node_done(const struct up_result *res, void *arg)
     on_read_answer(req, res, &f);
 }
 
-/* Sends req to its next candidate. False with the reason in *why when none can take it. */
-static bool submit_attempt(struct gw_request *req, const char **why)
+static void arm_hedge(struct gw_request *req, int32_t id);
+
+/* Sends req to its next candidate (hedge: alongside the attempt in flight). False with the
+ * reason in *why when none can take it. */
+static bool submit_one(struct gw_request *req, bool hedge, const char **why)
 {
     struct proxy_work *px = req->px;
     /* Skip candidates whose breaker opened since ranking. */
@@ -684,24 +790,87 @@ static bool submit_attempt(struct gw_request *req, const char **why)
         *why = "every node that could take it is failing (circuit breaker open)";
         return false;
     }
-    px->current = px->candidates[px->next++];
+    if (px->ninflight >= PROXY_MAX_INFLIGHT) {
+        *why = "too many attempts in flight"; /* our bug: callers check */
+        return false;
+    }
+    struct proxy_attempt *a = malloc(sizeof *a);
+    if (!a) {
+        *why = "out of memory";
+        return false;
+    }
+    *a = (struct proxy_attempt){.req = req,
+                                .ctx = req->ctx,
+                                .node = px->candidates[px->next++],
+                                .endpoint = req->endpoint,
+                                .hedge = hedge};
+    px->current = a->node;
     /* The allow-list: nothing of the client's reaches a node but its body. */
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
     char url[512];
     struct up_job job;
-    if (!up_job_init(&job, url, sizeof url, px->current.url, req->rest,
+    if (!up_job_init(&job, url, sizeof url, a->node.url, req->rest,
                      up_timeout_within(left_ms, (long)req->ctx->node_timeout_ms), on_node_done,
-                     req)) {
+                     a)) {
         *why = "the node URL and the request path are too long together";
+        free(a);
         return false; /* a URL cut short is never sent */
     }
+    job.max_connections = a->node.max_connections;
     if (req->is_post || req->forward_len)
         up_job_post(&job, req->forward_body, req->forward_len);
     if (req->endpoint != GW_EP_BIN)
         up_job_headers(&job, json_headers, 1);
     *why = "the gateway is stopping, or out of memory";
-    return up_submit(req->ctx->up, &job);
+    if (!up_submit(req->ctx->up, &job)) {
+        free(a);
+        return false;
+    }
+    px->inflight[px->ninflight++] = a;
+    if (!hedge && px->ninflight == 1 && px->failures == 0)
+        arm_hedge(req, a->node.id);
+    return true;
+}
+
+/* The hedge delay passed and the phase's first attempt has not answered: the same read to
+ * the next node, budget allowing. Runs on the loop's thread (hold.h). */
+static void on_hedge_due(struct hold_entry *e)
+{
+    struct proxy_work *px =
+        (struct proxy_work *)(void *)((char *)e - offsetof(struct proxy_work, hedge_timer));
+    struct gw_request *req = px->req;
+    if (px->ninflight != 1 || px->next >= px->ncandidates || xg_monotonic_us() >= req->deadline_us)
+        return;
+    if (!prober_hedge_take(req->ctx->prober)) {
+        gw_metrics_hedge(req->ctx->metrics, GW_HEDGE_NO_BUDGET);
+        return;
+    }
+    const char *why;
+    if (submit_one(req, true, &why))
+        gw_metrics_hedge(req->ctx->metrics, GW_HEDGE_SENT);
+}
+
+/* Arms the hedge timer for an idempotent read just sent to node id, when another node
+ * could take it. */
+static void arm_hedge(struct gw_request *req, int32_t id)
+{
+    struct proxy_work *px = req->px;
+    if (!req->plan.hedgeable || req->info->writes || !req->ctx->timers ||
+        px->next >= px->ncandidates || hold_queued(&px->hedge_timer))
+        return;
+    int64_t delay_ms = prober_hedge_delay(req->ctx->prober, id);
+    if (delay_ms < 0)
+        return;
+    if (!hold_add(req->ctx->timers, &px->hedge_timer, xg_monotonic_us() + delay_ms * 1000,
+                  on_hedge_due)) {
+        /* out of memory: this read is not hedged */
+    }
+}
+
+static bool submit_attempt(struct gw_request *req, const char **why)
+{
+    return submit_one(req, false, why);
 }
 
 static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
@@ -736,23 +905,29 @@ static const char *slot_word(int outcome)
         return "ok";
     case BC_REJECTED:
         return "rejected";
+    case BC_PENDING:
+        return "pending"; /* still out when the answer went: its outcome is in the metrics */
     default:
         return "fail";
     }
 }
 
-/* All nodes have answered: the first acceptance is the answer, else the first rejection
- * (the node's reason), else our error. Runs once, on the engine's loop thread (upstream.h:
- * every callback runs there, and so does the request's handler): in the last node's
- * callback, or at the end of dispatch_broadcast should every call have ended before it. */
-static void broadcast_finish(struct gw_request *req)
+/* Every node has answered, or an own node accepted and the grace passed: the first
+ * acceptance is the answer, else the first rejection (the node's reason), else our error.
+ * Runs once, on the engine's loop thread (upstream.h: every callback runs there, and so do
+ * the request's handler and the loop's timers): in a node's callback, in the grace timer,
+ * or at the end of dispatch_broadcast should every call have ended before it. */
+static void broadcast_finish(struct broadcast *bc)
 {
-    struct proxy_work *px = req->px;
+    struct gw_request *req = bc->req;
+    bc->answered = true;
+    if (req->ctx->timers)
+        hold_cancel(req->ctx->timers, &bc->grace);
     char header[256] = "";
     size_t used = 0;
     struct broadcast_slot *best = NULL;
-    for (size_t i = 0; i < px->nslots; i++) {
-        struct broadcast_slot *s = &px->slots[i];
+    for (size_t i = 0; i < bc->nslots; i++) {
+        struct broadcast_slot *s = &bc->slots[i];
         char ref[PROXY_NODE_REF_SIZE];
         proxy_node_ref(s->node.id, ref);
         int w = snprintf(header + used, sizeof header - used, "%s%s=%s", i ? "," : "", ref,
@@ -772,19 +947,41 @@ static void broadcast_finish(struct gw_request *req)
     } else {
         answer_unavailable(req, "no node accepted the connection", NULL, NULL);
     }
-    for (size_t i = 0; i < px->nslots; i++) {
-        free(px->slots[i].body);
-        px->slots[i].body = NULL;
+    for (size_t i = 0; i < bc->nslots; i++) {
+        free(bc->slots[i].body);
+        bc->slots[i].body = NULL;
     }
     hand_back(req);
+}
+
+static void broadcast_free(struct broadcast *bc)
+{
+    for (size_t i = 0; i < bc->nslots; i++)
+        free(bc->slots[i].body);
+    free(bc->slots);
+    free(bc);
+}
+
+static void on_broadcast_grace(struct hold_entry *e)
+{
+    struct broadcast *bc =
+        (struct broadcast *)(void *)((char *)e - offsetof(struct broadcast, grace));
+    if (bc->req && !bc->answered)
+        broadcast_finish(bc);
 }
 
 static void on_broadcast_done(const struct up_result *res, void *arg)
 {
     struct broadcast_call *call = arg;
-    struct gw_request *req = call->req;
-    struct broadcast_slot *s = &req->px->slots[call->slot];
+    struct broadcast *bc = call->bc;
+    struct broadcast_slot *s = &bc->slots[call->slot];
     free(call);
+    if (res->outcome == UP_CANCELLED && !bc->req) { /* the gateway stops */
+        if (atomic_fetch_sub(&bc->pending, 1) == 1)
+            broadcast_free(bc);
+        return;
+    }
+    struct gw_context *ctx = bc->ctx;
     s->http = res->http_status;
     s->outcome = BC_FAILED;
     if (res->outcome == UP_OK && res->http_status == 200) {
@@ -799,44 +996,71 @@ static void on_broadcast_done(const struct up_result *res, void *arg)
     if (s->outcome == BC_FAILED)
         xg_log(XG_LOG_DEBUG, "broadcast_node_failed", "node %s: %s (HTTP %ld)", s->node.name,
                res->error ? res->error : up_outcome_name(res->outcome), res->http_status);
-    prober_report(req->ctx->prober, s->node.id, s->outcome != BC_FAILED);
-    gw_metrics_node_call(req->ctx->metrics, s->node.name,
+    prober_report(ctx->prober, s->node.id, s->outcome != BC_FAILED);
+    gw_metrics_node_call(ctx->metrics, s->node.name,
                          gw_metrics_node_outcome(res->outcome, res->http_status, false),
                          res->seconds);
-    gw_metrics_broadcast_node(req->ctx->metrics, s->node.name,
+    gw_metrics_broadcast_node(ctx->metrics, s->node.name,
                               s->outcome == BC_ACCEPTED   ? GW_BCAST_ACCEPTED
                               : s->outcome == BC_REJECTED ? GW_BCAST_REJECTED
                                                           : GW_BCAST_FAILED);
-    if (atomic_fetch_sub(&req->px->bc_pending, 1) == 1)
-        broadcast_finish(req);
+    bool last = atomic_fetch_sub(&bc->pending, 1) == 1;
+    if (!bc->req) { /* answered and let go: a background call */
+        if (last)
+            broadcast_free(bc);
+        return;
+    }
+    if (bc->answered)
+        return;
+    if (last) {
+        broadcast_finish(bc);
+        return;
+    }
+    /* An own node took it: the others get one hedge delay more, then the answer goes. */
+    if (s->outcome == BC_ACCEPTED && nodes_own(&s->node) && ctx->timers &&
+        !hold_queued(&bc->grace)) {
+        int64_t grace_ms = prober_hedge_delay(ctx->prober, -1);
+        if (grace_ms >= 0 && !hold_add(ctx->timers, &bc->grace, xg_monotonic_us() + grace_ms * 1000,
+                                       on_broadcast_grace)) {
+            /* out of memory: the answer waits for every node */
+        }
+    }
 }
 
 static bool dispatch_broadcast(struct gw_request *req, const struct prober_quorum *q)
 {
     struct proxy_work *px = req->px;
-    px->nslots = 0;
     struct node_info nodes[PROXY_MAX_BROADCAST];
     size_t n = prober_healthy(req->ctx->prober, nodes, PROXY_MAX_BROADCAST);
-    if (n == 0) {
-        n = fallback_nodes(req);
-        memcpy(nodes, px->candidates, n * sizeof nodes[0]);
+    if (n == 0) { /* the configured nodes that take broadcasts (never a public one unasked) */
+        size_t configured = fallback_nodes(req);
+        for (size_t i = 0; i < configured && n < PROXY_MAX_BROADCAST; i++)
+            if (px->candidates[i].broadcast)
+                nodes[n++] = px->candidates[i];
     }
     if (n == 0) {
         answer_unavailable(req, "no node is configured", NULL, NULL);
         return false;
     }
     mark_degraded(req, q);
-    px->slots = calloc(n, sizeof *px->slots);
-    if (!px->slots) {
+    struct broadcast *bc = calloc(1, sizeof *bc);
+    if (bc && !(bc->slots = calloc(n, sizeof *bc->slots))) {
+        free(bc);
+        bc = NULL;
+    }
+    if (!bc) {
         answer_error(req, ERR_OUT_OF_MEMORY, NULL);
         return false;
     }
+    bc->req = req;
+    bc->ctx = req->ctx;
+    px->bc = bc;
     for (size_t i = 0; i < n; i++)
-        px->slots[i] = (struct broadcast_slot){.node = nodes[i], .outcome = BC_PENDING};
-    px->nslots = n;
+        bc->slots[i] = (struct broadcast_slot){.node = nodes[i], .outcome = BC_PENDING};
+    bc->nslots = n;
     /* One count more than the calls, dropped after the loop: the last callback cannot
      * finish the request while calls are still being submitted. */
-    atomic_store(&px->bc_pending, n + 1);
+    atomic_init(&bc->pending, n + 1);
     size_t submitted = 0;
     static const struct up_header json_headers[] = {{"Content-Type", "application/json"}};
     for (size_t i = 0; i < n; i++) {
@@ -851,18 +1075,19 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
             call = NULL;
         }
         if (call) {
+            job.max_connections = nodes[i].max_connections;
             up_job_post(&job, req->forward_body, req->forward_len);
             up_job_headers(&job, json_headers, 1);
         }
         if (call)
-            *call = (struct broadcast_call){req, i};
+            *call = (struct broadcast_call){bc, i};
         if (call && up_submit(req->ctx->up, &job)) {
             submitted++;
             continue;
         }
         free(call);
-        px->slots[i].outcome = BC_FAILED;
-        atomic_fetch_sub(&px->bc_pending, 1);
+        bc->slots[i].outcome = BC_FAILED;
+        atomic_fetch_sub(&bc->pending, 1);
     }
     if (submitted == 0) {
         answer_unavailable(req,
@@ -870,8 +1095,8 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
                            NULL, NULL);
         return false;
     }
-    if (atomic_fetch_sub(&px->bc_pending, 1) == 1)
-        broadcast_finish(req);
+    if (atomic_fetch_sub(&bc->pending, 1) == 1)
+        broadcast_finish(bc);
     return true;
 }
 
@@ -893,10 +1118,16 @@ void proxy_request_free(struct gw_request *req)
 {
     if (!req->px)
         return;
+    abandon_inflight(req, false);
     release_held(req->px);
-    for (size_t i = 0; i < req->px->nslots; i++)
-        free(req->px->slots[i].body);
-    free(req->px->slots);
+    struct broadcast *bc = req->px->bc;
+    if (bc) { /* calls still out go on without the request */
+        if (req->ctx->timers)
+            hold_cancel(req->ctx->timers, &bc->grace);
+        bc->req = NULL;
+        if (atomic_load(&bc->pending) == 0)
+            broadcast_free(bc);
+    }
     free(req->px);
     req->px = NULL;
 }

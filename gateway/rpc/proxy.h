@@ -13,15 +13,24 @@
  *     enough below the quorum tip — never in degraded mode, never an error, BUSY or
  *     "not found";
  *   - passthrough: a node, never cached;
- *   - broadcast: every healthy node in parallel; accepted if any node accepted (status OK,
- *     "already in pool" included); the outcome per node in X-Xmrgate-Broadcast; never
- *     retried.
+ *   - broadcast: every healthy node that takes broadcasts in parallel (a public node only
+ *     when its row opts in); accepted if any node accepted (status OK,
+ *     "already in pool" included); answered once every node answered, or once an own node
+ *     accepted and one hedge delay (the cap) passed, the calls still out going on in the
+ *     background (their outcome in the metrics, "pending" in the header); the outcome per
+ *     node in X-Xmrgate-Broadcast; never retried.
  * A tenant sees a node only by its opaque id (proxy_node_ref): in X-Xmrgate-Broadcast and
  * in a 502, which names the failed node and its outcome but never the node client's own
  * error text (it carries host names and addresses). That detail is logged for operators
  * ("request_failed", with the node's name), who map ids to nodes with the admin API.
- * A read goes to rank 1 (gateway/nodes/prober.h); a connection error, timeout, 5xx or BUSY is
- * retried once on rank 2 inside the client's deadline, never a third time. A request
+ * A read goes to rank 1 (gateway/nodes/prober.h: a public node only while no own node can
+ * serve); a connection error, timeout, 5xx, 429, BUSY or -32005 is retried once on rank 2
+ * inside the client's deadline, never a third time. An idempotent read (plan.hedgeable) that
+ * its node has not answered within that node's hedge delay (gateway/nodes/hedge.h) goes to
+ * the next node too, budget allowing: the first good answer wins, the other attempt is
+ * abandoned (it finishes on its own and only feeds the node's breaker), the slow node's
+ * breaker counts a failure at once and it is not asked again for that request. An answer a
+ * public node served is never stored in the cache, which every tenant shares. A request
  * needing unpruned data goes to a full node, and a pruned answer (as_hex empty,
  * prunable_hash set) is asked again of a full node, never returned as complete. A
  * get_transactions reporting a transaction missing or an is_key_image_spent reporting an
@@ -53,6 +62,10 @@ __attribute__((warn_unused_result)) bool proxy_dispatch(struct gw_request *req);
 /* Frees proxy's per-request state; called once from the completion callback. */
 void proxy_request_free(struct gw_request *req);
 
+/* The JSON-RPC error code of a node that limits its clients' rate (a gateway's or a public
+ * node's "too many requests"): like BUSY and HTTP 429, it moves the request on. */
+#define PROXY_NODE_BUSY_CODE (-32005)
+
 /* An answer describes something not fixed yet (a pool transaction, a locked output). */
 #define PROXY_HEIGHT_UNSETTLED -2
 
@@ -60,7 +73,7 @@ void proxy_request_free(struct gw_request *req);
 struct proxy_answer_facts {
     bool json;        /* a JSON object */
     bool ok;          /* status "OK" (or a JSON-RPC result without a status), no error */
-    bool busy;        /* status "BUSY": the node is syncing, ask another */
+    bool busy;        /* status "BUSY", or error PROXY_NODE_BUSY_CODE: ask another node */
     bool untrusted;   /* "untrusted": a bootstrap daemon's answer, never stored */
     bool pruned;      /* a transaction came back without its prunable part */
     size_t negatives; /* transactions missing, key images unspent: to be confirmed */

@@ -171,6 +171,9 @@ static bool load_nodes(struct pgsync *sync)
             node->priority = NODE_PUBLIC;
         node->pruned = PQgetvalue(res, r, 4)[0] == 't';
         node->revision = strtoll(PQgetvalue(res, r, 5), NULL, 10);
+        const char *bcast = PQgetvalue(res, r, 6); /* "" for NULL: by class */
+        nodes_apply_class(node, bcast[0] ? bcast[0] == 't' : -1,
+                          (unsigned)strtoul(PQgetvalue(res, r, 7), NULL, 10));
         n++;
     }
     if (ok)

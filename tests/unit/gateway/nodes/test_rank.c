@@ -1,5 +1,5 @@
-/* Table tests for gateway/rank: the key order (quorum tip, tier, latency bucket) and the
- * rotation among equals. */
+/* Table tests for gateway/rank: the key order (own before public, quorum tip, tier, latency
+ * bucket), the rotation among equals, and which ranked nodes may serve. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +29,9 @@ static void test_key_order(void **state)
     size_t out[5];
     for (uint64_t rotation = 0; rotation < 4; rotation++) {
         order_of(in, 5, rotation, out);
-        size_t expected[] = {4, 3, 2, 1, 0}; /* no two are equal: rotation changes nothing */
+        /* No two are equal: rotation changes nothing. A public node on the tip comes after
+         * an own node one block behind. */
+        size_t expected[] = {4, 3, 2, 0, 1};
         assert_memory_equal(out, expected, sizeof expected);
     }
 }
@@ -74,11 +76,47 @@ static void test_latency_buckets(void **state)
     rank_order(in, 0, 0, 5.0, out); /* nothing to rank: nothing written, no crash */
 }
 
+static void test_public_after_lagging_own(void **state)
+{
+    (void)state;
+    struct rank_input in[] = {
+        {0, 0, NODE_PUBLIC, 0.5},   /* public on the tip, fastest */
+        {1, 3, NODE_STANDBY, 90.0}, /* standby 3 blocks behind, slow */
+        {2, 0, NODE_PUBLIC, 9.0},   /* another public on the tip */
+    };
+    size_t out[3];
+    order_of(in, 3, 0, out);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 0);
+    assert_int_equal(out[2], 2);
+}
+
+static void test_servable(void **state)
+{
+    (void)state;
+    const struct {
+        enum node_priority p[4];
+        size_t n, servable;
+    } rows[] = {
+        {{NODE_PRIMARY, NODE_STANDBY, NODE_PUBLIC}, 3, 2}, /* own ones only */
+        {{NODE_PUBLIC, NODE_PUBLIC}, 2, 2},                /* no own node: the public ones */
+        {{NODE_STANDBY, NODE_PUBLIC, NODE_PUBLIC}, 3, 1},
+        {{NODE_PRIMARY, NODE_PRIMARY}, 2, 2},
+        {{NODE_PRIMARY}, 0, 0}, /* none at all */
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        struct rank_input in[4];
+        for (size_t i = 0; i < rows[r].n; i++)
+            in[i] = (struct rank_input){i, 0, rows[r].p[i], 1.0};
+        assert_int_equal(rank_servable(in, rows[r].n), rows[r].servable);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_key_order),
-        cmocka_unit_test(test_rotation_among_equals),
+        cmocka_unit_test(test_key_order),       cmocka_unit_test(test_public_after_lagging_own),
+        cmocka_unit_test(test_servable),        cmocka_unit_test(test_rotation_among_equals),
         cmocka_unit_test(test_latency_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

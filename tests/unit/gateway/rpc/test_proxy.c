@@ -33,6 +33,9 @@ static void test_read_facts_table(void **state)
         {"BUSY", "{\"id\":0,\"result\":{\"status\":\"BUSY\"}}", true, false, true, false, 0, -1},
         {"JSON-RPC error", "{\"id\":0,\"error\":{\"code\":-5,\"message\":\"too big\"}}", true,
          false, false, false, 0, -1},
+        {"a node's rate limit (-32005): ask another",
+         "{\"id\":0,\"error\":{\"code\":-32005,\"message\":\"too many requests\"}}", true, false,
+         true, false, 0, -1},
         {"a bare result (on_get_block_hash)", "{\"id\":0,\"result\":\"abcd\"}", true, true, false,
          false, 0, -1},
         {"plain endpoint Failed", "{\"status\":\"Failed\"}", true, false, false, false, 0, -1},
@@ -160,6 +163,7 @@ static void test_retryable_table(void **state)
         {UP_PROTOCOL_ERROR, 0, true}, {UP_OK, 500, true},
         {UP_OK, 503, true},           {UP_OK, 200, false},
         {UP_OK, 404, false},          {UP_TOO_LARGE, 0, false},
+        {UP_OK, 429, true}, /* the node's own rate limit: the next node */
         {UP_CANCELLED, 0, false},     {UP_INTERNAL_ERROR, 0, false},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

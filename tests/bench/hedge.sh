@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Hedged reads: what they cost in steady state and what they save through a freeze.
+#
+#   tests/bench/hedge.sh [STEADY_S] [FREEZE_S]      (defaults 20 s and 15 s)
+#
+# Runs against the stack in $XG_BENCH_VAR (default var/bench; started here with
+# XG_PORT_BASE=${XG_BENCH_PORT_BASE:-29100} when none is running). Uses ports
+# XG_PORT_BASE+80…81 and a scratch database of its own.
+#
+# A gateway in front of A, B and C (the default 10 s node timeout), once with hedging on
+# ([nodes] hedge_budget 5, the default) and once off (0). Each time 8 clients (curl, 5 s
+# timeout) read answers the cache cannot hold (/get_transaction_pool_hashes and
+# /is_key_image_spent of fresh key images):
+#   1. steady state for STEADY_S: node requests per client request (the gateway's
+#      xmrgate_gateway_node_requests_total against the client count; a confirmation of an
+#      unspent key image is one node request more by design, the same in both runs) and
+#      the hedges sent;
+#   2. A frozen (kill -STOP) for FREEZE_S in the middle of a run of FREEZE_S + 10 s: failed
+#      requests and the latency distribution.
+# Prints Markdown for docs/BENCHMARKS.md ("## Hedged reads").
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+STEADY=${1:-20}
+FREEZE=${2:-15}
+CLIENTS=8
+export XG_VAR=${XG_BENCH_VAR:-$REPO/var/bench} XG_PORT_BASE=${XG_BENCH_PORT_BASE:-29100}
+STACK=$REPO/scripts/stack.sh
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	[[ -n ${frozen:-} ]] && kill -CONT "$frozen" 2>/dev/null || true
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$work"
+	[[ ${started_stack:-0} == 1 ]] && "$STACK" stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+if ! "$STACK" status >/dev/null 2>&1; then
+	"$STACK" start >/dev/null
+	started_stack=1
+fi
+set -a
+. "$XG_VAR/stack.env"
+set +a
+BENCH_DB=${DATABASE_URL%/*}/xmrgate_hedge_bench
+psql -X -q "${DATABASE_URL%/*}/postgres" -c "DROP DATABASE IF EXISTS xmrgate_hedge_bench WITH (FORCE)" \
+	-c "CREATE DATABASE xmrgate_hedge_bench"
+GW_PORT=$((XG_PORT_BASE + 80)) GW_ADMIN=$((XG_PORT_BASE + 81))
+HA1_KEY=$(printf '%064d' 0)
+XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
+	"$REPO/bin/xmrgate-billing" migrate >/dev/null 2>&1 || true
+TOKEN=$(XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
+	"$REPO/bin/xmrgate-billing" grant --tier sovereign --days 1 2>/dev/null | sed -n 's/^TOKEN=//p')
+psql -X -q "$BENCH_DB" -c "BEGIN; DELETE FROM nodes;
+	INSERT INTO nodes (name, url) VALUES ('a', '$NODE_A_URL'), ('b', '$NODE_B_URL'), ('c', '$NODE_C_URL');
+	COMMIT;"
+URL=http://127.0.0.1:$GW_PORT/v1/$TOKEN
+read -r node_a _ <"$XG_VAR/run/node-a.pid"
+
+gateway() {
+	XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_AUTH_HA1_KEY=$HA1_KEY XMRGATE_SERVER_PORT=$GW_PORT \
+		XMRGATE_ADMIN_PORT=$GW_ADMIN XMRGATE_LIMITS_ENABLED=false XMRGATE_LOG_LEVEL=warn \
+		XMRGATE_NODES_HEDGE_BUDGET=$1 "$REPO/bin/xmrgate-gateway" 2>"$work/gateway.log" &
+	gw=$!
+	pids+=("$gw")
+	for _ in $(seq 300); do
+		curl -s "http://127.0.0.1:$GW_ADMIN/readyz" | jq -e '.status == "ready"' >/dev/null 2>&1 && return
+		sleep 0.1
+	done
+	echo "the gateway did not get ready" >&2
+	exit 1
+}
+
+# clients SECONDS TAG: 8 clients; one line per request "ok|fail MS" in $work/TAG-*.
+clients() {
+	local secs=$1 tag=$2 c cpids=()
+	for ((c = 0; c < CLIENTS; c++)); do
+		(
+			end=$(($(date +%s) + secs)) i=0
+			while (($(date +%s) < end)); do
+				i=$((i + 1))
+				if ((i % 2)); then
+					path=/get_transaction_pool_hashes body='{}'
+				else
+					path=/is_key_image_spent
+					body=$(printf '{"key_images":["%048x%08x%08x"]}' "$RANDOM" "$c" "$i")
+				fi
+				out=$(curl -s --max-time 5 -o "$work/body-$tag-$c" -w '%{http_code} %{time_total}' \
+					-H 'Content-Type: application/json' --data-binary "$body" "$URL$path" 2>/dev/null) || true
+				ms=$(awk -v s="${out##* }" 'BEGIN { printf "%d", s * 1000 }')
+				if [[ ${out%% *} == 200 ]] && jq -e '.status == "OK"' "$work/body-$tag-$c" >/dev/null 2>&1; then
+					echo "ok $ms"
+				else
+					echo "fail $ms"
+				fi
+			done >"$work/$tag-$c"
+		) &
+		cpids+=($!)
+	done
+	wait "${cpids[@]}" # not the gateway's pid
+}
+
+metric_sum() { curl -s "http://127.0.0.1:$GW_ADMIN/metrics" | awk -v m="$1" -v f="${2:-}" \
+	'index($0, m) == 1 && index($0, f) { s += $NF } END { printf "%d", s }'; }
+
+summary() {
+	local tag=$1 all total failed sorted
+	all=$(cat "$work/$tag"-*)
+	total=$(wc -l <<<"$all")
+	failed=$(grep -c '^fail' <<<"$all" || true)
+	sorted=$(awk '{ print $2 }' <<<"$all" | sort -n)
+	pct() { awk -v p="$1" -v n="$total" 'NR == int((n - 1) * p / 100) + 1 { print; exit }' <<<"$sorted"; }
+	echo "$total $failed $(pct 50) $(pct 99) $(tail -1 <<<"$sorted")"
+}
+
+rows=()
+for budget in 5 0; do
+	gateway "$budget"
+	calls0=$(metric_sum xmrgate_gateway_node_requests_total)
+	clients "$STEADY" "steady$budget"
+	calls=$(($(metric_sum xmrgate_gateway_node_requests_total) - calls0))
+	hedges=$(metric_sum xmrgate_gateway_hedged_reads_total 'event="sent"')
+	read -r s_total s_failed s_p50 s_p99 s_max < <(summary "steady$budget")
+	( sleep 5; kill -STOP "$node_a"; sleep "$FREEZE"; kill -CONT "$node_a" ) &
+	freezer=$!
+	frozen=$node_a
+	clients $((FREEZE + 10)) "freeze$budget"
+	wait "$freezer"
+	frozen=
+	read -r f_total f_failed f_p50 f_p99 f_max < <(summary "freeze$budget")
+	kill "$gw"
+	wait "$gw" 2>/dev/null || true
+	label=$([[ $budget == 0 ]] && echo "off (hedge_budget 0)" || echo "on (hedge_budget $budget)")
+	rows+=("| $label | $s_total | $(awk -v c="$calls" -v n="$s_total" 'BEGIN { printf "%.3f", c / n }') | $hedges | $s_p99 ms | $f_total | $f_failed | $f_p50 ms | $f_p99 ms | $f_max ms |")
+	sleep 15 # A reconnects to its peers
+done
+
+echo "### 8 clients (5 s timeout), uncached reads, node A frozen for ${FREEZE} s"
+echo
+echo "| hedging | steady requests | node requests per request | hedges sent | steady p99 | freeze requests | failed | p50 | p99 | max |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# No request waits on a frozen node. 8 clients, each with a 5 s timeout, read answers the
+# cache cannot hold (/get_transaction_pool_hashes, /is_key_image_spent of a fresh key image)
+# through a gateway in front of A, B and C, with the 10 s node timeout of the default
+# configuration, while A is frozen with kill -STOP for 15 s: not one request fails. A read
+# that A has not answered within its hedge delay goes to the next node too, and the first
+# good answer wins, so the requests in flight at the freeze are saved as well. The hedges
+# are counted in the metrics. A broadcast sent during the freeze is answered once B or C
+# accepted it and a hedge delay passed, not after A's timeout. The latency distribution is printed (tests/bench/hedge.sh
+# measures it, docs/BENCHMARKS.md reports it); it is not asserted here.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/nodes_lib.sh
+. "$(dirname "$0")/nodes_lib.sh"
+
+CLIENTS=8
+RUN_S=30
+FREEZE_AT_S=6
+FREEZE_S=15
+
+check "the nodes agree on one chain" wait_until 120 nodes_agree
+check "the nodes table holds A, B and C" nodes_table "a:primary b:primary c:primary"
+nodes_tenant
+check "a tenant is granted" test -n "$TOKEN"
+gw_start hedge XMRGATE_NODES_TIMEOUT=10s
+check "a gateway starts and is ready" gw_ready
+wait_until 30 bash -c "curl -s '$GW_ADMIN/readyz' | jq -e '.status == \"ready\"' >/dev/null"
+
+read -r _ tx_hex < <(payer_tx_hex)
+check "the payer signs a transaction without relaying it" test -n "${tx_hex:-}"
+tx_body=$(jq -cn --arg h "$tx_hex" '{tx_as_hex: $h, do_not_relay: true}')
+
+results=$(mktemp -d)
+defer rm -rf "$results"
+
+# client N: reads until the run ends; one line per request: "ok|fail MS PATH [why]".
+client() {
+	local n=$1 end=$(($(date +%s) + RUN_S)) i=0 out code ms path body
+	while (($(date +%s) < end)); do
+		i=$((i + 1))
+		if ((i % 2)); then
+			path=/get_transaction_pool_hashes body='{}'
+		else
+			path=/is_key_image_spent
+			body=$(printf '{"key_images":["%056x%08x"]}' "$n" "$i")
+		fi
+		out=$(curl -sS --max-time 5 -o "$results/body-$n" -w '%{http_code} %{time_total}' \
+			-H 'Content-Type: application/json' --data-binary "$body" "$GW_URL$path" 2>&1)
+		code=${out%% *}
+		ms=$(awk -v s="${out##* }" 'BEGIN { printf "%d", s * 1000 }')
+		if [[ $code == 200 ]] && jq -e '.status == "OK"' "$results/body-$n" >/dev/null 2>&1; then
+			echo "ok $ms $path" >>"$results/client-$n"
+		else
+			echo "fail $ms $path $out" >>"$results/client-$n"
+		fi
+	done
+}
+
+pids=()
+for ((c = 0; c < CLIENTS; c++)); do
+	client "$c" &
+	pids+=($!)
+done
+sleep "$FREEZE_AT_S"
+freeze a
+echo "# A frozen at $(date +%T.%3N)"
+sleep 1
+started=$(now_ms)
+bc_out=$(curl -sS --max-time 30 -D - -H 'Content-Type: application/json' --data-binary "$tx_body" \
+	"$GW_URL/send_raw_transaction" | tr -d '\r')
+bc_ms=$(($(now_ms) - started))
+sleep $((FREEZE_S - 1 - bc_ms / 1000))
+thaw a
+echo "# A thawed at $(date +%T.%3N)"
+wait "${pids[@]}"
+
+all=$(cat "$results"/client-*)
+total=$(wc -l <<<"$all")
+failed=$(grep -c '^fail' <<<"$all" || true)
+grep '^fail' <<<"$all" | head -5 | sed 's/^/# /'
+sorted=$(awk '{ print $2 }' <<<"$all" | sort -n)
+pct() { awk -v p="$1" -v n="$total" 'NR == int((n - 1) * p / 100) + 1 { print; exit }' <<<"$sorted"; }
+echo "# $total requests from $CLIENTS clients, A frozen ${FREEZE_S} s: p50 $(pct 50) ms, p99 $(pct 99) ms, max $(tail -1 <<<"$sorted") ms"
+check "the clients sent requests throughout (more than 200)" test "$total" -gt 200
+assert_eq "no request failed while A was frozen" 0 "$failed"
+
+echo "# broadcast with A frozen: $(sed -n 's/^X-Xmrgate-Broadcast: //Ip' <<<"$bc_out") in $bc_ms ms"
+assert_json "the broadcast during the freeze is accepted" "$(sed '1,/^$/d' <<<"$bc_out")" \
+	'.status == "OK"'
+check "it is answered well before A's 10 s node timeout (under 5 s)" test "$bc_ms" -lt 5000
+
+metrics=$(curl -s "$GW_ADMIN/metrics")
+sent=$(awk '/^xmrgate_gateway_hedged_reads_total\{event="sent"\}/ { print $2 }' <<<"$metrics")
+won=$(awk '/^xmrgate_gateway_hedged_reads_total\{event="won"\}/ { print $2 }' <<<"$metrics")
+echo "# hedges: sent ${sent:-0}, won ${won:-0}"
+check "the metrics count hedged reads" awk -v s="${sent:-0}" 'BEGIN { exit !(s > 0) }'
+check "a hedge's answer was served" awk -v s="${won:-0}" 'BEGIN { exit !(s > 0) }'
+
+check "A answers again after the thaw" wait_until 60 curl -sf -o /dev/null "$NODE_A_URL/get_height"
+# A missed the transaction (do_not_relay): give it to A and mine it, so that the payer's
+# next transaction spends other outputs.
+curl -s --max-time 30 -H 'Content-Type: application/json' --data-binary "$tx_body" \
+	"$NODE_A_URL/send_raw_transaction" >/dev/null || true
+check "the nodes agree before the last block" wait_until 120 nodes_agree
+mine 1 >/dev/null || true
+check "the nodes agree on one chain again" wait_until 120 nodes_agree
