@@ -233,6 +233,8 @@ static struct health_quorum compute_quorum(struct prober *p)
         const struct prober_node *n = &p->nodes[i];
         views[i].responsive = n->probed_this_round && n->h.last.responded && n->h.last.status_ok;
         views[i].history = n->h.history;
+        /* Own nodes (primary and standby) vote; a third party's node never does. */
+        views[i].non_voting = n->info.priority == NODE_PUBLIC;
     }
     q = health_quorum_compute(views, p->count);
     free(views);
@@ -332,34 +334,48 @@ static void refresh_chain(struct prober *p, const struct health_quorum *q)
     p->chain_first = first;
 }
 
+static void log_quorum_change(const struct prober_quorum *was, const struct health_quorum *q)
+{
+    bool fresh_known = q->height > 0;
+    if (!fresh_known)
+        return;
+    if (q->degraded && (!was->known || !was->degraded))
+        xg_log(XG_LOG_WARN, "quorum_degraded",
+               "no majority of the %zu configured own nodes agrees on a tip (%zu answered): "
+               "serving degraded from the highest node (height %lld), immutable cache writes "
+               "suspended",
+               q->voters, q->responsive, (long long)q->height);
+    else if (!q->degraded && was->known && was->degraded)
+        xg_log(XG_LOG_INFO, "quorum_restored",
+               "%zu of %zu configured own nodes agree on height %lld", q->agreeing, q->voters,
+               (long long)q->height);
+}
+
 static void publish_quorum(struct prober *p, const struct health_quorum *q)
 {
-    size_t healthy = 0;
+    size_t healthy = 0, up = 0;
     for (size_t i = 0; i < p->count; i++) {
         struct prober_node *n = &p->nodes[i];
         n->tip_distance =
             health_tip_distance(n->h.history, q, (const char(*)[HEALTH_HASH_LEN + 1]) p->chain,
                                 p->chain_n, p->chain_first);
-        if (n->h.up && !n->h.dropped && n->tip_distance == 0)
-            healthy++;
+        if (n->h.up && !n->h.dropped) {
+            up++;
+            if (n->tip_distance == 0)
+                healthy++;
+        }
     }
     struct prober_quorum fresh = {
         .known = q->height > 0,
         .degraded = q->degraded,
         .height = q->height,
         .healthy = healthy,
+        .up = up,
+        .agreeing = q->agreeing,
+        .voters = q->voters,
     };
     memcpy(fresh.hash, q->hash, sizeof fresh.hash);
-    if (p->quorum.known && fresh.degraded != p->quorum.degraded) {
-        if (fresh.degraded)
-            xg_log(XG_LOG_WARN, "quorum_degraded",
-                   "no majority of the %zu responsive nodes agrees on a tip: serving from the "
-                   "highest node (height %lld), immutable cache writes suspended",
-                   q->responsive, (long long)q->height);
-        else
-            xg_log(XG_LOG_INFO, "quorum_restored", "%zu of %zu nodes agree on height %lld",
-                   q->agreeing, q->responsive, (long long)q->height);
-    }
+    log_quorum_change(&p->quorum, q);
     p->quorum = fresh;
 }
 
@@ -558,13 +574,19 @@ void prober_report(struct prober *p, int32_t id, bool success)
 bool prober_ready(struct prober *p, char *reason, size_t len)
 {
     struct prober_quorum q = prober_quorum(p);
+    bool ready = q.known && (q.healthy > 0 || (q.degraded && q.up > 0));
     if (!q.known)
         snprintf(reason, len, "no node has answered a probe yet");
+    else if (!ready)
+        snprintf(reason, len, "no healthy node%s", q.degraded ? "" : " on the quorum tip");
     else if (q.degraded)
-        snprintf(reason, len, "no-quorum: the nodes disagree on the tip (serving degraded)");
-    else if (q.healthy == 0)
-        snprintf(reason, len, "no healthy node on the quorum tip");
-    return q.known && !q.degraded && q.healthy > 0;
+        snprintf(reason, len,
+                 "degraded: no majority of the %zu configured own nodes agrees on a tip "
+                 "(serving from the highest node)",
+                 q.voters);
+    else
+        reason[0] = '\0';
+    return ready;
 }
 
 /* Why the last probe was not good, "" when it was. */
@@ -597,10 +619,11 @@ json_t *prober_status(struct prober *p)
         json_object_set_new(obj, "cooldown_ms", json_integer((json_int_t)n->h.cooldown_ms));
         json_object_set_new(obj, "last_error", json_string(probe_problem(&n->h, &p->opt.health)));
     }
-    json_t *status = json_pack("{s:o,s:{s:b,s:b,s:I,s:s,s:I}}", "nodes", nodes, "quorum", "known",
-                               p->quorum.known, "degraded", p->quorum.degraded, "height",
-                               (json_int_t)p->quorum.height, "hash", p->quorum.hash, "healthy",
-                               (json_int_t)p->quorum.healthy);
+    json_t *status = json_pack(
+        "{s:o,s:{s:b,s:b,s:I,s:s,s:I,s:I,s:I}}", "nodes", nodes, "quorum", "known", p->quorum.known,
+        "degraded", p->quorum.degraded, "height", (json_int_t)p->quorum.height, "hash",
+        p->quorum.hash, "healthy", (json_int_t)p->quorum.healthy, "agreeing",
+        (json_int_t)p->quorum.agreeing, "voters", (json_int_t)p->quorum.voters);
     pthread_mutex_unlock(&p->lock);
     return status;
 }

@@ -258,9 +258,13 @@ static json_t *quorum_json(struct admin_api *api)
     struct prober_quorum q = prober_quorum(api->deps.prober);
     char reason[256] = "";
     bool ready = prober_ready(api->deps.prober, reason, sizeof reason);
-    return json_pack("{s:b,s:b,s:I,s:s,s:I,s:b,s:s?}", "known", q.known, "degraded", q.degraded,
-                     "height", (json_int_t)q.height, "hash", q.hash, "healthy",
-                     (json_int_t)q.healthy, "ready", ready, "reason", ready ? NULL : reason);
+    json_t *obj =
+        json_pack("{s:b,s:b,s:I,s:s,s:I,s:b,s:s?}", "known", q.known, "degraded", q.degraded,
+                  "height", (json_int_t)q.height, "hash", q.hash, "healthy", (json_int_t)q.healthy,
+                  "ready", ready, "reason", reason[0] ? reason : NULL);
+    json_object_set_new(obj, "agreeing", json_integer((json_int_t)q.agreeing));
+    json_object_set_new(obj, "voters", json_integer((json_int_t)q.voters));
+    return obj;
 }
 
 static json_t *cache_json(struct cache *c)
