@@ -2,6 +2,7 @@
 #define _LGPL_SOURCE
 #include "nodes/prober.h"
 
+#include "nodes/node_url.h"
 #include "nodes/rank.h"
 #include "xg_log.h"
 #include "xg_clock.h"
@@ -145,8 +146,9 @@ static bool submit_call(struct prober *p, const struct prober_node *n, const cha
     struct up_job job;
     if (!up_job_init(&job, url, sizeof url, n->info.url, path, (long)p->opt.timeout_ms, done,
                      call)) {
-        xg_log(XG_LOG_ERROR, "probe_url_too_long", "node %s: %s%s", n->info.name, n->info.url,
-               path);
+        char shown[512];
+        node_url_redact(n->info.url, shown, sizeof shown);
+        xg_log(XG_LOG_ERROR, "probe_url_too_long", "node %s: %s%s", n->info.name, shown, path);
         free(call); /* a URL cut short is never sent */
         return false;
     }

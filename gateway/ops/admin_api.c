@@ -4,6 +4,7 @@
 #include "cache/cache.h"
 #include "rpc/methods.h"
 #include "rpc/plan.h"
+#include "nodes/node_url.h"
 #include "nodes/nodes.h"
 #include "nodes/prober.h"
 #include "state/tenants.h"
@@ -228,10 +229,12 @@ static json_t *node_json(PGresult *res, int row, const json_t *status)
 {
     const char *name = PQgetvalue(res, row, 1);
     bool enabled = strcmp(PQgetvalue(res, row, 5), "t") == 0;
+    char url[512]; /* the column holds at most 255 characters: the shown form fits */
+    node_url_redact(PQgetvalue(res, row, 2), url, sizeof url);
     json_t *obj = json_pack("{s:I,s:s,s:s,s:s,s:b,s:b,s:s}", "id",
                             (json_int_t)strtoll(PQgetvalue(res, row, 0), NULL, 10), "name", name,
-                            "url", PQgetvalue(res, row, 2), "priority", PQgetvalue(res, row, 3),
-                            "pruned", strcmp(PQgetvalue(res, row, 4), "t") == 0, "enabled", enabled,
+                            "url", url, "priority", PQgetvalue(res, row, 3), "pruned",
+                            strcmp(PQgetvalue(res, row, 4), "t") == 0, "enabled", enabled,
                             "updated_at", PQgetvalue(res, row, 6));
     const json_t *live = live_node(status, name);
     const char *state = !enabled ? "disabled" : !live ? "pending" : NULL;

@@ -44,12 +44,10 @@ assert_json "readiness says degraded in its body" "$ready_body" \
 	'.status == "ready" and .degraded == true and (.checks.quorum | startswith("degraded"))'
 assert_json "the admin API says degraded, one of three voters answering" "$(quorum)" \
 	'.degraded and .voters == 3 and .agreeing == 0'
-logged() {
-	jq -e 'select(.event == "quorum_degraded")' "$GW_LOG" >/dev/null
-}
-check "a quorum_degraded line is logged" wait_until 10 logged
-assert_eq "exactly one quorum_degraded line" 1 \
-	"$(jq -r 'select(.event == "quorum_degraded") | .event' "$GW_LOG" | wc -l)"
+# grep, not jq: the log may hold a line that is not JSON (a library's own message).
+logged() { grep -q "\"event\":\"$1\"" "$GW_LOG"; }
+check "a quorum_degraded line is logged" wait_until 10 logged quorum_degraded
+assert_eq "exactly one quorum_degraded line" 1 "$(grep -c '"event":"quorum_degraded"' "$GW_LOG")"
 # B and C may still be up by hysteresis for a round; ask until A alone answers.
 serves_degraded() {
 	local h
@@ -65,8 +63,7 @@ thaw b
 thaw c
 restored() { agreed && metric_is "$GW_ADMIN" xmrgate_gateway_quorum_degraded 0; }
 check "thawed, the three agree again" wait_until 40 restored
-check "a quorum_restored line is logged" \
-	jq -e 'select(.event == "quorum_restored")' "$GW_LOG"
+check "a quorum_restored line is logged" logged quorum_restored
 assert_json "readiness is no longer degraded" "$(curl -s "$GW_ADMIN/readyz")" \
 	'.status == "ready" and .degraded == false and .checks.quorum == "ok"'
 check "answers lose the degraded header" \
