@@ -19,13 +19,14 @@ OLD_P2P=$((XG_PORT_BASE + 44)) OLD_RPC=$((XG_PORT_BASE + 45))
 NEW_P2P=$((XG_PORT_BASE + 46)) NEW_RPC=$((XG_PORT_BASE + 47))
 
 # start_login_node NAME P2P RPC [trixie]: a regtest monerod with --rpc-login, linked to A,
-# B and C only; stopped when the test ends. Its ports sit in the ephemeral range, where an
-# outgoing connection may hold one for a while: a node that cannot bind is started again.
+# B and C only; stopped when the test ends. Its ports sit in the ephemeral range, where a
+# closed outgoing connection (to PostgreSQL, say) holds one in TIME-WAIT for a minute and
+# monerod cannot bind it: a node that cannot bind is started again, for up to two minutes.
 start_login_node() {
 	local name=$1 p2p=$2 rpc=$3 dir=$XG_VAR/nodes/login-$1 cmd=(monerod) pid attempt
 	[[ ${4:-} == trixie ]] && cmd=("$XG_REPO/scripts/monero-trixie.sh" exec "$XG_VAR" monerod)
 	defer rm -rf "$dir"
-	for attempt in 1 2 3 4 5; do
+	for ((attempt = 1; attempt <= 40; attempt++)); do
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		setsid "${cmd[@]}" --regtest --fixed-difficulty 1 --data-dir "$dir" --keep-fakechain \
@@ -47,7 +48,8 @@ start_login_node() {
 				"http://127.0.0.1:$rpc/get_height") == 401 ]] && return 0
 			sleep 0.5
 		done
-		echo "# login node $name did not start (attempt $attempt): $(grep -m1 -o 'Failed to bind[^.]*' "$dir/monerod.out")"
+		((attempt % 10 == 1)) &&
+			echo "# login node $name did not start (attempt $attempt): $(grep -m1 -o 'Failed to bind[^.]*' "$dir/monerod.out")"
 		sleep 3
 	done
 	return 1
