@@ -191,14 +191,21 @@ static bool up_curl_expect_host(X509_VERIFY_PARAM *param, const char *url)
 }
 
 /* CURLOPT_SSL_CTX_FUNCTION: runs on the transfer that opens the connection, before its
- * handshake. userptr: the transfer. */
+ * handshake. userptr: the transfer. With pins, the handshake's verification is all ours:
+ * curl's is off (it refuses a certificate with an empty issuer name, which is what monerod
+ * generates, before looking at anything else), so the CAs are loaded here and a failed
+ * verification aborts the handshake (SSL_VERIFY_PEER). */
 static CURLcode up_curl_on_ssl_ctx(CURL *easy, void *ssl_ctx, void *userptr)
 {
     (void)easy;
     struct up_xfer *x = userptr;
     SSL_CTX *ctx = ssl_ctx;
-    if (!up_curl_expect_host(SSL_CTX_get0_param(ctx), x->req))
+    const char *ca_file = x->opt->ca_file;
+    bool cas = ca_file && ca_file[0] ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL) == 1
+                                     : SSL_CTX_set_default_verify_paths(ctx) == 1;
+    if (!cas || !up_curl_expect_host(SSL_CTX_get0_param(ctx), x->req))
         return CURLE_SSL_CERTPROBLEM;
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     SSL_CTX_set_cert_verify_callback(ctx, up_curl_verify_cert, (void *)&x->opt->tls_pins);
     return CURLE_OK;
 }
@@ -238,8 +245,9 @@ static bool up_curl_setup_easy(struct up_xfer *x, const struct up_job *job,
      * on a plain http:// link. */
     if (node_url_has_login(x->req))
         UP_SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_DIGEST);
-    UP_SET(CURLOPT_SSL_VERIFYPEER, job->verify_tls ? 1L : 0L);
+    /* With pins, up_curl_on_ssl_ctx verifies (the pin, else the CAs and the host name). */
     bool pinned = job->verify_tls && opt->tls_pins.count > 0 && strncmp(x->req, "https:", 6) == 0;
+    UP_SET(CURLOPT_SSL_VERIFYPEER, job->verify_tls && !pinned ? 1L : 0L);
     UP_SET(CURLOPT_SSL_VERIFYHOST, job->verify_tls && !pinned ? 2L : 0L);
     if (pinned) {
         UP_SET(CURLOPT_SSL_CTX_FUNCTION, up_curl_on_ssl_ctx);

@@ -12,8 +12,8 @@
 #include "nodes/tls_pin.h"
 
 #define HEX64 "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
-#define COLONS                                                                                \
-    "00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:" \
+#define COLONS                                                                                     \
+    "00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:"      \
     "DD:EE:FF"
 
 static void test_parse_table(void **state)
@@ -30,14 +30,14 @@ static void test_parse_table(void **state)
         {COLONS, true, 1},
         {HEX64 "," COLONS, true, 2},
         {" " HEX64 " ,\n " COLONS " ", true, 2},
-        {HEX64 "0", false, 0},                 /* 65 digits */
-        {"00112233445566778899aabbccddeeff00112233445566778899aabbccddee", false, 0}, /* 62 */
+        {HEX64 "0", false, 0}, /* 65 digits */
+        {"00112233445566778899aabbccddeeff00112233445566778899aabbccddee", false, 0},   /* 62 */
         {"zz112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", false, 0}, /* hex? */
-        {":" HEX64, false, 0},                 /* a leading colon */
-        {HEX64 ":", false, 0},                 /* a trailing colon */
+        {":" HEX64, false, 0}, /* a leading colon */
+        {HEX64 ":", false, 0}, /* a trailing colon */
         {"00::112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", false, 0}, /* :: */
         {"0:0112233445566778899aabbccddeeff00112233445566778899aabbccddeeff0", false, 0},
-        {"sha256//" HEX64, false, 0},          /* curl's public-key pin is another thing */
+        {"sha256//" HEX64, false, 0}, /* curl's public-key pin is another thing */
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct tls_pins pins;
