@@ -164,8 +164,8 @@ static bool billing_start(struct billing *bl)
         xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the metrics");
         return false;
     }
-    bl->ready_checks[0] = (struct xg_ready_check){"database", ready_database, bl};
-    bl->ready_checks[1] = (struct xg_ready_check){"wallet", ready_wallet, bl};
+    bl->ready_checks[0] = (struct xg_ready_check){"database", ready_database, bl, false};
+    bl->ready_checks[1] = (struct xg_ready_check){"wallet", ready_wallet, bl, false};
     struct xg_admin_options aopt = {
         .bind_addr = bl->cfg.admin_bind,
         .port = (unsigned)bl->cfg.admin_port,

@@ -30,21 +30,24 @@ static enum MHD_Result on_healthz(const struct xg_httpd_request *req)
     return xg_reply_json(req->conn, MHD_HTTP_OK, json_pack("{s:s}", "status", "ok"));
 }
 
-/* /readyz: 200 {"status":"ready","checks":{name:"ok"}} or 503 with each failing reason. */
+/* /readyz: 200 {"status":"ready","degraded":false,"checks":{name:"ok"}} or 503 with each
+ * failing reason; a check that passes degraded shows its reason and makes "degraded" true. */
 static enum MHD_Result on_readyz(const struct xg_httpd_request *req)
 {
     const struct xg_admin *admin = req->closure;
     json_t *checks = json_object();
-    bool all_ready = true;
+    bool all_ready = true, degraded = false;
     for (const struct xg_ready_check *c = admin->checks; c && c->name; c++) {
         char reason[256] = "";
         bool ready = c->fn(c->ctx, reason, sizeof reason);
+        bool note = ready && c->reports_degraded && reason[0];
         all_ready = all_ready && ready;
-        json_object_set_new(checks, c->name, json_string(ready ? "ok" : reason));
+        degraded = degraded || note;
+        json_object_set_new(checks, c->name, json_string(ready && !note ? "ok" : reason));
     }
-    return xg_reply_json(
-        req->conn, all_ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
-        json_pack("{s:s,s:o}", "status", all_ready ? "ready" : "not_ready", "checks", checks));
+    return xg_reply_json(req->conn, all_ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                         json_pack("{s:s,s:b,s:o}", "status", all_ready ? "ready" : "not_ready",
+                                   "degraded", degraded, "checks", checks));
 }
 
 static enum MHD_Result on_metrics(const struct xg_httpd_request *req)

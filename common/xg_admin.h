@@ -1,5 +1,6 @@
 /* xg_admin — the admin listener both daemons run: GET /healthz (the process answers),
- * GET /readyz (every readiness check passes; 503 with the reasons otherwise), GET /metrics
+ * GET /readyz (every readiness check passes: 200, with "degraded": true and the reason when
+ * a check passes degraded; 503 with the reasons otherwise), GET /metrics
  * (the daemon's Prometheus registry, when it has one) plus the daemon's own routes, the
  * admin API. Readiness checks are callbacks so each daemon adds its own (PostgreSQL and
  * schema for both; nodes and quorum for the gateway; wallet-rpc for billing).
@@ -24,6 +25,10 @@ struct xg_ready_check {
     const char *name; /* "database", "nodes", … */
     xg_ready_fn fn;
     void *ctx;
+    /* A ready answer with a non-empty reason means "ready, but degraded": the body shows
+     * the reason and "degraded": true, the status stays 200. Otherwise a ready check's
+     * reason is ignored. */
+    bool reports_degraded;
 };
 
 struct xg_metrics;

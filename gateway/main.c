@@ -293,10 +293,11 @@ static bool gateway_start(struct gateway *gw)
         xg_log(XG_LOG_ERROR, "startup_failed", "%s", err);
         return false;
     }
-    gw->ready_checks[0] = (struct xg_ready_check){"database", ready_database, gw};
-    gw->ready_checks[1] = (struct xg_ready_check){"tenants", ready_tenants, gw};
-    gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw};
-    gw->ready_checks[3] = (struct xg_ready_check){"quorum", ready_quorum, gw};
+    gw->ready_checks[0] = (struct xg_ready_check){"database", ready_database, gw, false};
+    gw->ready_checks[1] = (struct xg_ready_check){"tenants", ready_tenants, gw, false};
+    gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw, false};
+    gw->ready_checks[3] = (struct xg_ready_check){
+        .name = "quorum", .fn = ready_quorum, .ctx = gw, .reports_degraded = true};
     if (!admin_start(gw))
         return false;
     xg_log(XG_LOG_INFO, "started", "serving %s on %s:%u, admin on %s:%u",

@@ -68,6 +68,10 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("nodes", "ca_file", XG_CFG_STRING, node_ca_file, "", 0, 0, false,
         "PEM certificates that https:// nodes are verified against (\"\" = the system's "
         "store); e.g. a node's own self-signed certificate"),
+    KEY("nodes", "tls_fingerprints", XG_CFG_STRING, node_tls_fingerprints, "", 0, 0, false,
+        "SHA-256 fingerprints of node certificates accepted without a CA and host name check "
+        "(what wallets call --daemon-ssl-allowed-fingerprints: the whole certificate's, as "
+        "openssl x509 -fingerprint -sha256 prints it), separated by commas"),
     KEY("nodes", "probe_interval", XG_CFG_DURATION, probe_interval_ms, "2s", 100, 60000, false,
         "how often every node is probed (get_info, get_last_block_header); also how long a "
         "tip answer is served from the cache"),
@@ -141,6 +145,11 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
     }
     if (cfg->node_ca_file[0] && access(cfg->node_ca_file, R_OK) != 0) {
         snprintf(err, errlen, "[nodes] ca_file: cannot read %s", cfg->node_ca_file);
+        goto bad;
+    }
+    char pin_err[128];
+    if (!tls_pin_parse(cfg->node_tls_fingerprints, &cfg->node_tls_pins, pin_err, sizeof pin_err)) {
+        snprintf(err, errlen, "[nodes] tls_fingerprints: %s", pin_err);
         goto bad;
     }
     if (strcmp(cfg->front_end, "native") != 0 && strcmp(cfg->front_end, "libmicrohttpd") != 0) {

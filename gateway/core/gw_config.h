@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodes/tls_pin.h"
 #include "xg_config.h"
 #include "xg_proxy_addr.h"
 
@@ -39,7 +40,9 @@ struct gw_config {
     int64_t max_connections_per_node;
     int64_t node_timeout_ms;
     int64_t node_connect_timeout_ms;
-    char *node_ca_file; /* "" = the system's CA store, for https:// nodes */
+    char *node_ca_file;            /* "" = the system's CA store, for https:// nodes */
+    char *node_tls_fingerprints;   /* as written; parsed into node_tls_pins by gw_config_load */
+    struct tls_pins node_tls_pins; /* certificates https:// nodes may present without a CA */
     int64_t probe_interval_ms;
     int64_t probe_timeout_ms;
     int64_t historical_lag;

@@ -696,6 +696,7 @@ struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
         .cap_share = loops,
         .connect_timeout_ms = (long)cfg->node_connect_timeout_ms,
         .ca_file = cfg->node_ca_file,
+        .tls_pins = cfg->node_tls_pins,
     };
 }
 

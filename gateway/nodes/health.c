@@ -238,33 +238,58 @@ static bool holds(const struct health_history_entry *h, int64_t height, const ch
     return false;
 }
 
+/* A responsive node's top, or NULL when it showed none. */
+static const struct health_history_entry *answered_top(const struct health_chain_view *v)
+{
+    return v->responsive ? top_of(v->history) : NULL;
+}
+
+/* The highest top among responsive nodes, voting ones only when voters_only. */
+static const struct health_history_entry *highest_top(const struct health_chain_view *nodes,
+                                                      size_t count, bool voters_only)
+{
+    const struct health_history_entry *highest = NULL;
+    for (size_t i = 0; i < count; i++) {
+        const struct health_history_entry *top = answered_top(&nodes[i]);
+        if (top && !(voters_only && nodes[i].non_voting) &&
+            (!highest || top->height > highest->height))
+            highest = top;
+    }
+    return highest;
+}
+
+static size_t agreeing_voters(const struct health_chain_view *nodes, size_t count,
+                              const struct health_history_entry *c)
+{
+    size_t agree = 0;
+    for (size_t j = 0; j < count; j++)
+        if (!nodes[j].non_voting && answered_top(&nodes[j]) &&
+            holds(nodes[j].history, c->height, c->hash))
+            agree++;
+    return agree;
+}
+
 struct health_quorum health_quorum_compute(const struct health_chain_view *nodes, size_t count)
 {
     struct health_quorum q = {.degraded = true};
-    const struct health_history_entry *highest = NULL;
     for (size_t i = 0; i < count; i++) {
-        const struct health_history_entry *top =
-            nodes[i].responsive ? top_of(nodes[i].history) : NULL;
-        if (!top)
+        if (nodes[i].non_voting)
             continue;
-        q.responsive++;
-        if (!highest || top->height > highest->height)
-            highest = top;
+        q.voters++;
+        if (answered_top(&nodes[i]))
+            q.responsive++;
     }
-    /* Candidates: every pair any responsive node has shown; the highest with a majority. */
+    /* Candidates: every pair a responsive voter has shown; the highest with a majority of
+     * the configured voters. */
     for (size_t i = 0; i < count; i++) {
-        if (!nodes[i].responsive || !top_of(nodes[i].history))
+        if (nodes[i].non_voting || !answered_top(&nodes[i]))
             continue;
         for (size_t k = 0; k < HEALTH_HISTORY; k++) {
             const struct health_history_entry *c = &nodes[i].history[k];
             if (c->height == 0 || (!q.degraded && c->height <= q.height))
                 continue;
-            size_t agree = 0;
-            for (size_t j = 0; j < count; j++)
-                if (nodes[j].responsive && top_of(nodes[j].history) &&
-                    holds(nodes[j].history, c->height, c->hash))
-                    agree++;
-            if (agree * 2 > q.responsive) {
+            size_t agree = agreeing_voters(nodes, count, c);
+            if (agree * 2 > q.voters) {
                 q.degraded = false;
                 q.height = c->height;
                 memcpy(q.hash, c->hash, sizeof q.hash);
@@ -272,9 +297,14 @@ struct health_quorum health_quorum_compute(const struct health_chain_view *nodes
             }
         }
     }
-    if (q.degraded && highest) {
-        q.height = highest->height;
-        memcpy(q.hash, highest->hash, sizeof q.hash);
+    if (q.degraded) {
+        const struct health_history_entry *highest = highest_top(nodes, count, true);
+        if (!highest)
+            highest = highest_top(nodes, count, false);
+        if (highest) {
+            q.height = highest->height;
+            memcpy(q.hash, highest->hash, sizeof q.hash);
+        }
         q.agreeing = 0;
     }
     return q;

@@ -12,8 +12,10 @@
  *   - a circuit breaker fed by client request outcomes (closed → open → half-open with a
  *     single trial → closed);
  *   - latency as an EMA (α = 0.3 by default);
- *   - the quorum tip: the highest height at which a strict majority of the responsive
- *     nodes agree on the block hash (one node is its own quorum); none → degraded;
+ *   - the quorum tip: the highest height at which a strict majority of the configured
+ *     voting nodes (the operator's own: primary and standby) agree on the block hash,
+ *     whether or not they answered this round — one survivor of three is no quorum; none →
+ *     degraded;
  *   - the fork point between two records of the quorum chain (a reorg).
  *
  * Every function takes the current time in milliseconds from the caller. Structs are plain
@@ -116,22 +118,27 @@ bool health_breaker_allows(struct health_node *n, int64_t now_ms, bool take_tria
 
 /* ---- quorum ------------------------------------------------------------------------- */
 
-/* What the quorum needs of one node: whether it responded, and the tops it has shown. */
+/* What the quorum needs of one node: whether it responded, the tops it has shown, and
+ * whether it votes. */
 struct health_chain_view {
     bool responsive;
     const struct health_history_entry *history; /* HEALTH_HISTORY entries */
+    bool non_voting; /* a third-party (public) node: neither counted nor agreeing */
 };
 
 struct health_quorum {
     bool degraded;  /* no strict majority: serve from the highest node */
     int64_t height; /* quorum tip (chain length), or the highest node's when degraded */
     char hash[HEALTH_HASH_LEN + 1];
-    size_t agreeing;   /* nodes whose chain holds (height, hash) */
-    size_t responsive; /* nodes counted */
+    size_t agreeing;   /* voting nodes whose chain holds (height, hash) */
+    size_t responsive; /* voting nodes that answered */
+    size_t voters;     /* voting nodes configured: the majority is of these */
 };
 
-/* The highest (height, hash) held by a strict majority of the responsive nodes, where a
- * node holds a pair when it is its current top or in its history. */
+/* The highest (height, hash) held by a strict majority of the voting nodes (responsive or
+ * not: a node that does not answer counts against the majority), where a responsive node
+ * holds a pair when it is its current top or in its history. Degraded, the highest
+ * responsive voting node's top (any responsive node's when no voting node answers). */
 struct health_quorum health_quorum_compute(const struct health_chain_view *nodes, size_t count);
 
 /* How far a node is from the quorum tip: 0 when its history holds the quorum pair (at or

@@ -2,6 +2,7 @@
 #define _LGPL_SOURCE
 #include "nodes/prober.h"
 
+#include "nodes/node_url.h"
 #include "nodes/rank.h"
 #include "xg_log.h"
 #include "xg_clock.h"
@@ -147,8 +148,9 @@ static bool submit_call(struct prober *p, const struct prober_node *n, const cha
     struct up_job job;
     if (!up_job_init(&job, url, sizeof url, n->info.url, path, (long)p->opt.timeout_ms, done,
                      call)) {
-        xg_log(XG_LOG_ERROR, "probe_url_too_long", "node %s: %s%s", n->info.name, n->info.url,
-               path);
+        char shown[512];
+        node_url_redact(n->info.url, shown, sizeof shown);
+        xg_log(XG_LOG_ERROR, "probe_url_too_long", "node %s: %s%s", n->info.name, shown, path);
         free(call); /* a URL cut short is never sent */
         return false;
     }
@@ -232,19 +234,14 @@ static struct health_quorum compute_quorum(struct prober *p)
     struct health_quorum q = {.degraded = true};
     if (!views)
         return q;
-    size_t own_responsive = 0;
     for (size_t i = 0; i < p->count; i++) {
         const struct prober_node *n = &p->nodes[i];
         views[i].responsive = n->probed_this_round && n->h.last.responded && n->h.last.status_ok;
         views[i].history = n->h.history;
-        own_responsive += views[i].responsive && nodes_own(&n->info);
+        /* Own nodes (primary and standby) vote; a third party's never does (with no own node
+         * answering, its tip is still the one served, degraded: health_quorum_compute). */
+        views[i].non_voting = !nodes_own(&n->info);
     }
-    /* Public nodes vote only while no own node answers: a third party must not outvote
-     * the operator's nodes, but with none of them left its tip is the only one there is
-     * (and nothing a public node serves is cached). */
-    for (size_t i = 0; i < p->count && own_responsive > 0; i++)
-        if (!nodes_own(&p->nodes[i].info))
-            views[i].responsive = false;
     q = health_quorum_compute(views, p->count);
     free(views);
     return q;
@@ -343,34 +340,48 @@ static void refresh_chain(struct prober *p, const struct health_quorum *q)
     p->chain_first = first;
 }
 
+static void log_quorum_change(const struct prober_quorum *was, const struct health_quorum *q)
+{
+    bool fresh_known = q->height > 0;
+    if (!fresh_known)
+        return;
+    if (q->degraded && (!was->known || !was->degraded))
+        xg_log(XG_LOG_WARN, "quorum_degraded",
+               "no majority of the %zu configured own nodes agrees on a tip (%zu answered): "
+               "serving degraded from the highest node (height %lld), immutable cache writes "
+               "suspended",
+               q->voters, q->responsive, (long long)q->height);
+    else if (!q->degraded && was->known && was->degraded)
+        xg_log(XG_LOG_INFO, "quorum_restored",
+               "%zu of %zu configured own nodes agree on height %lld", q->agreeing, q->voters,
+               (long long)q->height);
+}
+
 static void publish_quorum(struct prober *p, const struct health_quorum *q)
 {
-    size_t healthy = 0;
+    size_t healthy = 0, up = 0;
     for (size_t i = 0; i < p->count; i++) {
         struct prober_node *n = &p->nodes[i];
         n->tip_distance =
             health_tip_distance(n->h.history, q, (const char(*)[HEALTH_HASH_LEN + 1]) p->chain,
                                 p->chain_n, p->chain_first);
-        if (n->h.up && !n->h.dropped && n->tip_distance == 0)
-            healthy++;
+        if (n->h.up && !n->h.dropped) {
+            up++;
+            if (n->tip_distance == 0)
+                healthy++;
+        }
     }
     struct prober_quorum fresh = {
         .known = q->height > 0,
         .degraded = q->degraded,
         .height = q->height,
         .healthy = healthy,
+        .up = up,
+        .agreeing = q->agreeing,
+        .voters = q->voters,
     };
     memcpy(fresh.hash, q->hash, sizeof fresh.hash);
-    if (p->quorum.known && fresh.degraded != p->quorum.degraded) {
-        if (fresh.degraded)
-            xg_log(XG_LOG_WARN, "quorum_degraded",
-                   "no majority of the %zu responsive nodes agrees on a tip: serving from the "
-                   "highest node (height %lld), immutable cache writes suspended",
-                   q->responsive, (long long)q->height);
-        else
-            xg_log(XG_LOG_INFO, "quorum_restored", "%zu of %zu nodes agree on height %lld",
-                   q->agreeing, q->responsive, (long long)q->height);
-    }
+    log_quorum_change(&p->quorum, q);
     p->quorum = fresh;
 }
 
@@ -597,13 +608,19 @@ bool prober_hedge_take(struct prober *p)
 bool prober_ready(struct prober *p, char *reason, size_t len)
 {
     struct prober_quorum q = prober_quorum(p);
+    bool ready = q.known && (q.healthy > 0 || (q.degraded && q.up > 0));
     if (!q.known)
         snprintf(reason, len, "no node has answered a probe yet");
+    else if (!ready)
+        snprintf(reason, len, "no healthy node%s", q.degraded ? "" : " on the quorum tip");
     else if (q.degraded)
-        snprintf(reason, len, "no-quorum: the nodes disagree on the tip (serving degraded)");
-    else if (q.healthy == 0)
-        snprintf(reason, len, "no healthy node on the quorum tip");
-    return q.known && !q.degraded && q.healthy > 0;
+        snprintf(reason, len,
+                 "degraded: no majority of the %zu configured own nodes agrees on a tip "
+                 "(serving from the highest node)",
+                 q.voters);
+    else
+        reason[0] = '\0';
+    return ready;
 }
 
 /* Why the last probe was not good, "" when it was. */
@@ -636,10 +653,11 @@ json_t *prober_status(struct prober *p)
         json_object_set_new(obj, "cooldown_ms", json_integer((json_int_t)n->h.cooldown_ms));
         json_object_set_new(obj, "last_error", json_string(probe_problem(&n->h, &p->opt.health)));
     }
-    json_t *status = json_pack("{s:o,s:{s:b,s:b,s:I,s:s,s:I}}", "nodes", nodes, "quorum", "known",
-                               p->quorum.known, "degraded", p->quorum.degraded, "height",
-                               (json_int_t)p->quorum.height, "hash", p->quorum.hash, "healthy",
-                               (json_int_t)p->quorum.healthy);
+    json_t *status = json_pack(
+        "{s:o,s:{s:b,s:b,s:I,s:s,s:I,s:I,s:I}}", "nodes", nodes, "quorum", "known", p->quorum.known,
+        "degraded", p->quorum.degraded, "height", (json_int_t)p->quorum.height, "hash",
+        p->quorum.hash, "healthy", (json_int_t)p->quorum.healthy, "agreeing",
+        (json_int_t)p->quorum.agreeing, "voters", (json_int_t)p->quorum.voters);
     pthread_mutex_unlock(&p->lock);
     return status;
 }

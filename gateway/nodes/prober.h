@@ -65,7 +65,10 @@ struct prober_quorum {
     bool degraded;  /* no majority: serving from the highest node */
     int64_t height; /* chain length at the quorum tip */
     char hash[HEALTH_HASH_LEN + 1];
-    size_t healthy; /* nodes up and on the tip */
+    size_t healthy;  /* nodes up and on the tip */
+    size_t up;       /* nodes up and not dropped, on the tip or not */
+    size_t agreeing; /* own nodes on the quorum tip (0 when degraded) */
+    size_t voters;   /* own nodes configured (primary and standby): the majority is of these */
 };
 
 struct prober_quorum prober_quorum(struct prober *p);
@@ -105,7 +108,11 @@ int64_t prober_hedge_delay(struct prober *p, int32_t id);
 /* Takes one hedge from the shared budget: false when none is left (or hedging is off). */
 bool prober_hedge_take(struct prober *p);
 
-/* Readiness check "quorum": a tip is known, not degraded, at least one node healthy. */
+/* Readiness check "quorum": whether this replica can serve — a tip is known and a node is
+ * healthy on it (degraded: any node up). Ready and degraded, it still returns true and writes
+ * the degraded state into reason (the readiness body shows it; the status stays 200, so a
+ * disagreement between nodes does not pull every replica out of a load balancer at once).
+ * Ready and not degraded, reason is "". */
 bool prober_ready(struct prober *p, char *reason, size_t len);
 
 /* The state for an admin endpoint or a debugging dump: a new JSON object (caller decrefs). */

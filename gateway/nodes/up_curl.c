@@ -6,11 +6,19 @@
  * running ones. */
 #include "nodes/up_curl.h"
 
+#include "nodes/node_url.h"
+#include "nodes/tls_pin.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <sys/epoll.h>
 
 #include "http/http_text.h"
@@ -140,6 +148,68 @@ static size_t up_curl_on_write(char *data, size_t size, size_t nmemb, void *user
     return up_xfer_append(userp, data, n) ? n : 0;
 }
 
+/* ---- pinned node certificates (tls_pin.h) ------------------------------------------------ */
+
+/* Replaces OpenSSL's chain verification for one handshake: a leaf certificate whose SHA-256
+ * is pinned is accepted as it is; any other must verify as usual (the CA store or ca_file,
+ * and the host name set on the context by up_curl_on_ssl_ctx). arg: the engine's pins. */
+static int up_curl_verify_cert(X509_STORE_CTX *store, void *arg)
+{
+    const struct tls_pins *pins = arg;
+    X509 *leaf = X509_STORE_CTX_get0_cert(store);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (leaf && X509_digest(leaf, EVP_sha256(), md, &len) == 1 && len == TLS_PIN_LEN &&
+        tls_pin_match(pins, md)) {
+        X509_STORE_CTX_set_error(store, X509_V_OK);
+        return 1;
+    }
+    return X509_verify_cert(store);
+}
+
+/* The node's host from the transfer's URL into the verification parameters: curl's own host
+ * name check is off when pins are set (a pinned certificate names no host), so the CA path
+ * checks it here. */
+static bool up_curl_expect_host(X509_VERIFY_PARAM *param, const char *url)
+{
+    CURLU *u = curl_url();
+    char *host = NULL;
+    bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+              curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK;
+    if (ok) {
+        size_t n = strlen(host);
+        if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
+            host[n - 1] = '\0';
+            ok = X509_VERIFY_PARAM_set1_ip_asc(param, host + 1) == 1;
+        } else if (X509_VERIFY_PARAM_set1_ip_asc(param, host) != 1) {
+            ok = X509_VERIFY_PARAM_set1_host(param, host, n) == 1;
+        }
+    }
+    curl_free(host);
+    curl_url_cleanup(u);
+    return ok;
+}
+
+/* CURLOPT_SSL_CTX_FUNCTION: runs on the transfer that opens the connection, before its
+ * handshake. userptr: the transfer. With pins, the handshake's verification is all ours:
+ * curl's is off (it refuses a certificate with an empty issuer name, which is what monerod
+ * generates, before looking at anything else), so the CAs are loaded here and a failed
+ * verification aborts the handshake (SSL_VERIFY_PEER). */
+static CURLcode up_curl_on_ssl_ctx(CURL *easy, void *ssl_ctx, void *userptr)
+{
+    (void)easy;
+    struct up_xfer *x = userptr;
+    SSL_CTX *ctx = ssl_ctx;
+    const char *ca_file = x->opt->ca_file;
+    bool cas = ca_file && ca_file[0] ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL) == 1
+                                     : SSL_CTX_set_default_verify_paths(ctx) == 1;
+    if (!cas || !up_curl_expect_host(SSL_CTX_get0_param(ctx), x->req))
+        return CURLE_SSL_CERTPROBLEM;
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_cert_verify_callback(ctx, up_curl_verify_cert, (void *)&x->opt->tls_pins);
+    return CURLE_OK;
+}
+
 #define UP_SET(opt, val) ok &= curl_easy_setopt(easy, opt, val) == CURLE_OK
 
 static bool up_curl_setup_easy(struct up_xfer *x, const struct up_job *job,
@@ -170,8 +240,19 @@ static bool up_curl_setup_easy(struct up_xfer *x, const struct up_job *job,
     UP_SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)opt->max_response_bytes);
     if (opt->ca_file && opt->ca_file[0])
         UP_SET(CURLOPT_CAINFO, opt->ca_file);
-    UP_SET(CURLOPT_SSL_VERIFYPEER, job->verify_tls ? 1L : 0L);
-    UP_SET(CURLOPT_SSL_VERIFYHOST, job->verify_tls ? 2L : 0L);
+    /* A node started with --rpc-login answers 401 with a Digest challenge; the login comes
+     * from the URL's userinfo. Digest only: curl would otherwise send it as Basic, in clear
+     * on a plain http:// link. */
+    if (node_url_has_login(x->req))
+        UP_SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_DIGEST);
+    /* With pins, up_curl_on_ssl_ctx verifies (the pin, else the CAs and the host name). */
+    bool pinned = job->verify_tls && opt->tls_pins.count > 0 && strncmp(x->req, "https:", 6) == 0;
+    UP_SET(CURLOPT_SSL_VERIFYPEER, job->verify_tls && !pinned ? 1L : 0L);
+    UP_SET(CURLOPT_SSL_VERIFYHOST, job->verify_tls && !pinned ? 2L : 0L);
+    if (pinned) {
+        UP_SET(CURLOPT_SSL_CTX_FUNCTION, up_curl_on_ssl_ctx);
+        UP_SET(CURLOPT_SSL_CTX_DATA, x);
+    }
     if (strcmp(job->method, "POST") == 0) {
         UP_SET(CURLOPT_POST, 1L);
         UP_SET(CURLOPT_POSTFIELDS, body);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodes/tls_pin.h"
+
 /* A zero field takes the default in brackets. */
 struct up_engine_options {
     /* Connections per node (host:port as spelled in the URL); jobs above it queue inside
@@ -21,6 +23,7 @@ struct up_engine_options {
     unsigned max_total_connections;
     long connect_timeout_ms;   /* TCP (and TLS) connect [3000] */
     const char *ca_file;       /* PEM CAs for https:// nodes; NULL or "": the system's */
+    struct tls_pins tls_pins;  /* node certificates accepted without a CA (tls_pin.h) */
     size_t max_response_bytes; /* larger answers fail with UP_TOO_LARGE [64 MiB] */
 };
 

@@ -12,8 +12,9 @@
  * connection per thread. Kept-alive connections are reused.
  *
  * Two clients under one interface: nodes over plain HTTP at a numeric address go through
- * nodeconn (our own HTTP/1.1 client; up_nc.h, nodeconn.h); https:// nodes and host names
- * through curl (TLS, asynchronous resolution; up_curl.h). Both share the caps' meaning,
+ * nodeconn (our own HTTP/1.1 client; up_nc.h, nodeconn.h); https:// nodes, nodes with a
+ * login in the URL (`user:pass@`, answered with HTTP Digest: node_url.h) and host names
+ * through curl (TLS, Digest, asynchronous resolution; up_curl.h). Both share the caps' meaning,
  * the deadlines and the result shape below.
  *
  * Threads. Each engine starts and owns one loop, and so one thread. up_submit may be

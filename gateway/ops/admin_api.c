@@ -4,6 +4,7 @@
 #include "cache/cache.h"
 #include "rpc/methods.h"
 #include "rpc/plan.h"
+#include "nodes/node_url.h"
 #include "nodes/nodes.h"
 #include "nodes/prober.h"
 #include "state/tenants.h"
@@ -228,10 +229,12 @@ static json_t *node_json(PGresult *res, int row, const json_t *status)
 {
     const char *name = PQgetvalue(res, row, 1);
     bool enabled = strcmp(PQgetvalue(res, row, 5), "t") == 0;
+    char url[512]; /* the column holds at most 255 characters: the shown form fits */
+    node_url_redact(PQgetvalue(res, row, 2), url, sizeof url);
     json_t *obj = json_pack("{s:I,s:s,s:s,s:s,s:b,s:b,s:s}", "id",
                             (json_int_t)strtoll(PQgetvalue(res, row, 0), NULL, 10), "name", name,
-                            "url", PQgetvalue(res, row, 2), "priority", PQgetvalue(res, row, 3),
-                            "pruned", strcmp(PQgetvalue(res, row, 4), "t") == 0, "enabled", enabled,
+                            "url", url, "priority", PQgetvalue(res, row, 3), "pruned",
+                            strcmp(PQgetvalue(res, row, 4), "t") == 0, "enabled", enabled,
                             "updated_at", PQgetvalue(res, row, 6));
     const json_t *live = live_node(status, name);
     const char *state = !enabled ? "disabled" : !live ? "pending" : NULL;
@@ -258,9 +261,13 @@ static json_t *quorum_json(struct admin_api *api)
     struct prober_quorum q = prober_quorum(api->deps.prober);
     char reason[256] = "";
     bool ready = prober_ready(api->deps.prober, reason, sizeof reason);
-    return json_pack("{s:b,s:b,s:I,s:s,s:I,s:b,s:s?}", "known", q.known, "degraded", q.degraded,
-                     "height", (json_int_t)q.height, "hash", q.hash, "healthy",
-                     (json_int_t)q.healthy, "ready", ready, "reason", ready ? NULL : reason);
+    json_t *obj =
+        json_pack("{s:b,s:b,s:I,s:s,s:I,s:b,s:s?}", "known", q.known, "degraded", q.degraded,
+                  "height", (json_int_t)q.height, "hash", q.hash, "healthy", (json_int_t)q.healthy,
+                  "ready", ready, "reason", reason[0] ? reason : NULL);
+    json_object_set_new(obj, "agreeing", json_integer((json_int_t)q.agreeing));
+    json_object_set_new(obj, "voters", json_integer((json_int_t)q.voters));
+    return obj;
 }
 
 static json_t *cache_json(struct cache *c)

@@ -67,9 +67,10 @@ struct gw_metrics {
     /* collected */
     struct xg_metric *node_up, *node_dropped, *node_height, *node_lag, *node_ema, *node_breaker,
         *node_cooldown, *quorum_known, *quorum_height, *quorum_degraded, *quorum_healthy,
-        *nodes_configured, *cache_hits, *cache_misses, *cache_evictions, *cache_purged,
-        *cache_bytes, *cache_entries, *cache_max_bytes, *cache_epoch, *tenants_loaded, *database_up,
-        *tenants_synced, *usage_flushes, *usage_flush_failures, *usage_rows_held;
+        *quorum_voters, *quorum_agreeing, *nodes_configured, *cache_hits, *cache_misses,
+        *cache_evictions, *cache_purged, *cache_bytes, *cache_entries, *cache_max_bytes,
+        *cache_epoch, *tenants_loaded, *database_up, *tenants_synced, *usage_flushes,
+        *usage_flush_failures, *usage_rows_held;
     /* the slow-request summary */
     _Atomic int64_t slow_ms;
     _Atomic uint64_t *slow_count; /* per method label index */
@@ -286,8 +287,13 @@ static bool collected_families(struct gw_metrics *m)
     m->quorum_height =
         PLAIN_GAUGE("xmrgate_gateway_quorum_tip_height", "Chain height at the quorum tip.");
     m->quorum_degraded = PLAIN_GAUGE("xmrgate_gateway_quorum_degraded",
-                                     "1 when no majority of the responsive nodes agrees on a "
-                                     "tip (serving from the highest node).");
+                                     "1 when no majority of the configured own nodes agrees on "
+                                     "a tip (serving from the highest node; still ready).");
+    m->quorum_voters = PLAIN_GAUGE("xmrgate_gateway_quorum_voters",
+                                   "Own nodes (primary and standby) configured: the quorum is a "
+                                   "majority of these.");
+    m->quorum_agreeing = PLAIN_GAUGE("xmrgate_gateway_quorum_agreeing_nodes",
+                                     "Own nodes on the quorum tip (0 when degraded).");
     m->quorum_healthy =
         PLAIN_GAUGE("xmrgate_gateway_quorum_healthy_nodes", "Nodes up and on the quorum tip.");
     m->nodes_configured =
@@ -317,11 +323,11 @@ static bool collected_families(struct gw_metrics *m)
         PLAIN_GAUGE("xmrgate_gateway_usage_rows_held", "Usage rows waiting for PostgreSQL.");
     return m->node_up && m->node_dropped && m->node_height && m->node_lag && m->node_ema &&
            m->node_breaker && m->node_cooldown && m->quorum_known && m->quorum_height &&
-           m->quorum_degraded && m->quorum_healthy && m->nodes_configured && m->cache_hits &&
-           m->cache_misses && m->cache_evictions && m->cache_purged && m->cache_bytes &&
-           m->cache_entries && m->cache_max_bytes && m->cache_epoch && m->tenants_loaded &&
-           m->database_up && m->tenants_synced && m->usage_flushes && m->usage_flush_failures &&
-           m->usage_rows_held;
+           m->quorum_degraded && m->quorum_healthy && m->quorum_voters && m->quorum_agreeing &&
+           m->nodes_configured && m->cache_hits && m->cache_misses && m->cache_evictions &&
+           m->cache_purged && m->cache_bytes && m->cache_entries && m->cache_max_bytes &&
+           m->cache_epoch && m->tenants_loaded && m->database_up && m->tenants_synced &&
+           m->usage_flushes && m->usage_flush_failures && m->usage_rows_held;
 }
 
 struct gw_metrics *gw_metrics_new(int64_t slow_ms)
@@ -518,6 +524,8 @@ static void collect_prober(struct gw_metrics *m)
     xg_metric_set(m->quorum_height, NULL, (double)q.height);
     xg_metric_set(m->quorum_degraded, NULL, q.degraded);
     xg_metric_set(m->quorum_healthy, NULL, (double)q.healthy);
+    xg_metric_set(m->quorum_voters, NULL, (double)q.voters);
+    xg_metric_set(m->quorum_agreeing, NULL, (double)q.agreeing);
     json_decref(status);
 }
 

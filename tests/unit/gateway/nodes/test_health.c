@@ -279,6 +279,7 @@ static void test_breaker(void **state)
 struct fake_node {
     bool responsive;
     const char *tops; /* "100a 101b": heights and hash characters */
+    bool non_voting;  /* a public node */
     struct health_history_entry history[HEALTH_HISTORY];
 };
 
@@ -307,7 +308,8 @@ static struct health_quorum quorum_of(struct fake_node *nodes, size_t count)
     struct health_chain_view views[8];
     for (size_t i = 0; i < count; i++) {
         fill_history(&nodes[i]);
-        views[i] = (struct health_chain_view){nodes[i].responsive, nodes[i].history};
+        views[i] =
+            (struct health_chain_view){nodes[i].responsive, nodes[i].history, nodes[i].non_voting};
     }
     return health_quorum_compute(views, count);
 }
@@ -422,6 +424,70 @@ static void test_quorum_table(void **state)
          0,
          0,
          0},
+        {"one survivor of three configured is no quorum: degraded on its tip",
+         {{.responsive = false, .tops = "100a"},
+          {.responsive = false, .tops = "100a"},
+          {.responsive = true, .tops = "100a 101b"}},
+         3,
+         true,
+         101,
+         'b',
+         0},
+        {"two silent of four: the two that answer are no majority of four",
+         {{.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100a"},
+          {.responsive = false, .tops = "100a"},
+          {.responsive = false, .tops = ""}},
+         4,
+         true,
+         100,
+         'a',
+         0},
+        {"a public node does not vote: two own nodes agree below it",
+         {{.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100a 101p", .non_voting = true}},
+         3,
+         false,
+         100,
+         'a',
+         2},
+        {"public nodes cannot outvote: one own against two public on another tip",
+         {{.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "100b", .non_voting = true},
+          {.responsive = true, .tops = "100b", .non_voting = true}},
+         3,
+         false,
+         100,
+         'a',
+         1},
+        {"public nodes do not make a quorum for a silent own pair",
+         {{.responsive = false, .tops = "100a"},
+          {.responsive = false, .tops = "100a"},
+          {.responsive = true, .tops = "100a", .non_voting = true},
+          {.responsive = true, .tops = "100a", .non_voting = true}},
+         4,
+         true,
+         100,
+         'a',
+         0},
+        {"degraded prefers the highest own node to a higher public one",
+         {{.responsive = true, .tops = "100a"},
+          {.responsive = true, .tops = "101b"},
+          {.responsive = true, .tops = "105p", .non_voting = true}},
+         3,
+         true,
+         101,
+         'b',
+         0},
+        {"only public nodes: degraded, on the highest of them",
+         {{.responsive = true, .tops = "100a", .non_voting = true},
+          {.responsive = true, .tops = "101b", .non_voting = true}},
+         2,
+         true,
+         101,
+         'b',
+         0},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct health_quorum q = quorum_of(rows[i].nodes, rows[i].count);
@@ -437,6 +503,23 @@ static void test_quorum_table(void **state)
     }
 }
 
+/* The counts the quorum reports: voters are the configured own nodes, answered or not. */
+static void test_quorum_counts(void **state)
+{
+    (void)state;
+    struct fake_node nodes[] = {
+        {.responsive = true, .tops = "100a"},
+        {.responsive = false, .tops = "100a"},
+        {.responsive = true, .tops = "100a"},
+        {.responsive = true, .tops = "100a", .non_voting = true},
+    };
+    struct health_quorum q = quorum_of(nodes, 4);
+    assert_false(q.degraded);
+    assert_int_equal(q.voters, 3);
+    assert_int_equal(q.responsive, 2);
+    assert_int_equal(q.agreeing, 2);
+}
+
 /* The history a node builds from its probes: a switch to another chain forgets the past. */
 static void test_history_follows_the_node(void **state)
 {
@@ -448,7 +531,7 @@ static void test_history_follows_the_node(void **state)
     health_node_observe(&n, &p, 0, &hp);
     p = good_probe(101, 'b', 'a');
     health_node_observe(&n, &p, 1, &hp);
-    struct health_chain_view view = {true, n.history};
+    struct health_chain_view view = {true, n.history, false};
     struct health_quorum q = health_quorum_compute(&view, 1);
     assert_int_equal(q.height, 101);
     /* Its new top's parent is not the 'b' it showed: it reorganised. */
@@ -539,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_ema),
         cmocka_unit_test(test_breaker),
         cmocka_unit_test(test_quorum_table),
+        cmocka_unit_test(test_quorum_counts),
         cmocka_unit_test(test_history_follows_the_node),
         cmocka_unit_test(test_tip_distance),
         cmocka_unit_test(test_fork_point_table),
