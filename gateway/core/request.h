@@ -42,6 +42,7 @@ struct gw_request {
     struct front_client client;
     bool is_post;
     char *path;       /* the path as received (owned) */
+    char *target;     /* path?query as received (owned), what a Digest uri names */
     const char *rest; /* the monerod path to serve, inside path or static */
 
     char *body; /* received body (owned), NUL-terminated */

@@ -153,6 +153,7 @@ enum front_result {
 /* The request line and framing, whichever front end parsed them. */
 struct front_head {
     const char *path;   /* as sent, not decoded */
+    const char *query;  /* after '?', as sent (libmicrohttpd: rebuilt in order); "" if none */
     const char *method; /* e.g. "POST" */
     bool has_length;    /* Content-Length was sent */
     uint64_t content_length;

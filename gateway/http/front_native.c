@@ -77,6 +77,7 @@ static void *app_on_head(void *cls, struct front_conn *c, const struct hreq *hea
 {
     const struct front_app *app = cls;
     struct front_head h = {.path = head->path,
+                           .query = head->query,
                            .method = head->method,
                            .has_length = head->has_length,
                            .content_length = head->content_length};

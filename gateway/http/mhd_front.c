@@ -32,6 +32,7 @@ struct mhd_conn {
     size_t body_len, body_cap;
     bool too_large;
     bool suspended; /* waits, or did: the next access call is a resume */
+    char *query;    /* the target's query, rebuilt from the arguments (owned), or NULL */
 };
 
 /* ---- the connection operations (front_ops) ------------------------------------------- */
@@ -140,6 +141,49 @@ static bool mhd_query_arg(const void *conn, const char *name, char *out, size_t 
     return v && xg_str_copy(out, outlen, v);
 }
 
+struct query_text {
+    char *text;
+    size_t len, cap;
+    bool failed;
+};
+
+static enum MHD_Result add_argument(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    struct query_text *q = cls;
+    size_t need = q->len + 1 + strlen(key) + (value ? 1 + strlen(value) : 0) + 1;
+    if (need > q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 128;
+        while (cap < need)
+            cap *= 2;
+        char *grown = realloc(q->text, cap);
+        if (!grown) {
+            q->failed = true;
+            return MHD_NO;
+        }
+        q->text = grown;
+        q->cap = cap;
+    }
+    q->len += (size_t)sprintf(q->text + q->len, "%s%s%s%s", q->len ? "&" : "", key,
+                              value ? "=" : "", value ? value : "");
+    return MHD_YES;
+}
+
+/* The request target's query as the client sent it: libmicrohttpd keeps the arguments in
+ * order and, with keep_escaped, undecoded, so joining them gives the text back (what a
+ * Digest uri covers). NULL when there is none or memory ran out. */
+static char *rebuild_query(struct MHD_Connection *conn)
+{
+    struct query_text q = {0};
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_argument, &q);
+    if (q.failed) {
+        free(q.text);
+        return NULL;
+    }
+    return q.text;
+}
+
 static const struct front_ops mhd_ops = {
     .respond = mhd_respond,
     .suspend = mhd_suspend,
@@ -200,13 +244,16 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         c->conn = conn;
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        c->query = rebuild_query(conn);
         struct front_head head = {.path = url,
+                                  .query = c->query ? c->query : "",
                                   .method = method,
                                   .has_length = cl != NULL,
                                   .content_length = cl ? strtoull(cl, NULL, 10) : 0};
         enum front_result r =
             m->app.on_head(m->app.cls, (struct front_client){&mhd_ops, c}, &head, &c->req);
         if (!c->req) {
+            free(c->query);
             free(c);
             return MHD_NO;
         }
@@ -240,6 +287,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     m->app.on_completed(m->app.cls, c->req);
     free(c->body);
+    free(c->query);
     free(c);
     *con_cls = NULL;
 }

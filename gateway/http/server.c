@@ -234,8 +234,9 @@ static enum auth_verdict authenticate(struct gw_request *req, struct auth_creden
         const uint8_t *ha1 = found && memcmp(found->digest_ha1, no_ha1, TOKEN_HA1_LEN) != 0
                                  ? found->digest_ha1
                                  : NULL;
-        enum digest_result dr = digest_verify(req->ctx->digest, &cred->digest, ha1,
-                                              req->is_post ? "POST" : "GET", req->path, wall_ms());
+        enum digest_result dr =
+            digest_verify(req->ctx->digest, &cred->digest, ha1, req->is_post ? "POST" : "GET",
+                          req->target, wall_ms());
         if (dr == DIGEST_BAD_URI) {
             cred->detail = "the Digest uri does not match the request";
             verdict = VERDICT_MALFORMED;
@@ -567,7 +568,7 @@ static enum front_result continue_resumed(struct gw_request *req)
 }
 
 static struct gw_request *request_new(struct gw_loop *loop, struct front_client client,
-                                      const char *url, const char *method)
+                                      const char *url, const char *query, const char *method)
 {
     struct gw_server *srv = loop->srv;
     struct gw_request *req = calloc(1, sizeof *req);
@@ -578,11 +579,14 @@ static struct gw_request *request_new(struct gw_loop *loop, struct front_client 
     req->is_post = strcmp(method, "POST") == 0;
     req->path = strdup(url);
     req->rest = req->path;
+    if (asprintf(&req->target, "%s%s%s", url, *query ? "?" : "", query) < 0)
+        req->target = NULL;
     req->started_us = xg_monotonic_us();
     req->deadline_us = req->started_us + loop->ctx.request_timeout_ms * 1000;
     req->body = malloc(1);
-    if (!req->path || !req->body) {
+    if (!req->path || !req->target || !req->body) {
         free(req->path);
+        free(req->target);
         free(req->body);
         free(req);
         return NULL;
@@ -633,6 +637,7 @@ static void request_free(struct gw_loop *loop, struct gw_request *req)
     free(req->held_tenant);
     record_request(req);
     free(req->path);
+    free(req->target);
     free(req->body);
     proxy_request_free(req);
     xmr402_flow_request_free(req);
@@ -649,7 +654,8 @@ static enum front_result app_on_head(void *cls, struct front_client client,
                                      const struct front_head *head, void **request)
 {
     struct gw_loop *loop = cls;
-    struct gw_request *req = request_new(loop, client, head->path, head->method);
+    struct gw_request *req =
+        request_new(loop, client, head->path, head->query ? head->query : "", head->method);
     *request = req;
     if (!req)
         return FRONT_CLOSE;

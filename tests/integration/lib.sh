@@ -204,9 +204,10 @@ gw_url() { echo "http://127.0.0.1:$1"; }
 
 XG_ASAN_GATEWAY=$XG_REPO/build/asan/bin/xmrgate-gateway
 
+# Builds (or brings up to date: a binary left from older sources would test those) the
+# ASan+UBSan gateway.
 asan_gateway_built() {
-	[[ -x $XG_ASAN_GATEWAY ]] || make -C "$XG_REPO" SANITIZE=1 all >/dev/null 2>&1
-	test -x "$XG_ASAN_GATEWAY"
+	make -C "$XG_REPO" SANITIZE=1 all >/dev/null 2>&1 && test -x "$XG_ASAN_GATEWAY"
 }
 
 asan_gateway_start() {

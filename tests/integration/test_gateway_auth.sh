@@ -66,6 +66,9 @@ assert_json "Digest (curl --digest): get_info answered" "$body" "$real_get_info"
 sent=$(curl -s -v -o /dev/null --digest -u "$HANDLE:$TOKEN" "$GW/get_height" 2>&1 |
 	tr -d '\r' | sed -n 's/^> Authorization: //p')
 check "curl answered the MD5 challenge" grep -q 'algorithm=MD5$' <<<"$sent"
+# monerod compares the uri with the whole request target: a query string is part of it
+body=$(curl -s --digest -u "$HANDLE:$TOKEN" "$GW/get_height?a=1&b=x%2Fy")
+assert_json "Digest over a target with a query string: answered" "$body" '.status == "OK"'
 
 # (2) Python requests' HTTPDigestAuth: joins both challenges into one dict, so the later
 # algorithm=MD5-sess wins; two calls in one session (nc 1, then 2 on the same nonce).

@@ -122,6 +122,10 @@ for front in native mhd; do
 	out=$(timeout 8 cat <&"$fd")
 	exec {fd}>&-
 	check "$front: … and then the answer" grep -aq '"count"' <<<"$out"
+	# monerod compares a Digest uri with the whole request target, query included
+	assert_eq "$front: Digest over a target with a query string (uri = path?query)" 200 \
+		"$(curl -s -o /dev/null -w '%{http_code}' --digest -u "$HANDLE:$TOKEN" \
+			"http://127.0.0.1:$port/get_height?a=1&b=x%2Fy&c")"
 done
 
 # Refusals of the own front end (strict parsing: no guessing at framing).
