@@ -239,9 +239,12 @@ static enum xg_proxy_header_result parse_v1(const char *buf, size_t len,
     for (size_t i = sizeof v1_prefix - 1; i < limit; i++) {
         unsigned char c = (unsigned char)buf[i];
         if (c == '\r') {
+            /* too long even if the LF comes: refused now, not after one more byte */
+            if (i + 2 > XG_PROXY_V1_MAX)
+                return XG_PROXY_HEADER_INVALID;
             if (i + 1 == len)
                 return XG_PROXY_HEADER_INCOMPLETE;
-            if (buf[i + 1] != '\n' || i + 2 > XG_PROXY_V1_MAX)
+            if (buf[i + 1] != '\n')
                 return XG_PROXY_HEADER_INVALID;
             size_t at = sizeof v1_prefix - 1;
             if (!v1_fields(buf + at, i - at, &out->source))
