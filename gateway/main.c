@@ -121,11 +121,12 @@ static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
         .cap_ms = cfg->hedge_cap_ms > cfg->hedge_floor_ms ? cfg->hedge_cap_ms : cfg->hedge_floor_ms,
         .budget_pct = (unsigned)cfg->hedge_budget_pct,
     };
-    struct up_engine_options uopt = {
-        .max_connections_per_node = 1, /* a round's two calls take turns on it */
-        .connect_timeout_ms = (long)cfg->node_connect_timeout_ms,
-        .ca_file = cfg->node_ca_file,
-    };
+    /* The loops' options (CA, pinned certificates, timeouts: a node is trusted the same way
+     * by its probes and by its requests), with one connection per node of its own: a
+     * round's two calls take turns on it. */
+    struct up_engine_options uopt = gw_server_engine_options(cfg);
+    uopt.max_connections_per_node = 1;
+    uopt.cap_share = 1;
     gw->probe_up = up_engine_start(&uopt, err, errlen);
     if (!gw->probe_up)
         return false;

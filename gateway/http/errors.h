@@ -9,7 +9,7 @@
  * answered as monerod answers it: the status, text/plain and no body, on any endpoint.
  *
  * Pure and constant: the table is static data, table-tested in
- * tests/unit/gateway/http/test_errors.c. */
+ * tests/unit/gateway/http/test_answer.c. */
 #ifndef ERRORS_H
 #define ERRORS_H
 
