@@ -47,6 +47,8 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_invoice_set_provisioned",
                                    "bl_tenant_renewal_facts",
                                    "bl_tenant_extend",
+                                   "bl_hook_event_insert",
+                                   "bl_hook_events_list",
                                    NULL};
 
 /* GET /api/invoices/<id> and /api/invoices/<id>/qr.svg share the route's pattern. */
@@ -132,6 +134,7 @@ static void api_free(struct api *api)
     client_limit_table_free(api->verify_limit);
     client_limit_table_free(api->verify_global);
     OPENSSL_cleanse(api->ha1_key, sizeof api->ha1_key);
+    OPENSSL_cleanse(api->hook_key, sizeof api->hook_key);
     free(api);
 }
 
@@ -147,6 +150,8 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
     api->prices = opt->prices;
     api->invoice_ttl_s = cfg->invoice_ttl_ms / 1000;
     api->late_grace_s = cfg->late_grace_ms / 1000;
+    api->hook_allow = cfg->hook_allow_list;
+    memcpy(api->hook_key, cfg->hook_key, sizeof api->hook_key);
     api->realm = strdup(cfg->realm);
     api->gateway_url = strdup(cfg->gateway_url);
     api->web = web_new(cfg->web_dir);

@@ -12,6 +12,7 @@
 #include "web.h"
 #include "bl_xmr402.h"
 #include "xg_httpd.h"
+#include "xg_proxy_addr.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -37,6 +38,9 @@ struct api {
     int64_t xmr402_pending_requests, xmr402_unseen_hold_ms;
     int64_t xmr402_max_open_challenges, xmr402_credentials_window_s;
     struct client_limit_table *verify_global; /* one bucket: proofs per second, all clients */
+    /* webhooks (hook_*.h) */
+    struct xg_proxy_trust hook_allow;
+    uint8_t hook_key[32];
 };
 
 struct api *api_of(const struct xg_httpd_request *req);

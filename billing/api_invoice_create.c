@@ -11,13 +11,25 @@
  *     the renewal is settled); one that cannot be priced (the time left on a fiat-priced
  *     tier onto an XMR-priced one: no rate is locked to value it) is refused.
  *
- * Order of checks: body, tier and months, the per-client rate limit, Idempotency-Key, the
- * quote, then the wallet and the database (renewal token, tier change). The limit comes
- * before the key: a replay answers with the invoice and, for a purchase, its token, so
- * unlimited lookups would let anyone try weak keys for tokens. A replay therefore counts
+ * With "webhook_url": "<http(s) URL>" the invoice's state changes are also sent there
+ * (docs/BILLING.md "Webhooks"): the URL's shape is checked with the body, its addresses
+ * against the SSRF guard after the rate limit (a resolver call per request) and before
+ * anything is drawn (hook_sender_url_allowed), and the answer carries the invoice's
+ * webhook secret (hook_sign.h), shown there only, like the token (and again to a replay of
+ * the same request under its Idempotency-Key).
+ *
+ * Order of checks: body, tier and months, the per-client rate limit, the webhook's
+ * addresses, Idempotency-Key, the quote, then the wallet and the database (renewal token,
+ * tier change). The limit comes before the key: a replay answers with the invoice and,
+ * for a purchase, its token, so unlimited lookups would let anyone try weak keys for
+ * tokens. A replay therefore counts
  * against the limit like the request it repeats. */
 #include "api_internal.h"
 #include "credentials.h"
+#include "hook_outbox.h"
+#include "hook_sender.h"
+#include "hook_sign.h"
+#include "hook_ssrf.h"
 #include "xg_log.h"
 #include "xg_reply.h"
 
@@ -40,6 +52,7 @@ struct create_req {
     char token_hash[TOKEN_HASH_HEX_SIZE]; /* renewal: the presented token's hash */
     const char *idem_key;
     char fingerprint[2 * 32 + 1];
+    char webhook_url[HOOK_SSRF_URL_MAX + 1]; /* "" = none */
     /* from the tier and the quote */
     char currency[8];
     int64_t price_minor, confirmations, max_months, amount, rate_e8;
@@ -51,6 +64,7 @@ struct create_req {
     /* results of the transaction */
     int64_t tenant_id;
     char invoice_id[API_INVOICE_ID_SIZE];
+    int64_t created; /* the database's clock at the insert (unix seconds) */
     char open_invoice[API_INVOICE_ID_SIZE];
     char old_tier[40], old_currency[8]; /* renewal: the tenant's tier now */
     enum { CR_OK, CR_NO_TENANT, CR_NEED_SUBADDRESS, CR_INVOICE_OPEN, CR_CARRY_UNPRICED } outcome;
@@ -91,6 +105,7 @@ static bool parse_body(const char *body, struct create_req *cr, enum bl_error *c
     }
     json_t *tier = json_object_get(doc, "tier"), *months = json_object_get(doc, "months");
     json_t *token = json_object_get(doc, "token"), *channel = json_object_get(doc, "channel");
+    json_t *hook = json_object_get(doc, "webhook_url");
     if (!json_is_string(tier) || json_string_length(tier) >= sizeof cr->tier) {
         snprintf(msg, msglen, "\"tier\" must be a tier id (a string)");
         goto out;
@@ -103,6 +118,19 @@ static bool parse_body(const char *body, struct create_req *cr, enum bl_error *c
         snprintf(msg, msglen, "\"%s\" must be a string",
                  token && !json_is_string(token) ? "token" : "channel");
         goto out;
+    }
+    if (hook) {
+        char host[HOOK_SSRF_HOST_MAX];
+        *code = BL_ERROR_INVALID_WEBHOOK_URL;
+        if (!json_is_string(hook)) {
+            snprintf(msg, msglen, "\"webhook_url\" must be a string");
+            goto out;
+        }
+        if (strlen(json_string_value(hook)) != json_string_length(hook) ||
+            !hook_ssrf_url_check(json_string_value(hook), host, sizeof host, msg, msglen))
+            goto out;
+        snprintf(cr->webhook_url, sizeof cr->webhook_url, "%s", json_string_value(hook));
+        *code = BL_ERROR_MALFORMED_JSON;
     }
     snprintf(cr->tier, sizeof cr->tier, "%s", json_string_value(tier));
     cr->months = months ? (int64_t)json_integer_value(months) : 1;
@@ -139,6 +167,22 @@ static bool idempotency_key_ok(const char *key)
 
 /* ---- answers ---------------------------------------------------------------------- */
 
+/* An invoice with a webhook shows its secret in the answer that creates it. */
+static bool add_webhook_secret(const struct api *api, const char *id, json_t *inv)
+{
+    if (!json_object_get(inv, "webhook"))
+        return true;
+    char secret[HOOK_SIGN_SECRET_SIZE];
+    if (!hook_sign_secret(api->hook_key, id, secret))
+        return false;
+    json_object_set_new(inv, "webhook_secret", json_string(secret));
+    json_object_set_new(inv, "webhook_secret_notice",
+                        json_string("shown once: store it now; it verifies the "
+                                    "Xmrgate-Signature of every webhook of this invoice"));
+    OPENSSL_cleanse(secret, sizeof secret);
+    return true;
+}
+
 /* 201 (or 200 for a replay) with the invoice and, for a purchase, its token. */
 static enum MHD_Result reply_invoice(const struct xg_httpd_request *req, struct xg_pg *pg,
                                      const char *id, const char *token, unsigned status)
@@ -148,6 +192,10 @@ static enum MHD_Result reply_invoice(const struct xg_httpd_request *req, struct 
     enum api_load r = api_invoice_load(api, pg, id, &inv);
     if (r != API_LOAD_OK)
         return api_db_error(req, pg);
+    if (!add_webhook_secret(api, id, inv)) {
+        json_decref(inv);
+        return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "cannot derive the webhook secret");
+    }
     if (token) {
         json_object_set_new(inv, "token", json_string(token));
         json_object_set_new(inv, "token_notice",
@@ -258,11 +306,13 @@ static bool insert_invoice(struct xg_pg *pg, const struct api *api, struct creat
         cr->idem_key,
         cr->idem_key ? cr->fingerprint : NULL,
         free_tier ? "provisioned" : "pending",
+        cr->webhook_url[0] ? cr->webhook_url : NULL,
     };
-    PGresult *res = xg_pg_exec(pg, "bl_invoice_insert", 19, params);
+    PGresult *res = xg_pg_exec(pg, "bl_invoice_insert", 20, params);
     if (!res)
         return false;
     snprintf(cr->invoice_id, sizeof cr->invoice_id, "%s", PQgetvalue(res, 0, 0));
+    cr->created = xg_pg_int64(res, 0, 1);
     PQclear(res);
     return true;
 }
@@ -284,6 +334,14 @@ static enum xg_tx_result on_free_tx(struct xg_pg *pg, void *ctx)
     if (!res)
         return xg_pg_tx_classify(pg);
     PQclear(res);
+    if (t->cr->webhook_url[0]) { /* provisioned at once: its one event */
+        struct hook_event ev = {HOOK_EVENT_PROVISIONED, 0};
+        struct hook_event_facts f = {.invoice_id = t->cr->invoice_id,
+                                     .status = INVOICE_PROVISIONED,
+                                     .created = t->cr->created};
+        if (!hook_outbox_write(pg, &ev, 1, &f))
+            return xg_pg_tx_classify(pg);
+    }
     return XG_TX_COMMIT;
 }
 
@@ -348,6 +406,21 @@ static enum xg_tx_result renewal_subaddress(struct xg_pg *pg, struct create_req 
     return res ? XG_TX_COMMIT : xg_pg_tx_classify(pg);
 }
 
+/* A superseded invoice with a webhook_url is expired: its event (bl_invoice_supersede's row). */
+static bool superseded_event(struct xg_pg *pg, const char *id, const PGresult *up)
+{
+    if (PQntuples(up) != 1 || strcmp(PQgetvalue(up, 0, 0), "t") != 0)
+        return true;
+    struct hook_event ev = {HOOK_EVENT_EXPIRED, xg_pg_int64(up, 0, 3)};
+    struct hook_event_facts f = {.invoice_id = id,
+                                 .status = INVOICE_EXPIRED,
+                                 .amount = xg_pg_int64(up, 0, 1),
+                                 .paid = xg_pg_int64(up, 0, 2),
+                                 .confirmations_required = xg_pg_int64(up, 0, 4),
+                                 .created = xg_pg_int64(up, 0, 5)};
+    return hook_outbox_write(pg, &ev, 1, &f);
+}
+
 /* An untouched pending invoice on the subaddress is superseded; anything else open wins. */
 static enum xg_tx_result clear_open_invoice(struct xg_pg *pg, struct create_req *cr)
 {
@@ -368,7 +441,8 @@ static enum xg_tx_result clear_open_invoice(struct xg_pg *pg, struct create_req 
         } else {
             const char *p2[] = {cr->open_invoice};
             PGresult *up = xg_pg_exec(pg, "bl_invoice_supersede", 1, p2);
-            r = up ? XG_TX_COMMIT : xg_pg_tx_classify(pg);
+            r = up && superseded_event(pg, cr->open_invoice, up) ? XG_TX_COMMIT
+                                                                 : xg_pg_tx_classify(pg);
             PQclear(up);
         }
     }
@@ -569,6 +643,11 @@ enum MHD_Result api_handle_invoice_create(const struct xg_httpd_request *req)
     struct xg_pg *pg = pgpool_get(api->pool);
     if (!check_tier(req, pg, &cr, &mr) || !check_rate_limit(req, &cr, &mr))
         goto out;
+    if (cr.webhook_url[0] &&
+        !hook_sender_url_allowed(&api->hook_allow, cr.webhook_url, msg, sizeof msg)) {
+        mr = api_errorf(req, BL_ERROR_WEBHOOK_URL_REFUSED, "%s", msg);
+        goto out;
+    }
     if (cr.idem_key && replay(req, pg, &cr, &mr))
         goto out;
     if (!check_quote(req, &cr, &mr))

@@ -2,7 +2,9 @@
  * the tenant's validity and connection settings. The stored state is the poller's
  * verdict; `remaining` and the late disposition come from the same pure state machine
  * over the stored payments, all of them summed as settle reads them (invoice.h,
- * settle.h); the list shows the first MAX_SHOWN_PAYMENTS. */
+ * settle.h); the list shows the first MAX_SHOWN_PAYMENTS. An invoice created with a
+ * webhook_url shows "webhook": its URL and each event's delivery status (attempts, last
+ * status and error, next attempt, delivered or given up), never its secret. */
 #include "api_internal.h"
 #include "invoice.h"
 #include "settle.h"
@@ -29,6 +31,41 @@ static bool load_payments(struct xg_pg *pg, const char *id, json_t *list)
                             (json_int_t)xg_pg_int64(res, i, 2), "state", PQgetvalue(res, i, 3),
                             "first_seen_at", PQgetvalue(res, i, 6)));
     PQclear(res);
+    return true;
+}
+
+static json_t *text_or_null(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
+}
+
+/* "webhook": {"url", "events": [...]} (hook_outbox.h writes them, hook_sender.h sends). */
+static bool load_webhook(struct xg_pg *pg, const char *id, const char *url, json_t *inv)
+{
+    const char *params[] = {id};
+    PGresult *res = xg_pg_exec(pg, "bl_hook_events_list", 1, params);
+    if (!res)
+        return false;
+    json_t *events = json_array();
+    for (int i = 0; i < PQntuples(res); i++) {
+        const char *state = !PQgetisnull(res, i, 9)    ? "delivered"
+                            : !PQgetisnull(res, i, 10) ? "failed"
+                                                       : "pending";
+        int64_t status = xg_pg_int64(res, i, 4);
+        json_t *ev = json_pack(
+            "{s:s, s:s, s:I, s:s, s:I, s:o, s:o, s:s, s:o, s:o, s:o, s:o}", "id",
+            PQgetvalue(res, i, 0), "type", PQgetvalue(res, i, 1), "confirmations",
+            (json_int_t)xg_pg_int64(res, i, 2), "state", state, "attempts",
+            (json_int_t)xg_pg_int64(res, i, 3), "last_status",
+            status ? json_integer(status) : json_null(), "last_error", text_or_null(res, i, 5),
+            "created_at", PQgetvalue(res, i, 6), "next_attempt_at",
+            strcmp(state, "pending") == 0 ? json_string(PQgetvalue(res, i, 7)) : json_null(),
+            "last_attempt_at", text_or_null(res, i, 8), "delivered_at", text_or_null(res, i, 9),
+            "failed_at", text_or_null(res, i, 10));
+        json_array_append_new(events, ev);
+    }
+    PQclear(res);
+    json_object_set_new(inv, "webhook", json_pack("{s:s, s:o}", "url", url, "events", events));
     return true;
 }
 
@@ -113,8 +150,15 @@ enum api_load api_invoice_load(struct api *api, struct xg_pg *pg, const char *id
     struct invoice_outcome o = invoice_evaluate(&in);
     free(pays);
     *out = invoice_json(api, res, payments, &o);
+    bool ok = *out != NULL;
+    if (ok && !PQgetisnull(res, 0, 19) && !load_webhook(pg, id, PQgetvalue(res, 0, 19), *out)) {
+        json_decref(*out);
+        *out = NULL;
+        PQclear(res);
+        return API_LOAD_DB_ERROR;
+    }
     PQclear(res);
-    return *out ? API_LOAD_OK : API_LOAD_DB_ERROR;
+    return ok ? API_LOAD_OK : API_LOAD_DB_ERROR;
 }
 
 enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req)

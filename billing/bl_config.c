@@ -1,6 +1,7 @@
 /* bl_config — billing's configuration keys, declared once. */
 #include "bl_config.h"
 
+#include "hook_sign.h"
 #include "xg_hex.h"
 #include "xg_log.h"
 
@@ -107,9 +108,41 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("xmr402", "unseen_hold", XG_CFG_DURATION, xmr402_unseen_hold_ms, "8s", 0, 12000, false,
         "how long a proof waits for the view-only wallet to see its transaction before billing "
         "answers \"not visible yet, retry\" (never \"pay\"); under the gateway's 15 s wait"),
+    KEY("webhooks", "allow", XG_CFG_STRING, hook_allow, "", 0, 0, false,
+        "webhook targets allowed although they are loopback, private, link-local or otherwise "
+        "not public: CIDRs or addresses, comma-separated (\"\" = public addresses only)"),
+    KEY("webhooks", "secret_key", XG_CFG_STRING, hook_secret_key, "", 0, 0, false,
+        "64 hex digits: the key each invoice's webhook secret is derived from (\"\" = derived "
+        "from [gateway] ha1_key); changing it changes every secret"),
+    KEY("webhooks", "retry_base", XG_CFG_DURATION, hook_retry_base_ms, "10s", 100, 3600000, false,
+        "pause after a webhook's first failed attempt; it doubles at each further failure"),
+    KEY("webhooks", "retry_cap", XG_CFG_DURATION, hook_retry_cap_ms, "1h", 100, 86400000, false,
+        "longest pause between two attempts of a webhook"),
+    KEY("webhooks", "retry_for", XG_CFG_DURATION, hook_retry_for_ms, "24h", 1000,
+        INT64_C(604800000), false,
+        "a webhook event not delivered this long after it happened "
+        "is given up (failed)"),
+    KEY("webhooks", "timeout", XG_CFG_DURATION, hook_timeout_ms, "10s", 500, 60000, false,
+        "deadline for one delivery, connecting included"),
+    KEY("webhooks", "max_response", XG_CFG_SIZE, hook_max_response, "64k", 1024, 1 << 20, false,
+        "largest receiver answer read; a longer one fails the attempt"),
+    KEY("webhooks", "poll_interval", XG_CFG_DURATION, hook_poll_interval_ms, "1s", 100, 60000,
+        false, "how often the sender looks for due webhook events"),
     KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
 };
 const size_t bl_config_key_count = sizeof bl_config_keys / sizeof bl_config_keys[0];
+
+/* [webhooks] secret_key, or the key derived from [gateway] ha1_key (checked before). */
+static bool hook_key(struct bl_config *cfg)
+{
+    if (cfg->hook_secret_key[0])
+        return xg_hex_decode(cfg->hook_secret_key, cfg->hook_key, sizeof cfg->hook_key);
+    uint8_t ha1[32];
+    bool ok =
+        xg_hex_decode(cfg->ha1_key, ha1, sizeof ha1) && hook_sign_key_derive(ha1, cfg->hook_key);
+    memset(ha1, 0, sizeof ha1);
+    return ok;
+}
 
 bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t errlen)
 {
@@ -136,6 +169,18 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     char why[160];
     if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
         snprintf(err, errlen, "[server] trusted_proxies: %s", why);
+        goto bad;
+    }
+    if (!xg_proxy_trust_parse(cfg->hook_allow, &cfg->hook_allow_list, why, sizeof why)) {
+        snprintf(err, errlen, "[webhooks] allow: %s", why);
+        goto bad;
+    }
+    if (cfg->hook_retry_cap_ms < cfg->hook_retry_base_ms) {
+        snprintf(err, errlen, "[webhooks] retry_cap: must not be below retry_base");
+        goto bad;
+    }
+    if (!hook_key(cfg)) {
+        snprintf(err, errlen, "[webhooks] secret_key: expected 64 hex digits");
         goto bad;
     }
     return true;

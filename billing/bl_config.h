@@ -60,10 +60,21 @@ struct bl_config {
     int64_t xmr402_max_open_challenges;
     int64_t xmr402_verifies_per_second;
     int64_t xmr402_credentials_window_ms;
+    /* [webhooks]: events for programs that buy through the API (billing/hook_*.h) */
+    char *hook_allow; /* as configured; parsed into hook_allow_list */
+    char *hook_secret_key;
+    int64_t hook_retry_base_ms;
+    int64_t hook_retry_cap_ms;
+    int64_t hook_retry_for_ms;
+    int64_t hook_timeout_ms;
+    int64_t hook_max_response;
+    int64_t hook_poll_interval_ms;
     /* [log] */
     char *log_level;
 
-    struct xg_proxy_trust trust; /* trusted_proxies, parsed by bl_config_load */
+    struct xg_proxy_trust trust;           /* trusted_proxies, parsed by bl_config_load */
+    struct xg_proxy_trust hook_allow_list; /* [webhooks] allow, parsed by bl_config_load */
+    uint8_t hook_key[32]; /* [webhooks] secret_key, or derived from ha1_key (hook_sign.h) */
 };
 
 extern const struct xg_cfg_key bl_config_keys[];

@@ -34,6 +34,12 @@ static const struct bl_error_info bl_error_table[BL_ERROR_COUNT] = {
                                "subaddress; pay it or let it expire"},
     [BL_ERROR_INVOICE_NOT_FOUND] = {"invoice_not_found", 404, "no such invoice"},
     [BL_ERROR_NOTHING_TO_PAY] = {"nothing_to_pay", 404, "this invoice has no payment address"},
+    [BL_ERROR_INVALID_WEBHOOK_URL] = {"invalid_webhook_url", 400,
+                                      "webhook_url must be an http:// or https:// URL of at most "
+                                      "2048 characters"},
+    [BL_ERROR_WEBHOOK_URL_REFUSED] = {"webhook_url_refused", 400,
+                                      "webhook_url points at an address billing does not send "
+                                      "to (loopback, private, link-local or reserved)"},
     [BL_ERROR_MALFORMED_PROOF] = {"malformed_proof", 400,
                                   "the body must be a JSON object with txid and proof"},
     [BL_ERROR_UNKNOWN_INVOICE] = {"unknown_invoice", 402, "no such invoice"},

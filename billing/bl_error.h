@@ -27,6 +27,9 @@ enum bl_error {
     BL_ERROR_INVOICE_OPEN,
     BL_ERROR_INVOICE_NOT_FOUND,
     BL_ERROR_NOTHING_TO_PAY,
+    /* webhooks (hook_ssrf.h) */
+    BL_ERROR_INVALID_WEBHOOK_URL,
+    BL_ERROR_WEBHOOK_URL_REFUSED,
     /* XMR402 proofs (api_xmr402.c) */
     BL_ERROR_MALFORMED_PROOF,
     BL_ERROR_UNKNOWN_INVOICE,

@@ -9,6 +9,7 @@
 #include "bl_config.h"
 #include "bl_metrics.h"
 #include "grant.h"
+#include "hook_sender.h"
 #include "poller.h"
 #include "pricing.h"
 #include "wallet.h"
@@ -22,6 +23,7 @@
 #include "xg_signal.h"
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,7 @@ struct billing {
     struct wallet *wallet;
     struct price_source *prices;
     struct poller *poller;
+    struct hook_sender *hooks;
     struct api *api;
     struct bl_metrics *metrics;
 };
@@ -128,6 +131,23 @@ static bool start_services(struct billing *bl)
         xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the wallet poller");
         return false;
     }
+    struct hook_sender_options hopt = {
+        .conninfo = c->database_url,
+        .allow = &c->hook_allow_list,
+        .retry = {.base_ms = c->hook_retry_base_ms,
+                  .cap_ms = c->hook_retry_cap_ms,
+                  .give_up_ms = c->hook_retry_for_ms},
+        .timeout_ms = c->hook_timeout_ms,
+        .max_response = c->hook_max_response,
+        .interval_ms = c->hook_poll_interval_ms,
+    };
+    memcpy(hopt.key, c->hook_key, sizeof hopt.key);
+    bl->hooks = hook_sender_new(&hopt);
+    OPENSSL_cleanse(hopt.key, sizeof hopt.key);
+    if (!bl->hooks || !hook_sender_start(bl->hooks)) {
+        xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the webhook sender");
+        return false;
+    }
     struct api_options aopt = {.cfg = c, .wallet = bl->wallet, .prices = bl->prices};
     bl->api = api_start(&aopt, err, sizeof err);
     if (!bl->api) {
@@ -189,6 +209,7 @@ static void billing_stop(struct billing *bl)
     xg_admin_stop(bl->admin);
     bl_metrics_free(bl->metrics);
     api_stop(bl->api);
+    hook_sender_free(bl->hooks);
     poller_free(bl->poller);
     price_source_stop(bl->prices);
     wallet_free(bl->wallet);

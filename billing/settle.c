@@ -1,6 +1,7 @@
 /* settle — see settle.h. */
 #include "settle.h"
 
+#include "hook_outbox.h"
 #include "pricing.h"
 #include "xg_log.h"
 
@@ -8,10 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const settle_queries[] = {"bl_invoice_lock",        "bl_invoice_payment_sums",
-                                      "bl_invoice_set_state",   "bl_invoice_set_provisioned",
-                                      "bl_tenant_from_invoice", "bl_tenant_renewal_facts",
-                                      "bl_tenant_extend",       NULL};
+const char *const settle_queries[] = {"bl_invoice_lock",
+                                      "bl_invoice_payment_sums",
+                                      "bl_invoice_set_state",
+                                      "bl_invoice_set_provisioned",
+                                      "bl_tenant_from_invoice",
+                                      "bl_tenant_renewal_facts",
+                                      "bl_tenant_extend",
+                                      "bl_hook_event_insert",
+                                      NULL};
 
 struct locked_invoice {
     bool renewal;
@@ -21,6 +27,8 @@ struct locked_invoice {
     /* the locked quote: the new tier's monthly price and, for fiat, the rate (else 0) */
     char currency[8];
     int64_t price_minor, rate_e8;
+    int64_t confirmations; /* as last settled */
+    bool webhook;          /* it has a webhook_url: its state changes write events */
 };
 
 static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct locked_invoice *li)
@@ -44,6 +52,8 @@ static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct l
         const char *rate = PQgetvalue(res, 0, 11);
         if (!*rate || !price_parse_rate(rate, strlen(rate), &li->rate_e8))
             li->rate_e8 = 0;
+        li->confirmations = xg_pg_int64(res, 0, 12);
+        li->webhook = strcmp(PQgetvalue(res, 0, 13), "t") == 0;
         r = XG_TX_COMMIT;
     }
     PQclear(res);
@@ -163,6 +173,25 @@ static bool write_state(struct xg_pg *pg, const char *id, const struct invoice_o
     return exec_ok(pg, "bl_invoice_set_state", 4, p, NULL);
 }
 
+/* The webhook events of this step, in its transaction (hook_outbox.h). */
+static bool write_events(struct xg_pg *pg, const char *id, const struct locked_invoice *li,
+                         const struct invoice_outcome *o, enum invoice_state after)
+{
+    if (!li->webhook)
+        return true;
+    struct hook_transition t = {.before = li->state,
+                                .after = after,
+                                .conf_before = li->confirmations,
+                                .conf_after = o->confirmations};
+    struct hook_event_facts f = {.invoice_id = id,
+                                 .status = after,
+                                 .amount = li->amount,
+                                 .paid = o->paid,
+                                 .confirmations_required = li->required,
+                                 .created = li->now};
+    return hook_outbox_transition(pg, &t, &f);
+}
+
 enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
                                  const struct settle_policy *policy, struct settle_result *out)
 {
@@ -190,13 +219,14 @@ enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
     struct invoice_outcome o = invoice_evaluate(&in);
     free(pays);
     if (o.provision) {
-        if (!provision(pg, invoice_id, &li, &o, &out->tenant_id))
+        if (!provision(pg, invoice_id, &li, &o, &out->tenant_id) ||
+            !write_events(pg, invoice_id, &li, &o, INVOICE_PROVISIONED))
             return xg_pg_tx_classify(pg);
         out->after = INVOICE_PROVISIONED;
         out->provisioned = true;
         return XG_TX_COMMIT;
     }
-    if (!write_state(pg, invoice_id, &o))
+    if (!write_state(pg, invoice_id, &o) || !write_events(pg, invoice_id, &li, &o, o.state))
         return xg_pg_tx_classify(pg);
     out->after = o.state;
     return XG_TX_COMMIT;

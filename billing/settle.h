@@ -5,7 +5,9 @@
  * wrapped HA1, and its subaddress for life) or extends it (a renewal: valid_until = now +
  * the time left, converted by price at a tier change (price_carry) + months, at the
  * invoice's tier), and marks the invoice provisioned — all in the same transaction, so
- * the tenants trigger's NOTIFY reaches the gateway exactly when the money is final.
+ * the tenants trigger's NOTIFY reaches the gateway exactly when the money is final. An
+ * invoice with a webhook_url also gets the webhook events of the step written to the
+ * outbox in the same transaction (hook_outbox.h).
  *
  * Idempotent: the state is derived from the stored payments only and `provisioned` is
  * sticky, so settling twice (a retry, a restarted or second poller) provisions once.

@@ -60,27 +60,31 @@ SELECT i.id::text, i.state, EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id 
    FOR UPDATE;
 
 -- name: bl_invoice_supersede
--- A renewal replaces an untouched pending one on the same subaddress.
+-- A renewal replaces an untouched pending one on the same subaddress; what its expired
+-- webhook event says (billing/hook_outbox.h) comes back.
 UPDATE invoices SET state = 'expired', expires_at = least(expires_at, now())
- WHERE id = $1::uuid AND state = 'pending';
+ WHERE id = $1::uuid AND state = 'pending'
+RETURNING webhook_url IS NOT NULL, amount, paid, confirmations, confirmations_required,
+          extract(epoch FROM now())::bigint;
 
 -- name: bl_invoice_insert
 INSERT INTO invoices (kind, channel, tier_id, months, tenant_id, token_hash, digest_ha1, handle,
                       amount, subaddress_index, subaddress, confirmations_required,
                       price_currency, price_minor, rate_fiat_per_xmr, expires_at,
-                      idempotency_key, request_fingerprint, state, provisioned_at)
+                      idempotency_key, request_fingerprint, state, provisioned_at, webhook_url)
 VALUES ($1, $2, $3, $4::int, $5::bigint, decode($6, 'hex'), decode($7, 'hex'), $8,
         $9::bigint, $10::int, $11, $12::int, $13, $14::bigint, $15::numeric,
         now() + make_interval(secs => $16::int), $17, decode($18, 'hex'), $19,
-        CASE WHEN $19 = 'provisioned' THEN now() END)
-RETURNING id::text;
+        CASE WHEN $19 = 'provisioned' THEN now() END, $20)
+RETURNING id::text, extract(epoch FROM now())::bigint;
 
 -- name: bl_invoice_lock
 -- The invoice as the state machine needs it, locked for the settling transaction; the
 -- database's clock is the one clock every instance shares.
 SELECT kind, state, amount, confirmations_required, extract(epoch FROM expires_at)::bigint,
        tier_id, months, tenant_id, extract(epoch FROM now())::bigint, price_currency,
-       price_minor, coalesce(rate_fiat_per_xmr::text, '')
+       price_minor, coalesce(rate_fiat_per_xmr::text, ''), confirmations,
+       webhook_url IS NOT NULL
   FROM invoices
  WHERE id = $1::uuid
    FOR UPDATE;
@@ -156,7 +160,8 @@ SELECT i.id::text, i.kind, i.tier_id, i.months, i.state, i.amount, i.paid, i.con
        to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        i.price_currency, i.price_minor, i.rate_fiat_per_xmr::text,
        extract(epoch FROM i.expires_at)::bigint, extract(epoch FROM now())::bigint,
-       to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+       to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       i.webhook_url
   FROM invoices i
   LEFT JOIN tenants t ON t.id = i.tenant_id
  WHERE i.id = $1::uuid;
@@ -321,3 +326,55 @@ SELECT t.id, t.handle, t.tier_id, tr.burst_rps, tr.daily_quota,
   FROM tenants t
   JOIN tiers tr ON tr.id = t.tier_id
  WHERE t.id = $1::bigint;
+
+-- ---- webhooks (billing/hook_outbox.c, hook_sender.c) -------------------------------------
+
+-- name: bl_hook_event_insert
+-- An event in the outbox, in the transaction of the state change that causes it; the same
+-- event written again (a settle rerun) is a no-op.
+INSERT INTO webhook_events (event_id, invoice_id, type, confirmations, body)
+VALUES ($1, $2::uuid, $3, $4::int, $5)
+ON CONFLICT (event_id) DO NOTHING;
+
+-- name: bl_hook_claim
+-- Up to $1 due events for this sender: each is leased $2 ms ahead (longer than an
+-- attempt), so another replica skips it and one killed mid-attempt leaves it due again.
+UPDATE webhook_events e
+   SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+  FROM invoices i
+ WHERE e.id IN (SELECT w.id FROM webhook_events w
+                 WHERE w.delivered_at IS NULL AND w.failed_at IS NULL
+                   AND w.next_attempt_at <= now()
+                 ORDER BY w.next_attempt_at, w.id
+                 LIMIT $1::int
+                   FOR UPDATE SKIP LOCKED)
+   AND i.id = e.invoice_id
+RETURNING e.id, e.event_id, e.invoice_id::text, coalesce(i.webhook_url, ''), e.body,
+          e.attempts, (extract(epoch FROM now() - e.created_at) * 1000)::bigint,
+          extract(epoch FROM now())::bigint;
+
+-- name: bl_hook_result
+-- One attempt's outcome: delivered ($4), or the next attempt in $5 ms, or given up ($6).
+UPDATE webhook_events
+   SET attempts = attempts + 1, last_attempt_at = now(), last_status = $2::int,
+       last_error = $3,
+       delivered_at = CASE WHEN $4::boolean THEN now() END,
+       failed_at = CASE WHEN NOT $4::boolean AND $6::boolean THEN now() END,
+       next_attempt_at = CASE WHEN $4::boolean OR $6::boolean THEN next_attempt_at
+                              ELSE now() + make_interval(secs => $5::double precision / 1000)
+                         END
+ WHERE id = $1::bigint AND delivered_at IS NULL AND failed_at IS NULL;
+
+-- name: bl_hook_events_list
+-- idempotent: a read
+-- An invoice's webhook deliveries as GET /api/invoices/<id> shows them.
+SELECT event_id, type, confirmations, attempts, coalesce(last_status, 0), last_error,
+       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       to_char(next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       to_char(last_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       to_char(delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       to_char(failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+  FROM webhook_events
+ WHERE invoice_id = $1::uuid
+ ORDER BY id
+ LIMIT 200;

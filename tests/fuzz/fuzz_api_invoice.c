@@ -9,7 +9,9 @@
  * Properties checked:
  *   - an accepted body gives a tier id that fits, a channel of "api" or "web", at least
  *     a month unless it said otherwise, and a fingerprint of 64 hex digits; a renewal
- *     carries the hash of its token; a refusal has an error code and a message;
+ *     carries the hash of its token; an accepted webhook_url is an http(s) URL of at most
+ *     HOOK_SSRF_URL_MAX bytes without white space or control characters; a refusal has an
+ *     error code and a message;
  *   - the fingerprint is the request's, not its writing: the same document indented,
  *     ASCII-escaped, with its keys reversed or sorted, or in white space, is accepted or
  *     refused alike and, accepted, has the same fingerprint;
@@ -18,6 +20,8 @@
 #include "fuzz_json_variants.h"
 
 #include "api_invoice_create.c"
+
+#include <strings.h>
 
 static bool parse(const char *body, struct create_req *cr, enum bl_error *code)
 {
@@ -31,6 +35,13 @@ static bool parse(const char *body, struct create_req *cr, enum bl_error *code)
         FUZZ_CHECK(strlen(cr->fingerprint) == 64 &&
                    strspn(cr->fingerprint, "0123456789abcdef") == 64);
         FUZZ_CHECK(!cr->renewal || strlen(cr->token_hash) == TOKEN_HASH_HEX_SIZE - 1);
+        size_t n = strlen(cr->webhook_url);
+        FUZZ_CHECK(n <= HOOK_SSRF_URL_MAX);
+        FUZZ_CHECK(n == 0 || strncasecmp(cr->webhook_url, "http://", 7) == 0 ||
+                   strncasecmp(cr->webhook_url, "https://", 8) == 0);
+        for (size_t i = 0; i < n; i++)
+            FUZZ_CHECK((unsigned char)cr->webhook_url[i] > 0x20 &&
+                       (unsigned char)cr->webhook_url[i] != 0x7f);
     } else {
         FUZZ_CHECK(*code < BL_ERROR_COUNT && msg[0] != '\0');
     }

@@ -218,7 +218,8 @@ def main():
 
     invoices = [s for s in shell_json("billing", "limits", "ops", "stack") if b"tier" in s]
     write("api_invoice", invoices + [b'{"tier":"free"}', b'{"tier":"wallet","months":3,'
-                                     b'"channel":"web"}'])
+                                     b'"channel":"web"}',
+                                     b'{"tier":"wallet","webhook_url":"https://[::1]:8443/h?x"}'])
 
     txid = next(s for s in unit("test_xmr402.c") if re.fullmatch(rb"[0-9a-f]{64}", s))
     proof = next(s for s in unit("test_xmr402.c") if s.startswith(b"OutProofV"))

@@ -33,6 +33,8 @@ static const struct {
     {BL_ERROR_INVOICE_OPEN, "invoice_open", 409},
     {BL_ERROR_INVOICE_NOT_FOUND, "invoice_not_found", 404},
     {BL_ERROR_NOTHING_TO_PAY, "nothing_to_pay", 404},
+    {BL_ERROR_INVALID_WEBHOOK_URL, "invalid_webhook_url", 400},
+    {BL_ERROR_WEBHOOK_URL_REFUSED, "webhook_url_refused", 400},
     {BL_ERROR_MALFORMED_PROOF, "malformed_proof", 400},
     {BL_ERROR_UNKNOWN_INVOICE, "unknown_invoice", 402},
     {BL_ERROR_TXID_UNKNOWN, "txid_unknown", 402},
