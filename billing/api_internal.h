@@ -37,6 +37,7 @@ struct api {
     int64_t xmr402_pending_requests, xmr402_unseen_hold_ms;
     int64_t xmr402_max_open_challenges, xmr402_credentials_window_s;
     struct client_limit_table *verify_global; /* one bucket: proofs per second, all clients */
+    struct txnode *txnode;                    /* the node asked before any wallet call (txnode.h) */
 };
 
 struct api *api_of(const struct xg_httpd_request *req);

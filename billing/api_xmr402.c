@@ -27,12 +27,15 @@
  *   GET  /api/xmr402/receipt-key  → the Ed25519 public key receipts are signed with.
  * A proof without "invoice" whose transaction the view-only wallet has not seen yet waits
  * up to [xmr402] unseen_hold before txid_unknown, which the gateway answers "retry", never
- * "pay". Over 700 lines: one endpoint pair around one invoice view (struct xmr402_inv),
+ * "pay". Before any wallet call the node is asked whether the transaction exists at all
+ * ([wallet] daemon_url, txnode.h): a made-up txid costs one daemon call and no verify
+ * token. Over 700 lines: one endpoint pair around one invoice view (struct xmr402_inv),
  * split only with a header between two halves of the same conversation. */
 #include "api_internal.h"
 #include "credentials.h"
 #include "invoice.h"
 #include "settle.h"
+#include "txnode.h"
 #include "xg_hex.h"
 #include "xg_log.h"
 #include "xg_reply.h"
@@ -828,6 +831,23 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
     return reply_state(req, pg, v);
 }
 
+/* The cheap check before the wallet (txnode.h): a transaction the node does not have,
+ * after the unseen hold, is answered txid_unknown at once (the gateway's "retry", never
+ * "pay") without a wallet call or a verify token; false with that answer queued. */
+static bool node_knows_tx(const struct xg_httpd_request *req, const struct verify *v,
+                          enum MHD_Result *mr)
+{
+    struct api *api = api_of(req);
+    if (txnode_lookup_held(api->txnode, v->txid, (long)api->xmr402_unseen_hold_ms,
+                           UNSEEN_POLL_MS) != TXNODE_MISSING)
+        return true;
+    xg_log(XG_LOG_DEBUG, "xmr402_txid_not_on_node", "%s", v->txid);
+    *mr = refuse(req, BL_ERROR_TXID_UNKNOWN,
+                 "the node has no transaction with this txid (nothing was asked of the wallet)",
+                 NULL);
+    return false;
+}
+
 enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
@@ -839,6 +859,7 @@ enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
     if (!parse_verify_body(req->body, v, msg, sizeof msg)) {
         mr = api_errorf(req, BL_ERROR_MALFORMED_PROOF, "%s", msg);
     } else if (take_rate_limit(req, api->verify_limit, "proofs", false, &mr) &&
+               node_knows_tx(req, v, &mr) &&
                take_rate_limit(req, api->verify_global, "proofs", true, &mr)) {
         struct xg_pg *pg = pgpool_get(api->pool);
         mr = verify_run(req, pg, v);

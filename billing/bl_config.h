@@ -60,6 +60,7 @@ struct bl_config {
     int64_t xmr402_max_open_challenges;
     int64_t xmr402_verifies_per_second;
     int64_t xmr402_credentials_window_ms;
+    int64_t xmr402_challenge_retention_ms;
     /* [log] */
     char *log_level;
 

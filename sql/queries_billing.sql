@@ -321,3 +321,22 @@ SELECT t.id, t.handle, t.tier_id, tr.burst_rps, tr.daily_quota,
   FROM tenants t
   JOIN tiers tr ON tr.id = t.tier_id
  WHERE t.id = $1::bigint;
+
+-- name: bl_xmr402_challenges_sweep
+-- idempotent: deleting rows already past their retention twice deletes nothing more
+-- Expired XMR402 challenges nobody paid, $1 seconds after their expiry (billing/sweep.h),
+-- at most $2 a call; rows another transaction holds are left for the next cycle.
+WITH stale AS (
+    SELECT i.id
+      FROM invoices i
+     WHERE i.channel = 'xmr402' AND i.state = 'expired' AND i.paid = 0
+       AND i.tenant_id IS NULL
+       AND i.expires_at < now() - make_interval(secs => $1::bigint)
+       AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = i.id)
+     ORDER BY i.expires_at
+     LIMIT $2::int
+       FOR UPDATE SKIP LOCKED
+)
+DELETE FROM invoices i
+ USING stale
+ WHERE i.id = stale.id;
