@@ -18,7 +18,8 @@ struct txnode {
     struct xg_http_client *http;
 };
 
-static bool lists_txid(const json_t *list, const char *key, const char *txid)
+/* The entry of list naming txid (under key, or the entry itself when key is NULL). */
+static const json_t *entry_of(const json_t *list, const char *key, const char *txid)
 {
     size_t i;
     const json_t *e;
@@ -26,9 +27,9 @@ static bool lists_txid(const json_t *list, const char *key, const char *txid)
     {
         const char *h = json_string_value(key ? json_object_get(e, key) : e);
         if (h && strcmp(h, txid) == 0)
-            return true;
+            return e;
     }
-    return false;
+    return NULL;
 }
 
 enum txnode_verdict txnode_verdict_of(const char *txid, long http_status, const char *body,
@@ -40,9 +41,13 @@ enum txnode_verdict txnode_verdict_of(const char *txid, long http_status, const 
     enum txnode_verdict v = TXNODE_UNKNOWN;
     const char *status = json_string_value(json_object_get(doc, "status"));
     if (status && strcmp(status, "OK") == 0) {
-        if (lists_txid(json_object_get(doc, "txs"), "tx_hash", txid))
-            v = TXNODE_FOUND;
-        else if (lists_txid(json_object_get(doc, "missed_tx"), NULL, txid))
+        const json_t *tx = entry_of(json_object_get(doc, "txs"), "tx_hash", txid);
+        if (tx)
+            v = json_is_true(json_object_get(tx, "in_pool")) &&
+                        json_is_true(json_object_get(tx, "double_spend_seen"))
+                    ? TXNODE_DOUBLE_SPENT
+                    : TXNODE_FOUND;
+        else if (entry_of(json_object_get(doc, "missed_tx"), NULL, txid))
             v = TXNODE_MISSING;
     }
     json_decref(doc);

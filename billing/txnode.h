@@ -17,14 +17,18 @@
 #include <stddef.h>
 
 enum txnode_verdict {
-    TXNODE_FOUND,   /* in the node's pool or chain */
-    TXNODE_MISSING, /* the node answered and does not have it */
-    TXNODE_UNKNOWN, /* no node configured, or no usable answer: ask the wallet */
+    TXNODE_FOUND,        /* in the node's pool or chain */
+    TXNODE_DOUBLE_SPENT, /* in the node's pool, and the node saw another spend of its inputs */
+    TXNODE_MISSING,      /* the node answered and does not have it */
+    TXNODE_UNKNOWN,      /* no node configured, or no usable answer: ask the wallet */
 };
 
 /* Pure: the verdict of a get_transactions answer (status, its body) for txid (64 lower-case
- * hex digits). FOUND when "txs" lists it; MISSING when "missed_tx" does and status is OK;
- * UNKNOWN for anything else (a non-200 status, BUSY, an unparsable body, neither list). */
+ * hex digits). FOUND when "txs" lists it; DOUBLE_SPENT when it lists it in the pool with
+ * double_spend_seen (monerod sets it when it refuses a transaction spending the same key
+ * images; the view-only wallet does not learn it for a transaction it already holds); MISSING when
+ * "missed_tx" does and status is OK; UNKNOWN for anything else (a non-200 status, BUSY, an
+ * unparsable body, neither list). */
 enum txnode_verdict txnode_verdict_of(const char *txid, long http_status, const char *body,
                                       size_t len);
 

@@ -263,6 +263,16 @@ SELECT id::text
  ORDER BY created_at DESC
  LIMIT 1;
 
+-- name: bl_xmr402_payment_of_txid
+-- idempotent: a read
+-- What billing already recorded of a txid: the invoice it paid and its state. A proof whose
+-- transaction left the node (double-spent, dropped) is still answered from this.
+SELECT invoice_id::text, state
+  FROM payments
+ WHERE txid = $1 AND invoice_id IS NOT NULL
+ ORDER BY updated_at DESC
+ LIMIT 1;
+
 -- name: bl_xmr402_txid_elsewhere
 -- idempotent: a read
 -- A txid satisfies one invoice only: the other invoice it is already recorded for, if any.

@@ -26,6 +26,15 @@ static void test_verdicts(void **state)
         {200, "{\"status\":\"OK\",\"txs\":[{\"tx_hash\":\"" TXID "\",\"block_height\":12}]}",
          TXNODE_FOUND},
         {200, "{\"status\":\"OK\",\"missed_tx\":[\"" TXID "\"]}", TXNODE_MISSING},
+        {200,
+         "{\"status\":\"OK\",\"txs\":[{\"tx_hash\":\"" TXID
+         "\",\"in_pool\":true,\"double_spend_seen\":true}]}",
+         TXNODE_DOUBLE_SPENT},
+        /* mined after all: the chain decided, the flag is history */
+        {200,
+         "{\"status\":\"OK\",\"txs\":[{\"tx_hash\":\"" TXID
+         "\",\"in_pool\":false,\"double_spend_seen\":true}]}",
+         TXNODE_FOUND},
         {200, "{\"status\":\"OK\",\"missed_tx\":[\"" OTHER "\"]}", TXNODE_UNKNOWN},
         {200, "{\"status\":\"OK\",\"txs\":[{\"tx_hash\":\"" OTHER "\"}]}", TXNODE_UNKNOWN},
         {200, "{\"status\":\"OK\"}", TXNODE_UNKNOWN},
