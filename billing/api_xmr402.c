@@ -543,10 +543,11 @@ static bool load_stored(struct xg_pg *pg, struct verify *v)
 }
 
 /* A transaction billing recorded as double-spent or gone from the pool, which the wallet
- * does not show again: it buys nothing (and its pending allowance is over). */
+ * does not show again: it buys nothing (and its pending allowance is over). A provisioned
+ * invoice stays provisioned (settle.h): its proof goes on as before. */
 static bool stored_lost(const struct verify *v)
 {
-    if (strcmp(v->stored_invoice, v->inv.id) != 0 ||
+    if (v->inv.state == INVOICE_PROVISIONED || strcmp(v->stored_invoice, v->inv.id) != 0 ||
         (strcmp(v->stored_state, "double_spend") != 0 && strcmp(v->stored_state, "gone") != 0))
         return false;
     for (size_t i = 0; i < v->nseen; i++)
