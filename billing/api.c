@@ -3,6 +3,7 @@
 
 #include "api_internal.h"
 #include "credentials.h"
+#include "txnode.h"
 #include "xg_hex.h"
 #include "xg_log.h"
 #include "xg_reply.h"
@@ -18,6 +19,7 @@
  * its payment confirms; a flood of bogus proofs must not keep the wallet busy. */
 #define XMR402_VERIFY_PER_HOUR 1800
 #define XMR402_VERIFY_BURST    60
+#define TXNODE_TIMEOUT_MS      2000 /* one get_transactions of one hash */
 
 /* (the bl_xmr402_* and settle.h's queries serve XMR402 proofs: api_xmr402.c) */
 const char *const api_queries[] = {"bl_tiers_public",
@@ -37,6 +39,7 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_xmr402_invoice",
                                    "bl_xmr402_invoice_on_subaddress",
                                    "bl_xmr402_txid_elsewhere",
+                                   "bl_xmr402_payment_of_txid",
                                    "bl_xmr402_payment_upsert",
                                    "bl_xmr402_tenant",
                                    "bl_xmr402_pending_take",
@@ -118,7 +121,8 @@ static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
     api->xmr402_credentials_window_s = cfg->xmr402_credentials_window_ms / 1000;
     api->verify_global = client_limit_table_new(1, cfg->xmr402_verifies_per_second * 3600,
                                                 cfg->xmr402_verifies_per_second);
-    return api->receipt_key && api->verify_limit && api->verify_global &&
+    api->txnode = txnode_new(cfg->daemon_url, TXNODE_TIMEOUT_MS);
+    return api->receipt_key && api->verify_limit && api->verify_global && api->txnode &&
            bl_xmr402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
 }
 
@@ -133,6 +137,7 @@ static void api_free(struct api *api)
     bl_xmr402_receipt_key_free(api->receipt_key);
     client_limit_table_free(api->verify_limit);
     client_limit_table_free(api->verify_global);
+    txnode_free(api->txnode);
     OPENSSL_cleanse(api->ha1_key, sizeof api->ha1_key);
     OPENSSL_cleanse(api->hook_key, sizeof api->hook_key);
     free(api);

@@ -27,12 +27,15 @@
  *   GET  /api/xmr402/receipt-key  → the Ed25519 public key receipts are signed with.
  * A proof without "invoice" whose transaction the view-only wallet has not seen yet waits
  * up to [xmr402] unseen_hold before txid_unknown, which the gateway answers "retry", never
- * "pay". Over 700 lines: one endpoint pair around one invoice view (struct xmr402_inv),
+ * "pay". Before any wallet call the node is asked whether the transaction exists at all
+ * ([wallet] daemon_url, txnode.h): a made-up txid costs one daemon call and no verify
+ * token. Over 700 lines: one endpoint pair around one invoice view (struct xmr402_inv),
  * split only with a header between two halves of the same conversation. */
 #include "api_internal.h"
 #include "credentials.h"
 #include "invoice.h"
 #include "settle.h"
+#include "txnode.h"
 #include "xg_hex.h"
 #include "xg_log.h"
 #include "xg_reply.h"
@@ -382,6 +385,9 @@ struct verify {
     struct settle_result settled;
     int64_t late_grace_s;
     bool wants_202; /* "mode":"confirmations": the client waits through 202 itself */
+    /* what billing recorded of the txid before ("" when nothing): bl_xmr402_payment_of_txid */
+    char stored_invoice[API_INVOICE_ID_SIZE];
+    char stored_state[16];
 };
 
 static bool base58_text(const char *s)
@@ -514,7 +520,40 @@ static enum api_load locate_invoice(struct xg_pg *pg, struct verify *v)
         if (found)
             return load_inv(pg, v->invoice, &v->inv);
     }
+    if (v->stored_invoice[0]) { /* the wallet no longer shows it: billing recorded it */
+        snprintf(v->invoice, sizeof v->invoice, "%s", v->stored_invoice);
+        return load_inv(pg, v->invoice, &v->inv);
+    }
     return API_LOAD_NOT_FOUND;
+}
+
+/* Fills stored_invoice and stored_state from the payments table. */
+static bool load_stored(struct xg_pg *pg, struct verify *v)
+{
+    const char *params[] = {v->txid};
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_payment_of_txid", 1, params);
+    if (!res)
+        return false;
+    if (PQntuples(res) == 1) {
+        snprintf(v->stored_invoice, sizeof v->stored_invoice, "%s", PQgetvalue(res, 0, 0));
+        snprintf(v->stored_state, sizeof v->stored_state, "%s", PQgetvalue(res, 0, 1));
+    }
+    PQclear(res);
+    return true;
+}
+
+/* A transaction billing recorded as double-spent or gone from the pool, which the wallet
+ * does not show again: it buys nothing (and its pending allowance is over). A provisioned
+ * invoice stays provisioned (settle.h): its proof goes on as before. */
+static bool stored_lost(const struct verify *v)
+{
+    if (v->inv.state == INVOICE_PROVISIONED || strcmp(v->stored_invoice, v->inv.id) != 0 ||
+        (strcmp(v->stored_state, "double_spend") != 0 && strcmp(v->stored_state, "gone") != 0))
+        return false;
+    for (size_t i = 0; i < v->nseen; i++)
+        if (v->seen[i].minor == v->inv.sub_index && !v->seen[i].double_spend)
+            return false;
+    return true;
 }
 
 static enum api_load txid_elsewhere(struct xg_pg *pg, const struct verify *v, char *other,
@@ -805,6 +844,12 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
     if (l == API_LOAD_OK)
         return expired_unpaid(&v->inv) ? refuse_expired(req, v)
                                        : refuse(req, BL_ERROR_TXID_USED, NULL, &v->inv);
+    if (stored_lost(v))
+        return refuse(req, BL_ERROR_NOT_COUNTED,
+                      strcmp(v->stored_state, "gone") == 0
+                          ? "this transaction left the pool unconfirmed: it buys nothing"
+                          : "this transaction is double-spent: it buys nothing",
+                      &v->inv);
     switch (check_proof(api, v, why, sizeof why)) {
     case PROOF_WALLET_DOWN:
         xg_log(XG_LOG_WARN, "wallet_unavailable", "check_tx_proof: %s", why);
@@ -828,6 +873,42 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
     return reply_state(req, pg, v);
 }
 
+/* The cheap checks before the wallet (txnode.h). A transaction the node does not have and
+ * billing never recorded, after the unseen hold, is answered txid_unknown (the gateway's
+ * "retry", never "pay"); one the node saw double-spent is not_counted, which ends its
+ * pending allowance. Neither costs a wallet call or a verify token. False with the answer
+ * queued. */
+static bool node_knows_tx(const struct xg_httpd_request *req, struct xg_pg *pg, struct verify *v,
+                          enum MHD_Result *mr)
+{
+    struct api *api = api_of(req);
+    if (!load_stored(pg, v)) {
+        *mr = api_db_error(req, pg);
+        return false;
+    }
+    /* one billing recorded needs no wait: its answer (double-spent, dropped) is billing's */
+    long hold = v->stored_invoice[0] ? 0 : (long)api->xmr402_unseen_hold_ms;
+    switch (txnode_lookup_held(api->txnode, v->txid, hold, UNSEEN_POLL_MS)) {
+    case TXNODE_FOUND:
+    case TXNODE_UNKNOWN:
+        return true;
+    case TXNODE_DOUBLE_SPENT:
+        xg_log(XG_LOG_INFO, "xmr402_double_spend", "%s", v->txid);
+        *mr = refuse(req, BL_ERROR_NOT_COUNTED, "this transaction is double-spent: it buys nothing",
+                     NULL);
+        return false;
+    case TXNODE_MISSING:
+        break;
+    }
+    if (v->stored_invoice[0])
+        return true;
+    xg_log(XG_LOG_DEBUG, "xmr402_txid_not_on_node", "%s", v->txid);
+    *mr = refuse(req, BL_ERROR_TXID_UNKNOWN,
+                 "the node has no transaction with this txid (nothing was asked of the wallet)",
+                 NULL);
+    return false;
+}
+
 enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
@@ -838,10 +919,11 @@ enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
     enum MHD_Result mr;
     if (!parse_verify_body(req->body, v, msg, sizeof msg)) {
         mr = api_errorf(req, BL_ERROR_MALFORMED_PROOF, "%s", msg);
-    } else if (take_rate_limit(req, api->verify_limit, "proofs", false, &mr) &&
-               take_rate_limit(req, api->verify_global, "proofs", true, &mr)) {
+    } else if (take_rate_limit(req, api->verify_limit, "proofs", false, &mr)) {
         struct xg_pg *pg = pgpool_get(api->pool);
-        mr = verify_run(req, pg, v);
+        if (node_knows_tx(req, pg, v, &mr) &&
+            take_rate_limit(req, api->verify_global, "proofs", true, &mr))
+            mr = verify_run(req, pg, v);
         pgpool_put(api->pool, pg);
     }
     free(v);

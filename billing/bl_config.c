@@ -49,7 +49,8 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("wallet", "max_backoff", XG_CFG_DURATION, max_backoff_ms, "15s", 1000, 600000, false,
         "longest pause between two polls after wallet-rpc or database failures"),
     KEY("wallet", "daemon_url", XG_CFG_STRING, daemon_url, "", 0, 0, false,
-        "a monerod to compare the wallet's height with for readiness (\"\" = don't)"),
+        "a monerod to compare the wallet's height with for readiness, and that XMR402 asks "
+        "whether a proof's transaction exists before any wallet call (\"\" = neither)"),
     KEY("wallet", "max_lag", XG_CFG_INT, max_lag, "10", 0, 100000, false,
         "readiness fails when the wallet is more blocks than this behind daemon_url"),
     KEY("pricing", "rate_url", XG_CFG_STRING, rate_url, "", 0, 0, false,
@@ -128,6 +129,11 @@ const struct xg_cfg_key bl_config_keys[] = {
         "largest receiver answer read; a longer one fails the attempt"),
     KEY("webhooks", "poll_interval", XG_CFG_DURATION, hook_poll_interval_ms, "1s", 100, 60000,
         false, "how often the sender looks for due webhook events"),
+    KEY("xmr402", "challenge_retention", XG_CFG_DURATION, xmr402_challenge_retention_ms, "7d",
+        60000, INT64_C(31536000000), false,
+        "an XMR402 challenge that expired with nothing paid is deleted this long after its "
+        "expiry, and never before [invoices] late_grace has passed (its subaddress stays in the "
+        "wallet)"),
     KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
 };
 const size_t bl_config_key_count = sizeof bl_config_keys / sizeof bl_config_keys[0];

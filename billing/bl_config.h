@@ -69,6 +69,7 @@ struct bl_config {
     int64_t hook_timeout_ms;
     int64_t hook_max_response;
     int64_t hook_poll_interval_ms;
+    int64_t xmr402_challenge_retention_ms;
     /* [log] */
     char *log_level;
 

@@ -29,7 +29,7 @@ struct bl_metrics {
     struct xg_metric_labels *invoice_state, *pay_state;
     struct xg_metric *invoices, *invoice_age, *payments, *piconero, *cycles, *failures,
         *cycle_seconds, *last_transfers, *wallet_height, *wallet_lag, *wallet_up, *cursor, *leader,
-        *rate_age, *database_up, *aggregates_ok;
+        *rate_age, *database_up, *aggregates_ok, *swept;
 };
 
 static void collect_database(struct bl_metrics *m)
@@ -92,6 +92,7 @@ static void on_collect(void *arg)
         poller_stats(m->src.poller, &st);
         xg_metric_store(m->cycles, NULL, (uint64_t)st.cycles);
         xg_metric_store(m->failures, NULL, (uint64_t)st.failures);
+        xg_metric_store(m->swept, NULL, (uint64_t)st.swept);
         xg_metric_set(m->cycle_seconds, NULL, (double)st.last_cycle_us / 1e6);
         xg_metric_set(m->last_transfers, NULL, (double)st.last_transfers);
         xg_metric_set(m->wallet_height, NULL, (double)st.wallet_height);
@@ -133,6 +134,9 @@ static bool families(struct bl_metrics *m)
                                   "Completed poll cycles on this instance.", NULL, 0);
     m->failures = xg_metric_counter(m->reg, "xmrgate_billing_poll_failures_total",
                                     "Poll cycles that failed (wallet-rpc or PostgreSQL).", NULL, 0);
+    m->swept = xg_metric_counter(m->reg, "xmrgate_billing_xmr402_challenges_swept_total",
+                                 "Expired unpaid XMR402 challenges deleted after their retention.",
+                                 NULL, 0);
     m->cycle_seconds =
         GAUGE("xmrgate_billing_poll_cycle_seconds", "Duration of the last completed poll cycle.");
     m->last_transfers = GAUGE("xmrgate_billing_poll_transfers",
@@ -155,7 +159,7 @@ static bool families(struct bl_metrics *m)
     return m->invoices && m->invoice_age && m->payments && m->piconero && m->cycles &&
            m->failures && m->cycle_seconds && m->last_transfers && m->wallet_height &&
            m->wallet_lag && m->wallet_up && m->cursor && m->leader && m->rate_age &&
-           m->database_up && m->aggregates_ok;
+           m->database_up && m->aggregates_ok && m->swept;
 }
 
 struct bl_metrics *bl_metrics_new(const struct bl_metrics_sources *src)

@@ -4,6 +4,7 @@
 #include "invoice.h"
 #include "leader.h"
 #include "settle.h"
+#include "sweep.h"
 #include "transfer_diff.h"
 #include "xg_clock.h"
 #include "xg_http.h"
@@ -28,6 +29,7 @@ static const char *const poller_own_queries[] = {"bl_cursor_get",
                                                  "bl_payment_upsert",
                                                  "bl_payment_gone",
                                                  "bl_invoices_due",
+                                                 "bl_xmr402_challenges_sweep",
                                                  NULL};
 
 struct poller {
@@ -275,6 +277,23 @@ static bool advance_cursor(struct poller *p, const struct cycle *c)
     return res != NULL;
 }
 
+/* Unpaid XMR402 challenges past their retention (sweep.h): one bounded batch a cycle, after
+ * the cycle's own work. */
+static bool sweep_challenges(struct poller *p)
+{
+    int64_t deleted = 0;
+    if (!sweep_run(p->pg, sweep_keep_s(p->opt.challenge_retention_s, p->opt.late_grace_s),
+                   SWEEP_BATCH, &deleted))
+        return false;
+    if (deleted > 0)
+        xg_log(XG_LOG_INFO, "xmr402_challenges_swept", "%lld expired unpaid challenges deleted",
+               (long long)deleted);
+    pthread_mutex_lock(&p->lock);
+    p->stats.swept += deleted;
+    pthread_mutex_unlock(&p->lock);
+    return true;
+}
+
 /* ---- one cycle -------------------------------------------------------------------- */
 
 static void wallet_failed(struct poller *p, const char *what, const char *err)
@@ -335,7 +354,7 @@ static bool cycle_run(struct poller *p, struct cycle *c)
         xg_log(XG_LOG_ERROR, "poll_db_failed", "%s", xg_pg_last_error(p->pg));
         return false;
     }
-    return write_groups(p, c) && settle_due(p, c) && advance_cursor(p, c);
+    return write_groups(p, c) && settle_due(p, c) && advance_cursor(p, c) && sweep_challenges(p);
 }
 
 bool poller_run_once(struct poller *p)

@@ -31,14 +31,15 @@
 #include <stdint.h>
 
 struct poller_options {
-    const char *conninfo;   /* copied                                          */
-    struct wallet *wallet;  /* borrowed; outlives the poller                    */
-    int64_t interval_ms;    /* between two polls                                */
-    int64_t safety_margin;  /* blocks re-read below the cursor                  */
-    int64_t late_grace_s;   /* invoice.h                                  */
-    int64_t max_backoff_ms; /* longest pause after a failure                    */
-    int64_t max_lag_blocks; /* readiness: wallet this far behind the daemon fails */
-    const char *daemon_url; /* monerod to compare heights with ("" = don't)      */
+    const char *conninfo;          /* copied                                          */
+    struct wallet *wallet;         /* borrowed; outlives the poller                    */
+    int64_t interval_ms;           /* between two polls                                */
+    int64_t safety_margin;         /* blocks re-read below the cursor                  */
+    int64_t late_grace_s;          /* invoice.h                                  */
+    int64_t max_backoff_ms;        /* longest pause after a failure                    */
+    int64_t max_lag_blocks;        /* readiness: wallet this far behind the daemon fails */
+    const char *daemon_url;        /* monerod to compare heights with ("" = don't)      */
+    int64_t challenge_retention_s; /* unpaid XMR402 challenges kept past expiry (sweep.h) */
 };
 
 struct poller_stats {
@@ -48,6 +49,7 @@ struct poller_stats {
     int64_t last_changed;   /* payments written                               */
     int64_t last_settled;   /* invoices settled                               */
     int64_t wallet_height, cursor;
+    int64_t swept; /* unpaid XMR402 challenges deleted since start */
     bool leader;
 };
 

@@ -268,6 +268,16 @@ SELECT id::text
  ORDER BY created_at DESC
  LIMIT 1;
 
+-- name: bl_xmr402_payment_of_txid
+-- idempotent: a read
+-- What billing already recorded of a txid: the invoice it paid and its state. A proof whose
+-- transaction left the node (double-spent, dropped) is still answered from this.
+SELECT invoice_id::text, state
+  FROM payments
+ WHERE txid = $1 AND invoice_id IS NOT NULL
+ ORDER BY updated_at DESC
+ LIMIT 1;
+
 -- name: bl_xmr402_txid_elsewhere
 -- idempotent: a read
 -- A txid satisfies one invoice only: the other invoice it is already recorded for, if any.
@@ -378,3 +388,21 @@ SELECT event_id, type, confirmations, attempts, coalesce(last_status, 0), last_e
  WHERE invoice_id = $1::uuid
  ORDER BY id
  LIMIT 200;
+-- name: bl_xmr402_challenges_sweep
+-- idempotent: deleting rows already past their retention twice deletes nothing more
+-- Expired XMR402 challenges nobody paid, $1 seconds after their expiry (billing/sweep.h),
+-- at most $2 a call; rows another transaction holds are left for the next cycle.
+WITH stale AS (
+    SELECT i.id
+      FROM invoices i
+     WHERE i.channel = 'xmr402' AND i.state = 'expired' AND i.paid = 0
+       AND i.tenant_id IS NULL
+       AND i.expires_at < now() - make_interval(secs => $1::bigint)
+       AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = i.id)
+     ORDER BY i.expires_at
+     LIMIT $2::int
+       FOR UPDATE SKIP LOCKED
+)
+DELETE FROM invoices i
+ USING stale
+ WHERE i.id = stale.id;
