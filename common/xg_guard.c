@@ -72,8 +72,8 @@ void xg_guard_count(struct xg_guard_counts *c, enum xg_guard_verdict v)
         atomic_fetch_add(&c->slow_bodies, 1);
 }
 
-const char *const xg_guard_count_reasons[XG_GUARD_NREASONS + 1] = {
-    "header_timeout", "slow_body", "over_address_cap", NULL};
+const char *const xg_guard_count_reasons[XG_GUARD_NREASONS + 1] = {"header_timeout", "slow_body",
+                                                                   "over_address_cap", NULL};
 
 void xg_guard_counts_read(const struct xg_guard_counts *c, uint64_t out[XG_GUARD_NREASONS])
 {

@@ -81,7 +81,8 @@ static struct guard_conn *record_of(struct MHD_Connection *conn)
 
 static void conn_started(struct xg_mhd_guard *g, struct MHD_Connection *conn, void **socket_context)
 {
-    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     const union MHD_ConnectionInfo *ad =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     struct guard_conn *c = calloc(1, sizeof *c);

@@ -37,9 +37,9 @@ enum auth_gate_verdict {
 
 struct auth_gate_head {
     enum auth_gate_verdict verdict;
-    bool agent_path;      /* an XMR402 agent endpoint without a tenant credential */
-    bool chunked;         /* Transfer-Encoding: chunked */
-    bool has_length;      /* Content-Length was sent */
+    bool agent_path; /* an XMR402 agent endpoint without a tenant credential */
+    bool chunked;    /* Transfer-Encoding: chunked */
+    bool has_length; /* Content-Length was sent */
     uint64_t content_length;
     bool expect_continue; /* Expect: 100-continue */
 };

@@ -51,14 +51,14 @@ static void test_body_rate(void **state)
         enum xg_guard_verdict want;
         int64_t due;
     } cases[] = {
-        {0, 0, XG_GUARD_OK, 5001},        /* the grace */
-        {0, 5000, XG_GUARD_OK, 5001},     /* the grace's last moment */
+        {0, 0, XG_GUARD_OK, 5001},    /* the grace */
+        {0, 5000, XG_GUARD_OK, 5001}, /* the grace's last moment */
         {0, 5001, XG_GUARD_BODY_TOO_SLOW, 0},
         {3, 20000, XG_GUARD_BODY_TOO_SLOW, 0}, /* one byte every few seconds */
         {10000, 9000, XG_GUARD_OK, 10001},     /* 10 s worth of bytes at the rate */
         {10000, 10000, XG_GUARD_OK, 10001},
         {10000, 10001, XG_GUARD_BODY_TOO_SLOW, 0},
-        {1500, 3000, XG_GUARD_OK, 5001}, /* under the rate, but within the grace */
+        {1500, 3000, XG_GUARD_OK, 5001},       /* under the rate, but within the grace */
         {UINT64_MAX, 1000000, XG_GUARD_OK, 0}, /* no overflow */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -131,7 +131,7 @@ static void test_key_rule(void **state)
         {"198.51.100.7", false, 0, XG_ADDRCAP_COUNT, "198.51.100.7"},
         {"198.51.100.7", true, 0, XG_ADDRCAP_COUNT, "198.51.100.7"}, /* untrusted: itself */
         {"198.51.100.9", true, 1, XG_ADDRCAP_COUNT, "198.51.100.9"}, /* its header is ignored */
-        {"10.1.2.3", false, 0, XG_ADDRCAP_EXEMPT, NULL}, /* X-Forwarded-For balancer */
+        {"10.1.2.3", false, 0, XG_ADDRCAP_EXEMPT, NULL},             /* X-Forwarded-For balancer */
         {"10.1.2.3", true, 0, XG_ADDRCAP_LATER, NULL},
         {"10.1.2.3", true, 1, XG_ADDRCAP_COUNT, "198.51.100.7"},
         {"10.1.2.3", true, 2, XG_ADDRCAP_EXEMPT, NULL}, /* the balancer's health check */
@@ -163,7 +163,7 @@ static void test_cap_table(void **state)
     for (int i = 0; i < 3; i++)
         assert_true(xg_addrcap_acquire(t, &a));
     assert_false(xg_addrcap_has_room(t, &a));
-    assert_false(xg_addrcap_acquire(t, &a)); /* the fourth from one address */
+    assert_false(xg_addrcap_acquire(t, &a));  /* the fourth from one address */
     assert_false(xg_addrcap_acquire(t, &a6)); /* the same address, mapped */
     assert_true(xg_addrcap_has_room(t, &b));
     assert_true(xg_addrcap_acquire(t, &b)); /* another address still connects */
@@ -187,7 +187,7 @@ static void test_cap_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_head_timeout), cmocka_unit_test(test_body_rate),
+        cmocka_unit_test(test_head_timeout),    cmocka_unit_test(test_body_rate),
         cmocka_unit_test(test_idle_and_counts), cmocka_unit_test(test_key_rule),
         cmocka_unit_test(test_cap_table),
     };
