@@ -183,6 +183,10 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
         .timeout_s = 30,
         .routes = api_routes,
         .trusted_proxies = &cfg->trust,
+        .guard = {.header_timeout_ms = cfg->header_timeout_ms,
+                  .body_grace_ms = cfg->body_grace_ms,
+                  .body_min_rate = (uint64_t)cfg->body_min_rate},
+        .max_per_address = (size_t)cfg->max_connections_per_address,
         .closure = api,
     };
     api->httpd = xg_httpd_start(&hopt, err, errlen);
@@ -199,6 +203,11 @@ void api_stop(struct api *api)
         return;
     xg_httpd_stop(api->httpd);
     api_free(api);
+}
+
+const struct xg_guard_counts *api_client_counts(const struct api *api)
+{
+    return xg_httpd_counts(api->httpd);
 }
 
 unsigned api_port(const struct api *api)

@@ -35,4 +35,8 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen);
 void api_stop(struct api *api);
 unsigned api_port(const struct api *api);
 
+/* The API listener's slow-client closes and cap refusals (valid until api_stop). */
+struct xg_guard_counts;
+const struct xg_guard_counts *api_client_counts(const struct api *api);
+
 #endif

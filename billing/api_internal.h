@@ -41,7 +41,7 @@ struct api {
     /* webhooks (hook_*.h) */
     struct xg_proxy_trust hook_allow;
     uint8_t hook_key[32];
-    struct txnode *txnode;                    /* the node asked before any wallet call (txnode.h) */
+    struct txnode *txnode; /* the node asked before any wallet call (txnode.h) */
 };
 
 struct api *api_of(const struct xg_httpd_request *req);

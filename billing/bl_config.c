@@ -27,6 +27,17 @@ const struct xg_cfg_key bl_config_keys[] = {
         "load balancers whose X-Forwarded-For names the client (free-tier grants and the "
         "invoice and XMR402 limits are per client): CIDRs or addresses, comma-separated "
         "(\"\" = none)"),
+    KEY("server", "header_timeout", XG_CFG_DURATION, header_timeout_ms, "10s", 1000, 600000, false,
+        "a request head must be complete this long after the connection opened, whatever "
+        "trickles in"),
+    KEY("server", "body_min_rate", XG_CFG_SIZE, body_min_rate, "1k", 0, 1 << 30, false,
+        "bytes per second a request body must average once body_grace is over (0 = any rate)"),
+    KEY("server", "body_grace", XG_CFG_DURATION, body_grace_ms, "5s", 0, 600000, false,
+        "time a request body may take before body_min_rate applies"),
+    KEY("server", "max_connections_per_address", XG_CFG_INT, max_connections_per_address, "64", 0,
+        1000000, false,
+        "connections one client address may hold open; more are refused at accept (0 = no "
+        "cap; trusted_proxies peers are exempt)"),
     KEY("server", "web_dir", XG_CFG_STRING, web_dir, "web", 0, 0, false,
         "directory of the buy and invoice pages"),
     KEY("admin", "bind", XG_CFG_STRING, admin_bind, "127.0.0.1", 0, 0, false,

@@ -16,6 +16,8 @@ struct bl_config {
     int64_t port;
     int64_t threads;
     int64_t max_body;
+    int64_t header_timeout_ms, body_grace_ms, body_min_rate; /* slow clients (xg_guard.h) */
+    int64_t max_connections_per_address;
     char *web_dir;
     char *trusted_proxies; /* as configured; parsed into trust */
     /* [admin] */

@@ -1,6 +1,8 @@
 /* bl_metrics — billing's families and the collector that fills them at scrape time. */
 #include "bl_metrics.h"
 
+#include "xg_guard.h"
+
 #include "poller.h"
 #include "pricing.h"
 #include "xg_dbwatch.h"
@@ -26,10 +28,10 @@ struct bl_metrics {
     struct xg_metrics *reg;
     struct xg_pg *pg;
     struct xg_http_client *http;
-    struct xg_metric_labels *invoice_state, *pay_state;
+    struct xg_metric_labels *invoice_state, *pay_state, *close_reason;
     struct xg_metric *invoices, *invoice_age, *payments, *piconero, *cycles, *failures,
         *cycle_seconds, *last_transfers, *wallet_height, *wallet_lag, *wallet_up, *cursor, *leader,
-        *rate_age, *database_up, *aggregates_ok, *swept;
+        *rate_age, *database_up, *aggregates_ok, *swept, *client_closes;
 };
 
 static void collect_database(struct bl_metrics *m)
@@ -103,6 +105,12 @@ static void on_collect(void *arg)
         if (dh >= 0 && st.wallet_height > 0)
             xg_metric_set(m->wallet_lag, NULL, (double)(dh - st.wallet_height));
     }
+    if (m->src.clients) {
+        uint64_t n[XG_GUARD_NREASONS];
+        xg_guard_counts_read(m->src.clients, n);
+        for (unsigned i = 0; i < XG_GUARD_NREASONS; i++)
+            xg_metric_store(m->client_closes, &i, n[i]);
+    }
     if (m->src.prices) {
         int64_t age = price_source_age_ms(m->src.prices);
         xg_metric_set(m->rate_age, NULL, age < 0 ? -1 : (double)age / 1000.0);
@@ -115,8 +123,14 @@ static bool families(struct bl_metrics *m)
 {
     m->invoice_state = xg_metric_labels_fixed(m->reg, "state", invoice_states);
     m->pay_state = xg_metric_labels_fixed(m->reg, "state", payment_states);
-    if (!m->invoice_state || !m->pay_state)
+    m->close_reason = xg_metric_labels_fixed(m->reg, "reason", xg_guard_count_reasons);
+    if (!m->invoice_state || !m->pay_state || !m->close_reason)
         return false;
+    m->client_closes = xg_metric_counter(
+        m->reg, "xmrgate_billing_client_closes_total",
+        "API connections closed for a head not complete within header_timeout or a body "
+        "under body_min_rate, or refused at accept over max_connections_per_address.",
+        (struct xg_metric_labels *[]){m->close_reason}, 1);
     m->invoices = xg_metric_gauge(m->reg, "xmrgate_billing_invoices", "Invoices by state.",
                                   (struct xg_metric_labels *[]){m->invoice_state}, 1);
     m->invoice_age = xg_metric_gauge(
@@ -159,7 +173,7 @@ static bool families(struct bl_metrics *m)
     return m->invoices && m->invoice_age && m->payments && m->piconero && m->cycles &&
            m->failures && m->cycle_seconds && m->last_transfers && m->wallet_height &&
            m->wallet_lag && m->wallet_up && m->cursor && m->leader && m->rate_age &&
-           m->database_up && m->aggregates_ok && m->swept;
+           m->database_up && m->aggregates_ok && m->swept && m->client_closes;
 }
 
 struct bl_metrics *bl_metrics_new(const struct bl_metrics_sources *src)

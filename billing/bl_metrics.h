@@ -20,6 +20,7 @@ struct xg_metrics;
 struct poller;
 struct price_source;
 struct xg_dbwatch;
+struct xg_guard_counts;
 
 struct bl_metrics_sources {
     const char *conninfo;   /* copied */
@@ -27,6 +28,7 @@ struct bl_metrics_sources {
     struct poller *poller;
     struct price_source *prices;
     struct xg_dbwatch *dbwatch;
+    const struct xg_guard_counts *clients; /* the API's slow-client closes and refusals */
 };
 
 /* NULL when out of memory. */

@@ -179,6 +179,7 @@ static bool billing_start(struct billing *bl)
         .poller = bl->poller,
         .prices = bl->prices,
         .dbwatch = bl->dbwatch,
+        .clients = api_client_counts(bl->api),
     };
     bl->metrics = bl_metrics_new(&msrc);
     if (!bl->metrics) {

@@ -7,7 +7,9 @@
  * state lives until MHD's completion callback, which alone frees it. */
 #include "xg_httpd.h"
 
+#include "xg_clock.h"
 #include "xg_log.h"
+#include "xg_mhd_guard.h"
 #include "xg_reply.h"
 
 #include <arpa/inet.h>
@@ -35,7 +37,19 @@ struct xg_httpd {
     MHD_socket quiesced_fd;
     pthread_mutex_t log_lock; /* guards last_log: MHD threads log concurrently */
     char last_log[256];
+    /* slow clients and the per-address cap */
+    struct xg_guard_counts counts;
+    struct xg_addrcap *addrcap;
+    struct xg_mhd_guard *guard;
+    pthread_t sweeper;
+    bool sweeping;
+    pthread_mutex_t sweep_lock;
+    pthread_cond_t sweep_wake;
+    bool stopping; /* under sweep_lock */
 };
+
+/* How often the sweeper looks at the connections at most: the rule's times are seconds. */
+#define SWEEP_MAX_MS 250
 
 struct request_state {
     const struct xg_httpd_route *route;
@@ -145,6 +159,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         bool path_known;
         const struct xg_httpd_route *route =
             route_find(srv->routes, method, url, allow, sizeof allow, &path_known);
+        xg_mhd_guard_head(srv->guard, conn, xg_mhd_guard_expects_body(conn));
         if (!route)
             return refuse_route(conn, path_known, allow);
         if (declared_too_large(srv, conn))
@@ -157,10 +172,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
+        xg_mhd_guard_body(srv->guard, conn, *upload_data_size);
         bool keep = body_append(srv, st, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return keep ? MHD_YES : MHD_NO;
     }
+    xg_mhd_guard_handled(srv->guard, conn);
     if (st->too_large)
         return reply_too_large(srv, conn);
     struct xg_httpd_request req = {
@@ -178,10 +195,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode code)
 {
+    struct xg_httpd *srv = cls;
     struct request_state *st = *req_cls;
-    (void)cls;
-    (void)conn;
     (void)code;
+    xg_mhd_guard_completed(srv->guard, conn);
     if (st) {
         free(st->body);
         free(st);
@@ -225,8 +242,74 @@ static socklen_t parse_bind_addr(const char *text, uint16_t port, struct sockadd
     return 0;
 }
 
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct xg_httpd *srv = cls;
+    xg_mhd_guard_connection(srv->guard, conn, socket_context, code);
+}
+
+/* Ticks the slow-client rule until the stop. */
+static void *sweep_main(void *arg)
+{
+    struct xg_httpd *srv = arg;
+    pthread_mutex_lock(&srv->sweep_lock);
+    while (!srv->stopping) {
+        pthread_mutex_unlock(&srv->sweep_lock);
+        long ms = xg_mhd_guard_sweep(srv->guard);
+        if (ms < 0 || ms > SWEEP_MAX_MS)
+            ms = SWEEP_MAX_MS;
+        struct timespec at = xg_monotonic_deadline(ms > 0 ? ms : 1);
+        pthread_mutex_lock(&srv->sweep_lock);
+        if (!srv->stopping)
+            pthread_cond_timedwait(&srv->sweep_wake, &srv->sweep_lock, &at);
+    }
+    pthread_mutex_unlock(&srv->sweep_lock);
+    return NULL;
+}
+
+static void stop_sweeper(struct xg_httpd *srv)
+{
+    if (!srv->sweeping)
+        return;
+    pthread_mutex_lock(&srv->sweep_lock);
+    srv->stopping = true;
+    pthread_cond_signal(&srv->sweep_wake);
+    pthread_mutex_unlock(&srv->sweep_lock);
+    pthread_join(srv->sweeper, NULL);
+    srv->sweeping = false;
+}
+
+static bool start_guard(struct xg_httpd *srv, const struct xg_httpd_options *opt)
+{
+    struct xg_guard_limits lim = opt->guard;
+    if (lim.header_timeout_ms <= 0)
+        lim = (struct xg_guard_limits){.header_timeout_ms = XG_GUARD_HEADER_TIMEOUT_MS,
+                                       .body_grace_ms = XG_GUARD_BODY_GRACE_MS,
+                                       .body_min_rate = XG_GUARD_BODY_MIN_RATE};
+    srv->addrcap = opt->max_per_address ? xg_addrcap_new(opt->max_per_address) : NULL;
+    struct xg_mhd_guard_options gopt = {.limits = lim,
+                                        .idle_timeout_ms = (int64_t)opt->timeout_s * 1000,
+                                        .addrcap = srv->addrcap,
+                                        .trust = &srv->trust,
+                                        .counts = &srv->counts};
+    srv->guard = xg_mhd_guard_new(&gopt);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv->sweep_wake, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&srv->sweep_lock, NULL);
+    return srv->guard && (opt->max_per_address == 0 || srv->addrcap);
+}
+
 static void server_free(struct xg_httpd *srv)
 {
+    stop_sweeper(srv);
+    xg_mhd_guard_free(srv->guard);
+    xg_addrcap_free(srv->addrcap);
+    pthread_cond_destroy(&srv->sweep_wake);
+    pthread_mutex_destroy(&srv->sweep_lock);
     pthread_mutex_destroy(&srv->log_lock);
     free(srv);
 }
@@ -252,6 +335,11 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
     srv->max_body = opt->max_body;
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     pthread_mutex_init(&srv->log_lock, NULL);
+    if (!start_guard(srv, opt)) {
+        snprintf(err, errlen, "out of memory");
+        server_free(srv);
+        return NULL;
+    }
 
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
@@ -260,11 +348,12 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
         {MHD_OPTION_SOCK_ADDR, 0, &addr},
         {MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, srv},
         {opt->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, opt->threads, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
-    srv->daemon = MHD_start_daemon(flags, opt->port, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY,
-                                   options, MHD_OPTION_END);
+    srv->daemon = MHD_start_daemon(flags, opt->port, xg_mhd_guard_accept, srv->guard, on_request,
+                                   srv, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, errlen, "cannot listen on %s port %u: %s", opt->bind_addr,
                  (unsigned)opt->port, srv->last_log[0] ? srv->last_log : "unknown error");
@@ -273,6 +362,13 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : opt->port;
+    srv->sweeping = pthread_create(&srv->sweeper, NULL, sweep_main, srv) == 0;
+    if (!srv->sweeping) {
+        snprintf(err, errlen, "cannot start the slow-client sweeper");
+        MHD_stop_daemon(srv->daemon);
+        server_free(srv);
+        return NULL;
+    }
     return srv;
 }
 
@@ -297,11 +393,17 @@ void xg_httpd_stop(struct xg_httpd *srv)
 {
     if (!srv)
         return;
+    stop_sweeper(srv); /* first: it shuts sockets the daemon is about to close */
     MHD_stop_daemon(srv->daemon);
     /* MHD hands the listening socket to the caller on quiesce, to close after the stop */
     if (srv->quiesced_fd != MHD_INVALID_SOCKET)
         close(srv->quiesced_fd);
     server_free(srv);
+}
+
+const struct xg_guard_counts *xg_httpd_counts(const struct xg_httpd *srv)
+{
+    return &srv->counts;
 }
 
 const char *xg_httpd_query(const struct xg_httpd_request *req, const char *key)

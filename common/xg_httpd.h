@@ -7,6 +7,11 @@
  * method does not), 413 "body_too_large" (refused from Content-Length before the body is
  * read, or after a chunked body passes the limit). HEAD is served by a GET route.
  *
+ * Slow clients: a head must complete within the header timeout and a body keep a minimum
+ * rate (xg_mhd_guard.h; a thread of its own ticks the rule), and one address holds at
+ * most max_per_address connections; refused and closed connections are counted
+ * (xg_httpd_counts).
+ *
  * Threading: MHD's internal thread pool (`threads` workers, epoll). Handlers run on those
  * threads and must be thread-safe with respect to their closure. A handler must queue a
  * response (xg_reply_*) and return its result; the body pointer lives until the request
@@ -19,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xg_guard.h"
 #include "xg_proxy_addr.h"
 
 struct xg_httpd_request {
@@ -49,6 +55,10 @@ struct xg_httpd_options {
     /* Peers whose X-Forwarded-For names the client (copied; NULL = nobody). libmicrohttpd
      * reads the connection itself, so these listeners take no PROXY protocol header. */
     const struct xg_proxy_trust *trusted_proxies;
+    /* Slow clients (xg_mhd_guard.h): a head_timeout_ms of 0 takes xg_guard.h's defaults.
+     * max_per_address: connections one client address may hold open (0 = no cap). */
+    struct xg_guard_limits guard;
+    size_t max_per_address;
     void *closure;
 };
 
@@ -63,6 +73,10 @@ uint16_t xg_httpd_port(const struct xg_httpd *srv);
 /* Stops accepting new connections (first step of a drain): new clients are refused at
  * once while requests in flight complete. Idempotent. */
 void xg_httpd_quiesce(struct xg_httpd *srv);
+
+/* The slow-client closes and cap refusals so far, for the daemon's metrics (valid until
+ * xg_httpd_stop). */
+const struct xg_guard_counts *xg_httpd_counts(const struct xg_httpd *srv);
 
 /* Stops the server and frees it. */
 void xg_httpd_stop(struct xg_httpd *srv);

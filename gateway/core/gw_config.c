@@ -38,7 +38,22 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("server", "max_body", XG_CFG_SIZE, max_body, "1m", 1024, 64 << 20, false,
         "largest request body accepted (413 beyond)"),
     KEY("server", "connection_timeout", XG_CFG_DURATION, connection_timeout_ms, "30s", 1000,
-        3600000, false, "idle or slow client connections are closed after this"),
+        3600000, false,
+        "a client connection without a byte in either direction for this long is "
+        "closed (between requests too)"),
+    KEY("server", "header_timeout", XG_CFG_DURATION, header_timeout_ms, "10s", 1000, 600000, false,
+        "a request head (and a PROXY header) must be complete this long after its first byte, "
+        "whatever trickles in (408)"),
+    KEY("server", "body_min_rate", XG_CFG_SIZE, body_min_rate, "1k", 0, 1 << 30, false,
+        "bytes per second a request body must average once body_grace is over (408; 0 = any "
+        "rate)"),
+    KEY("server", "body_grace", XG_CFG_DURATION, body_grace_ms, "5s", 0, 600000, false,
+        "time a request body may take before body_min_rate applies"),
+    KEY("server", "max_connections_per_address", XG_CFG_INT, max_connections_per_address, "64", 0,
+        1000000, false,
+        "connections one client address may hold open; more are refused at accept (0 = no "
+        "cap); a trusted_proxies peer counts as the client its PROXY header names, and is "
+        "exempt without one"),
     KEY("server", "request_timeout", XG_CFG_DURATION, request_timeout_ms, "20s", 100, 600000, false,
         "deadline for answering one request, retries included"),
     KEY("server", "realm", XG_CFG_STRING, realm, "xmrgate", 0, 0, false,

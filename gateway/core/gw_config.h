@@ -23,6 +23,8 @@ struct gw_config {
     bool proxy_protocol;   /* native front end: a PROXY header starts each connection */
     int64_t max_body;
     int64_t connection_timeout_ms;
+    int64_t header_timeout_ms, body_grace_ms, body_min_rate; /* slow clients (xg_guard.h) */
+    int64_t max_connections_per_address;
     int64_t request_timeout_ms;
     char *realm;
     char *renew_url;

@@ -35,6 +35,7 @@ enum gw_endpoint { GW_EP_JSONRPC, GW_EP_JSON, GW_EP_BIN };
 
 struct proxy_work;
 struct xmr402_work;
+struct gw_head_auth;
 
 struct gw_request {
     struct gw_context *ctx;
@@ -59,6 +60,9 @@ struct gw_request {
     size_t forward_len;
     bool asks_pool;   /* the node's pool is asked for (plan_pool_rule): never cached */
     struct plan plan; /* set by server once classified; what proxy follows (rpc/plan.h) */
+
+    /* The credential's verdict, taken on the head (server.c's; owned, freed with req). */
+    struct gw_head_auth *head_auth;
 
     /* Where it goes: proxy's own state (proxy.c; freed by proxy_request_free). */
     struct proxy_work *px;

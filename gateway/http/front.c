@@ -56,6 +56,13 @@ struct front_conn {
     bool timed;
     int64_t active_ms;
 
+    /* Slow clients: where the connection is (xg_guard.h), and the place it holds in the
+     * per-address cap. */
+    struct xg_guard guard;
+    struct xg_proxy_ip cap_key;
+    bool capped;    /* holds a place of cap_key */
+    bool cap_later; /* a trusted balancer: counted once its PROXY header named the client */
+
     /* Input: the request head and any bytes after it. */
     char *in;
     size_t in_len, in_cap;
@@ -94,6 +101,7 @@ struct front {
     int64_t accept_retry_ms; /* when to watch it again at the latest */
     size_t nconns;
     struct front_conn *oldest, *newest; /* idle-timeout order */
+    int64_t guard_due_ms;               /* the slow-client rule is next due (INT64_MAX: none) */
     struct front_conn *resumed_head, *resumed_tail;
     struct front_conn *dead;
     struct front_conn *live;   /* connections not yet closed */
@@ -185,6 +193,10 @@ static void end_request(struct front_conn *c)
  * request the handler still holds keeps the connection until it answers. */
 static void conn_close(struct front_conn *c)
 {
+    if (c->capped) {
+        xg_addrcap_release(c->f->opt.addrcap, &c->cap_key);
+        c->capped = false;
+    }
     if (c->fd >= 0) {
         close(c->fd);
         c->fd = -1;
@@ -236,6 +248,31 @@ static bool body_reserve(struct front_conn *c, size_t need)
     return grow(&c->body, &c->body_cap, need, 1024);
 }
 
+/* ---- slow clients (xg_guard.h) --------------------------------------------------------- */
+
+/* The rule is due for c by at (front_run sweeps then). */
+static void guard_due(struct front *f, int64_t at)
+{
+    if (at < f->guard_due_ms)
+        f->guard_due_ms = at;
+}
+
+/* Bytes of a head (or PROXY header) came: its clock starts with the first. */
+static void guard_head(struct front_conn *c)
+{
+    if (c->guard.phase == XG_GUARD_HEAD)
+        return;
+    xg_guard_head(&c->guard, xg_monotonic_coarse_ms());
+    guard_due(c->f, c->guard.since_ms + c->f->opt.guard.header_timeout_ms);
+}
+
+static void guard_body(struct front_conn *c, size_t already)
+{
+    xg_guard_body(&c->guard, xg_monotonic_coarse_ms());
+    xg_guard_bytes(&c->guard, already);
+    guard_due(c->f, c->guard.since_ms + c->f->opt.guard.body_grace_ms + 1);
+}
+
 /* ---- answers ------------------------------------------------------------------------- */
 
 static const char *date_line(struct front *f)
@@ -264,6 +301,7 @@ bool front_respond(struct front_conn *c, unsigned status, const struct front_hea
     /* Never closes from here (the handler may still be on its way out): a connection to
      * drop is closed by advance(), which sees FC_WRITE and gone. */
     c->state = FC_WRITE;
+    xg_guard_idle(&c->guard);
     if (c->gone) { /* the client left while it waited */
         if (body_owned)
             free((void *)body);
@@ -416,6 +454,7 @@ static void deliver_body(struct front_conn *c, bool too_large)
     if (too_large)
         c->close_after = true; /* the rest of the body is never read */
     c->state = FC_HANDLER;
+    xg_guard_idle(&c->guard);
     untime(c);
     f->handler.on_body(f->handler.cls, c, c->req, body, len, too_large);
 }
@@ -461,6 +500,7 @@ static void begin_body(struct front_conn *c)
         memcpy(c->body, c->in + c->consumed, extra);
         c->raw_len = extra;
         c->in_len = c->consumed;
+        guard_body(c, extra);
     } else {
         c->chunked = false;
         uint64_t want = c->head.content_length;
@@ -477,6 +517,7 @@ static void begin_body(struct front_conn *c)
         c->body_len = take;
         c->body_left = want - take;
         c->consumed += take;
+        guard_body(c, take);
     }
     if (c->head.expect_continue && extra == 0) {
         static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -527,6 +568,7 @@ static void read_body(struct front_conn *c)
         }
         if (n == 0)
             return;
+        xg_guard_bytes(&c->guard, (uint64_t)n);
         if (c->chunked) {
             c->raw_len += (size_t)n;
         } else {
@@ -551,6 +593,32 @@ static void set_peer(struct front_conn *c, const struct xg_proxy_ip *ip)
     }
 }
 
+/* Takes c's place in the per-address cap (xg_addrcap_key decides which address, or none):
+ * named is NULL at accept, else the client a trusted balancer's PROXY header named
+ * (family 0: none). False when the address is over its cap (counted). */
+static bool cap_take(struct front_conn *c, const struct xg_proxy_ip *peer,
+                     const struct xg_proxy_ip *named)
+{
+    struct front *f = c->f;
+    static const struct xg_proxy_ip none;
+    bool after_header = c->cap_later;
+    c->cap_later = false;
+    switch (xg_addrcap_key(&f->opt.trusted_proxies, peer, f->opt.proxy_protocol,
+                           after_header ? (named ? named : &none) : NULL, &c->cap_key)) {
+    case XG_ADDRCAP_EXEMPT:
+        return true;
+    case XG_ADDRCAP_LATER:
+        c->cap_later = true;
+        return true;
+    case XG_ADDRCAP_COUNT:
+        break;
+    }
+    c->capped = xg_addrcap_acquire(f->opt.addrcap, &c->cap_key);
+    if (!c->capped && f->opt.counts)
+        atomic_fetch_add(&f->opt.counts->refused_over_cap, 1);
+    return c->capped;
+}
+
 /* The PROXY header before a connection's first request (front_options.proxy_protocol).
  * Closed without an answer, as the spec asks, when it is malformed or when an untrusted
  * peer sends none; an untrusted peer's header is read past and its addresses ignored. */
@@ -571,10 +639,13 @@ static void read_proxy(struct front_conn *c)
                 memmove(c->in, c->in + h.len, c->in_len - h.len);
                 c->in_len -= h.len;
                 c->state = FC_READ_HEAD;
+                if (c->cap_later && !cap_take(c, &socket_peer, trusted ? &h.source : NULL))
+                    conn_close(c);
                 return;
             }
             if (r == XG_PROXY_HEADER_INVALID && trusted && !h.signature) {
-                c->state = FC_READ_HEAD; /* the balancer itself, speaking HTTP */
+                c->state = FC_READ_HEAD; /* the balancer itself, speaking HTTP: exempt */
+                c->cap_later = false;
                 return;
             }
             if (r == XG_PROXY_HEADER_INVALID) {
@@ -597,6 +668,7 @@ static void read_proxy(struct front_conn *c)
         if (n == 0)
             return;
         c->in_len += (size_t)n;
+        guard_head(c);
     }
 }
 
@@ -612,6 +684,7 @@ static void read_head(struct front_conn *c)
                 return;
             }
             if (r == HREQ_OK) {
+                xg_guard_idle(&c->guard);
                 c->consumed = c->head.head_len;
                 c->close_after = false;
                 c->state = FC_HANDLER; /* answers from on_head are allowed */
@@ -655,6 +728,7 @@ static void read_head(struct front_conn *c)
         if (n == 0)
             return;
         c->in_len += (size_t)n;
+        guard_head(c);
     }
 }
 
@@ -709,6 +783,9 @@ static void next_request(struct front_conn *c)
     c->in_len = rest;
     c->consumed = 0;
     c->state = FC_READ_HEAD;
+    xg_guard_idle(&c->guard);
+    if (rest > 0)
+        guard_head(c); /* a pipelined head: its clock runs from the previous answer */
     touch(c);
 }
 
@@ -769,6 +846,17 @@ static void on_conn_event(struct loop_watch *w, uint32_t events)
 
 /* ---- accepting ------------------------------------------------------------------------ */
 
+/* Over its address's cap: a 503 that costs one send into an empty socket buffer, then
+ * the close; nothing of the client's is read. */
+static void refuse_over_cap(int fd)
+{
+    static const char over[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                               "Retry-After: 1\r\nConnection: close\r\n\r\n";
+    ssize_t sent = send(fd, over, sizeof over - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)sent; /* best effort: the close says it anyway */
+    close(fd);
+}
+
 static void accept_one(struct front *f, int fd, const struct sockaddr_storage *peer)
 {
     struct front_conn *c = f->nconns < f->opt.max_connections ? calloc(1, sizeof *c) : NULL;
@@ -776,15 +864,24 @@ static void accept_one(struct front *f, int fd, const struct sockaddr_storage *p
         close(fd);
         return;
     }
+    c->f = f;
+    struct xg_proxy_ip peer_ip;
+    if (xg_proxy_ip_from_sockaddr((const struct sockaddr *)peer, &peer_ip) &&
+        !cap_take(c, &peer_ip, NULL)) {
+        free(c);
+        refuse_over_cap(fd);
+        return;
+    }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     c->watch.on_event = on_conn_event;
-    c->f = f;
     c->fd = fd;
     c->peer = *peer;
     c->state = f->opt.proxy_protocol ? FC_READ_PROXY : FC_READ_HEAD;
     c->writable = true;
     if (!loop_watch_add(f->loop, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->watch)) {
+        if (c->capped)
+            xg_addrcap_release(f->opt.addrcap, &c->cap_key);
         close(fd);
         free(c);
         return;
@@ -837,6 +934,42 @@ static void expire_idle(struct front *f)
     }
 }
 
+/* A connection the slow-client rule condemned: 408 where the client reads HTTP, then the
+ * lingering close; a PROXY header is closed unanswered. */
+static void guard_close(struct front_conn *c, enum xg_guard_verdict v)
+{
+    xg_guard_count(c->f->opt.counts, v);
+    if (c->state == FC_READ_PROXY) {
+        conn_close(c);
+        return;
+    }
+    if (c->state == FC_READ_HEAD)
+        c->head = (struct hreq){.minor = 1};
+    respond_plain(c, MHD_HTTP_REQUEST_TIMEOUT);
+    advance(c);
+}
+
+/* Applies the slow-client rule to the connections reading a head or a body, once due. */
+static void guard_sweep(struct front *f)
+{
+    int64_t now = xg_monotonic_coarse_ms();
+    if (now < f->guard_due_ms)
+        return;
+    f->guard_due_ms = INT64_MAX;
+    struct front_conn *next;
+    for (struct front_conn *c = f->live; c; c = next) {
+        next = c->next_live; /* guard_close may take c off the list, nothing else */
+        if (c->state != FC_READ_PROXY && c->state != FC_READ_HEAD && c->state != FC_READ_BODY)
+            continue;
+        int64_t due;
+        enum xg_guard_verdict v = xg_guard_check(&f->opt.guard, &c->guard, now, &due);
+        if (v != XG_GUARD_OK)
+            guard_close(c, v);
+        else
+            guard_due(f, due);
+    }
+}
+
 void front_run(void *front)
 {
     struct front *f = front;
@@ -853,6 +986,7 @@ void front_run(void *front)
             advance(c);
     }
     expire_idle(f);
+    guard_sweep(f);
     linger_run(f->linger);
     bool freed = f->dead != NULL;
     while (f->dead) {
@@ -873,6 +1007,8 @@ long front_timeout_ms(void *front)
     struct front *f = front;
     int64_t now = xg_monotonic_coarse_ms();
     int64_t due = f->accept_paused ? f->accept_retry_ms : INT64_MAX;
+    if (f->guard_due_ms < due)
+        due = f->guard_due_ms;
     if (f->oldest && f->oldest->active_ms + f->opt.idle_timeout_ms < due)
         due = f->oldest->active_ms + f->opt.idle_timeout_ms;
     long ms = due == INT64_MAX ? -1 : due > now ? (long)(due - now) : 0;
@@ -910,6 +1046,11 @@ struct front *front_start(const struct front_options *opt, const struct front_ha
     }
     f->watch.on_event = on_listen_event;
     f->opt = *opt;
+    if (f->opt.guard.header_timeout_ms <= 0)
+        f->opt.guard = (struct xg_guard_limits){.header_timeout_ms = XG_GUARD_HEADER_TIMEOUT_MS,
+                                                .body_grace_ms = XG_GUARD_BODY_GRACE_MS,
+                                                .body_min_rate = XG_GUARD_BODY_MIN_RATE};
+    f->guard_due_ms = INT64_MAX;
     f->handler = *handler;
     f->loop = l;
     atomic_init(&f->quiescing, false);
@@ -963,6 +1104,8 @@ void front_stop(struct front *f)
     while (f->live) {
         struct front_conn *c = f->live;
         f->live = c->next_live;
+        if (c->capped)
+            xg_addrcap_release(f->opt.addrcap, &c->cap_key);
         if (c->fd >= 0)
             close(c->fd);
         if (c->req)

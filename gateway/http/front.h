@@ -16,9 +16,11 @@
  * connection, in order), Content-Length and chunked request bodies, Expect:
  * 100-continue, strict parsing (hreq.h). Limits: the request head (431), the body
  * (declared or received beyond the limit: the handler is told and answers 413; the
- * connection then closes), idle and slow connections (closed after the idle timeout
- * without activity; a request waiting on its handler is not timed out here), a
- * connection count (further connections are accepted and closed at once), and the
+ * connection then closes), idle connections (closed after the idle timeout without
+ * activity; a request waiting on its handler is not timed out here), slow ones (a head
+ * not complete within the header timeout of its first byte, a body under the minimum
+ * rate: 408, xg_guard.h), connections per client address (xg_addrcap.h: 503 at accept),
+ * a connection count (further connections are accepted and closed at once), and the
  * process's descriptors (when they run out, lingering sockets are given up first, then
  * the listener pauses instead of spinning).
  *
@@ -46,6 +48,8 @@
 
 #include "http/hreq.h"
 #include "http/linger.h"
+#include "xg_addrcap.h"
+#include "xg_guard.h"
 #include "xg_proxy_addr.h"
 #include "core/loop.h"
 
@@ -89,6 +93,14 @@ struct front_options {
      * from an untrusted peer without one, is closed unanswered. */
     bool proxy_protocol;
     struct xg_proxy_trust trusted_proxies; /* copied */
+    /* Slow clients (xg_guard.h): a head (and a PROXY header) must complete within
+     * guard.header_timeout_ms of its first byte, a body keep guard.body_min_rate; either
+     * is answered 408 (a PROXY header is closed unanswered) and counted in counts. */
+    struct xg_guard_limits guard;
+    /* Connections per client address (xg_addrcap.h; borrowed, shared by the loops; NULL:
+     * no cap): one over it is answered 503 at accept, without a read, and counted. */
+    struct xg_addrcap *addrcap;
+    struct xg_guard_counts *counts; /* borrowed; NULL: not counted */
 };
 
 /* Opens the listening socket (SO_REUSEADDR, SO_REUSEPORT) and watches it on loop l.
@@ -157,6 +169,8 @@ struct front_head {
     const char *method; /* e.g. "POST" */
     bool has_length;    /* Content-Length was sent */
     uint64_t content_length;
+    bool chunked;         /* Transfer-Encoding: chunked */
+    bool expect_continue; /* Expect: 100-continue */
 };
 
 /* The operations of one front end on one of its client connections (conn). All on the

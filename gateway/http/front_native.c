@@ -80,7 +80,9 @@ static void *app_on_head(void *cls, struct front_conn *c, const struct hreq *hea
                            .query = head->query,
                            .method = head->method,
                            .has_length = head->has_length,
-                           .content_length = head->content_length};
+                           .content_length = head->content_length,
+                           .chunked = head->chunked,
+                           .expect_continue = head->expect_continue};
     void *req = NULL;
     enum front_result r =
         app->on_head(app->cls, (struct front_client){&front_native_ops, c}, &h, &req);

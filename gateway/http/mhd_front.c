@@ -3,6 +3,7 @@
 
 #include "http/linger.h"
 #include "xg_httpd.h"
+#include "xg_mhd_guard.h"
 #include "xg_str.h"
 
 #include <arpa/inet.h>
@@ -20,6 +21,7 @@ struct mhd_front {
     struct loop *loop;
     struct MHD_Daemon *daemon;
     struct linger_set *linger; /* the sockets libmicrohttpd closed, draining; NULL at stop */
+    struct xg_mhd_guard *guard;
     size_t max_body;
 };
 
@@ -245,11 +247,19 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         c->query = rebuild_query(conn);
+        const char *te =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        const char *expect =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+        xg_mhd_guard_head(m->guard, conn, xg_mhd_guard_expects_body(conn));
         struct front_head head = {.path = url,
                                   .query = c->query ? c->query : "",
                                   .method = method,
                                   .has_length = cl != NULL,
-                                  .content_length = cl ? strtoull(cl, NULL, 10) : 0};
+                                  .content_length = cl ? strtoull(cl, NULL, 10) : 0,
+                                  .chunked = te && strcasestr(te, "chunked"),
+                                  .expect_continue =
+                                      expect && strcasecmp(expect, "100-continue") == 0};
         enum front_result r =
             m->app.on_head(m->app.cls, (struct front_client){&mhd_ops, c}, &head, &c->req);
         if (!c->req) {
@@ -261,12 +271,14 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return mhd_result(r);
     }
     if (*upload_data_size) {
+        xg_mhd_guard_body(m->guard, conn, *upload_data_size);
         append_body(c, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
     if (c->suspended)
         return mhd_result(m->app.on_resume(m->app.cls, c->req));
+    xg_mhd_guard_handled(m->guard, conn);
     char *body = c->too_large || c->body_len == 0 ? NULL : c->body;
     size_t len = body ? c->body_len : 0;
     if (!body)
@@ -279,10 +291,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     (void)toe;
     struct mhd_front *m = cls;
     struct mhd_conn *c = *con_cls;
+    xg_mhd_guard_completed(m->guard, conn);
     if (!c)
         return;
     m->app.on_completed(m->app.cls, c->req);
@@ -301,8 +313,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    (void)socket_context;
     struct mhd_front *m = cls;
+    xg_mhd_guard_connection(m->guard, conn, socket_context, code);
     if (code != MHD_CONNECTION_NOTIFY_CLOSED || !m->linger)
         return;
     const union MHD_ConnectionInfo *ci =
@@ -329,6 +341,7 @@ static void on_host_run(void *cls)
 {
     struct mhd_front *m = cls;
     MHD_run(m->daemon);
+    (void)xg_mhd_guard_sweep(m->guard);
     linger_run(m->linger);
 }
 
@@ -342,6 +355,9 @@ static long on_host_timeout(void *cls)
                                                              : (long)mhd_ms;
     if (linger_ms >= 0 && (ms < 0 || linger_ms < ms))
         ms = linger_ms;
+    long guard_ms = xg_mhd_guard_sweep(m->guard);
+    if (guard_ms >= 0 && (ms < 0 || guard_ms < ms))
+        ms = guard_ms;
     return ms;
 }
 
@@ -360,6 +376,20 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
     m->app = *app;
     m->loop = l;
     m->max_body = opt->max_body;
+    struct xg_mhd_guard_options gopt = {.limits = opt->guard,
+                                        .idle_timeout_ms = opt->connection_timeout_s * 1000,
+                                        .addrcap = opt->addrcap,
+                                        .trust = opt->trust,
+                                        .counts = opt->counts};
+    if (gopt.limits.header_timeout_ms <= 0)
+        gopt.limits = (struct xg_guard_limits){.header_timeout_ms = XG_GUARD_HEADER_TIMEOUT_MS,
+                                               .body_grace_ms = XG_GUARD_BODY_GRACE_MS,
+                                               .body_min_rate = XG_GUARD_BODY_MIN_RATE};
+    m->guard = xg_mhd_guard_new(&gopt);
+    if (!m->guard) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     /* No thread of libmicrohttpd's own: the loop's thread runs it (see server.h). */
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
     if (tls)
@@ -378,8 +408,8 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
         {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, (void *)opt->tls_key},
         {MHD_OPTION_END, 0, NULL},
     };
-    m->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, m, MHD_OPTION_ARRAY, options,
-                                 MHD_OPTION_END);
+    m->daemon = MHD_start_daemon(flags, 0, xg_mhd_guard_accept, m->guard, on_access, m,
+                                 MHD_OPTION_ARRAY, options, MHD_OPTION_END);
     if (!m->daemon) {
         snprintf(err, errlen, "cannot listen on %s%s", opt->name, tls ? " (TLS)" : "");
         goto fail;
@@ -419,5 +449,6 @@ void mhd_front_stop(struct mhd_front *m)
     m->linger = NULL;
     if (m->daemon)
         MHD_stop_daemon(m->daemon);
+    xg_mhd_guard_free(m->guard);
     free(m);
 }

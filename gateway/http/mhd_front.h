@@ -14,7 +14,9 @@
  * a waiting request suspends its connection (MHD_suspend_connection) and a resume takes it
  * back on the next run; the request target is matched as sent (no percent-decoding, as
  * monerod); and a lingering close (linger.h) of every socket libmicrohttpd closes, on a
- * duplicate of its descriptor, so that a client still sending can read its answer.
+ * duplicate of its descriptor, so that a client still sending can read its answer; and
+ * the slow-client rule and the per-address cap (xg_mhd_guard.h: a slow head or body is
+ * closed without a 408, which libmicrohttpd cannot send from outside its callbacks).
  *
  * Threads: the app's callbacks and every front_ops call run on the loop's thread;
  * mhd_front_start and mhd_front_quiesce from any thread; mhd_front_stop after the loop
@@ -40,6 +42,10 @@ struct mhd_front_options {
     unsigned max_connections;
     size_t max_head; /* libmicrohttpd's connection memory: the request head */
     size_t max_body;
+    struct xg_guard_limits guard;       /* as front_options.guard */
+    struct xg_addrcap *addrcap;         /* as front_options.addrcap */
+    struct xg_guard_counts *counts;     /* as front_options.counts */
+    const struct xg_proxy_trust *trust; /* trusted_proxies: exempt from the cap (copied) */
 };
 
 /* Starts the daemon on addr (SO_REUSEPORT) and hands it to loop l; app (copied) gets the

@@ -8,6 +8,7 @@
 
 #include "http/answer.h"
 #include "auth/auth.h"
+#include "auth/auth_gate.h"
 #include "core/context.h"
 #include "rpc/epee.h"
 #include "auth/digest.h"
@@ -63,6 +64,7 @@ struct gw_loop {
 
 struct gw_server {
     struct gw_loop loops[GW_SERVER_MAX_LOOPS];
+    struct xg_addrcap *addrcap; /* connections per client address, shared by the loops */
     size_t nloops;
     atomic_long inflight;
     atomic_uint_fast64_t next_id; /* request ids: a random prefix, then a counter */
@@ -452,34 +454,78 @@ static enum front_result start_xmr402(struct gw_request *req, const struct auth_
     return FRONT_DONE;
 }
 
+/* The credential's verdict, taken once on the head (authenticate consumes a Digest
+ * nonce count, so it never runs twice for a request). */
+struct gw_head_auth {
+    enum auth_verdict verdict;
+    struct auth_credential cred;
+    struct tenant_row tenant; /* when VERDICT_OK */
+    const char *agent_path;   /* an XMR402 agent endpoint to serve through billing, or NULL */
+};
+
+static enum auth_gate_verdict gate_verdict(enum auth_verdict v)
+{
+    switch (v) {
+    case VERDICT_OK:
+        return AUTH_GATE_OK;
+    case VERDICT_STALE:
+        return AUTH_GATE_STALE;
+    case VERDICT_MALFORMED:
+        return AUTH_GATE_MALFORMED;
+    case VERDICT_UNAUTHORIZED:
+        break;
+    }
+    return AUTH_GATE_UNAUTHORIZED;
+}
+
+/* Authenticates req on its head into req->head_auth. False when memory ran out. */
+static bool authenticate_head(struct gw_request *req)
+{
+    struct gw_head_auth *a = calloc(1, sizeof *a);
+    if (!a)
+        return false;
+    req->head_auth = a;
+    a->verdict = authenticate(req, &a->cred, &a->tenant);
+    a->agent_path = a->verdict == VERDICT_OK ? NULL : xmr402_flow_applies(req, &a->cred);
+    if (a->agent_path)
+        req->rest = a->agent_path;
+    /* Errors before classification use the shape the path asks for. */
+    req->endpoint = strcmp(req->rest, METHODS_JSONRPC_PATH) == 0 ? GW_EP_JSONRPC : GW_EP_JSON;
+    return true;
+}
+
+/* The answer to a request whose credential failed (not an agent path): 400 for a
+ * malformed one, else 401 with the challenges. A JSON-RPC error echoes the body's id when
+ * the body was read. */
+static enum front_result refuse_credential(struct gw_request *req)
+{
+    const struct gw_head_auth *a = req->head_auth;
+    if (req->endpoint == GW_EP_JSONRPC)
+        remember_rpc_id(req);
+    if (a->verdict == VERDICT_MALFORMED) {
+        gw_metrics_auth_failure(req->ctx->metrics, "malformed");
+        return reply_error(req, ERR_MALFORMED_CREDENTIALS, a->cred.detail);
+    }
+    gw_metrics_auth_failure(req->ctx->metrics, gw_metrics_auth_scheme(a->cred.kind));
+    return answer_unauthorized(req, a->verdict == VERDICT_STALE);
+}
+
+/* The body arrived: on with the request the head's verdict admitted, or refuse it. */
 static enum front_result handle_request(struct gw_request *req)
 {
     if (req->body_too_large) {
         req->endpoint = GW_EP_JSON;
         return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
-    struct auth_credential cred;
-    struct tenant_row tenant;
-    enum auth_verdict verdict = authenticate(req, &cred, &tenant);
-    const char *agent_path = verdict == VERDICT_OK ? NULL : xmr402_flow_applies(req, &cred);
-    if (agent_path)
-        req->rest = agent_path;
-    /* Errors before classification use the shape the path asks for, and a JSON-RPC
-     * error echoes the request's id when the body has one. */
-    req->endpoint = strcmp(req->rest, METHODS_JSONRPC_PATH) == 0 ? GW_EP_JSONRPC : GW_EP_JSON;
-    if (req->endpoint == GW_EP_JSONRPC && verdict != VERDICT_OK)
-        remember_rpc_id(req);
-    if (verdict == VERDICT_MALFORMED) {
-        gw_metrics_auth_failure(req->ctx->metrics, "malformed");
-        return reply_error(req, ERR_MALFORMED_CREDENTIALS, cred.detail);
+    struct gw_head_auth *a = req->head_auth;
+    if (a->verdict == VERDICT_MALFORMED || (a->verdict != VERDICT_OK && !a->agent_path))
+        return refuse_credential(req);
+    if (a->agent_path) {
+        if (req->endpoint == GW_EP_JSONRPC)
+            remember_rpc_id(req);
+        return start_xmr402(req, &a->cred);
     }
-    if (agent_path)
-        return start_xmr402(req, &cred);
-    if (verdict != VERDICT_OK) {
-        gw_metrics_auth_failure(req->ctx->metrics, gw_metrics_auth_scheme(cred.kind));
-        return answer_unauthorized(req, verdict == VERDICT_STALE);
-    }
-    return serve_tenant(req, &tenant);
+    return serve_tenant(req, &a->tenant);
 }
 
 /* The request path after authentication: status checks, limits, classification, cache
@@ -635,6 +681,9 @@ static void request_free(struct gw_loop *loop, struct gw_request *req)
 {
     hold_cancel(loop->holds, &req->hold); /* the client left while its request was held */
     free(req->held_tenant);
+    if (req->head_auth) /* it may hold a token, a password's Digest response */
+        OPENSSL_cleanse(req->head_auth, sizeof *req->head_auth);
+    free(req->head_auth);
     record_request(req);
     free(req->path);
     free(req->target);
@@ -660,8 +709,21 @@ static enum front_result app_on_head(void *cls, struct front_client client,
     if (!req)
         return FRONT_CLOSE;
     /* an answer here is sent by the front end, which then skips the body */
-    return refuse_on_head(req, head->method,
-                          head->has_length && head->content_length > (uint64_t)loop->ctx.max_body);
+    enum front_result rc = refuse_on_head(
+        req, head->method, head->has_length && head->content_length > (uint64_t)loop->ctx.max_body);
+    if (rc != FRONT_DONE)
+        return rc;
+    if (!authenticate_head(req))
+        return reply_error(req, ERR_OUT_OF_MEMORY, NULL);
+    struct auth_gate_head gate = {.verdict = gate_verdict(req->head_auth->verdict),
+                                  .agent_path = req->head_auth->agent_path != NULL,
+                                  .chunked = head->chunked,
+                                  .has_length = head->has_length,
+                                  .content_length = head->content_length,
+                                  .expect_continue = head->expect_continue};
+    if (auth_gate_decide(&gate) == AUTH_GATE_ANSWER_NOW)
+        return refuse_credential(req);
+    return FRONT_DONE;
 }
 
 static enum front_result app_on_body(void *cls, void *request, char *body, size_t len,
@@ -706,6 +768,14 @@ struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
     };
 }
 
+/* The slow-client rule's settings ([server] header_timeout, body_min_rate, body_grace). */
+static struct xg_guard_limits server_guard_limits(const struct gw_config *cfg)
+{
+    return (struct xg_guard_limits){.header_timeout_ms = cfg->header_timeout_ms,
+                                    .body_grace_ms = cfg->body_grace_ms,
+                                    .body_min_rate = (uint64_t)cfg->body_min_rate};
+}
+
 /* The own front end on the shared port, run by the loop's engine. */
 static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *addr, char *err,
                              size_t errlen)
@@ -721,6 +791,9 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
         .max_lingering = LINGER_MAX_SOCKETS,
         .proxy_protocol = cfg->proxy_protocol,
         .trusted_proxies = cfg->trust,
+        .guard = server_guard_limits(cfg),
+        .addrcap = loop->srv->addrcap,
+        .counts = gw_metrics_client_counts(loop->ctx.metrics),
     };
     struct front_handler handler = front_native_handler(&loop->app);
     char why[256];
@@ -775,6 +848,10 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         .max_connections = GW_SERVER_MAX_CONNECTIONS,
         .max_head = GW_SERVER_MAX_HEAD,
         .max_body = loop->ctx.max_body,
+        .guard = server_guard_limits(cfg),
+        .addrcap = srv->addrcap,
+        .counts = gw_metrics_client_counts(loop->ctx.metrics),
+        .trust = &cfg->trust,
     };
     loop->mhd = mhd_front_start(&opt, &loop->app, up_engine_loop(loop->ctx.up), err, errlen);
     return loop->mhd != NULL;
@@ -792,6 +869,13 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
     if (RAND_bytes((unsigned char *)&prefix, sizeof prefix) != 1)
         prefix = (uint32_t)getpid();
     atomic_init(&srv->next_id, (uint64_t)prefix << 32);
+    if (cfg->max_connections_per_address > 0) {
+        srv->addrcap = xg_addrcap_new((size_t)cfg->max_connections_per_address);
+        if (!srv->addrcap) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
     if (inet_pton(AF_INET, cfg->bind, &addr.sin_addr) != 1) {
         snprintf(err, errlen, "[server] bind: not an IPv4 address: %s", cfg->bind);
@@ -864,6 +948,7 @@ void gw_server_stop(struct gw_server *srv)
         hold_set_free(srv->loops[i].holds);
         up_engine_free(srv->loops[i].own_engine);
     }
+    xg_addrcap_free(srv->addrcap); /* after the fronts: they give their places back */
     free(srv->tls_cert);
     free(srv->tls_key);
     free(srv);

@@ -9,6 +9,7 @@
 #include "nodes/upstream.h"
 #include "xg_clock.h"
 #include "xg_dbwatch.h"
+#include "xg_guard.h"
 #include "xg_log.h"
 #include "xg_metrics.h"
 
@@ -63,7 +64,9 @@ struct gw_metrics {
     /* the request path */
     struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited, *burst_delay,
         *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes, *slow,
-        *hedges, *notify_applied, *notify_seconds, *full_reloads;
+        *hedges, *notify_applied, *notify_seconds, *full_reloads, *client_closes;
+    struct xg_metric_labels *close_reason;
+    struct xg_guard_counts clients;
     /* collected */
     struct xg_metric *node_up, *node_dropped, *node_height, *node_lag, *node_ema, *node_breaker,
         *node_cooldown, *quorum_known, *quorum_height, *quorum_degraded, *quorum_healthy,
@@ -252,10 +255,19 @@ static bool request_families(struct gw_metrics *m)
     m->full_reloads =
         xg_metric_counter(m->reg, "xmrgate_gateway_full_reloads_total",
                           "Full reloads of tenants and nodes (start, reconnect).", NULL, 0);
-    return m->requests && m->outcomes && m->duration && m->auth_failures && m->rate_limited &&
-           m->burst_delay && m->payment_required && m->node_requests && m->node_duration &&
-           m->broadcasts && m->broadcast_nodes && m->slow && m->hedges && m->notify_applied &&
-           m->notify_seconds && m->full_reloads;
+    m->close_reason = xg_metric_labels_fixed(m->reg, "reason", xg_guard_count_reasons);
+    m->client_closes =
+        m->close_reason
+            ? xg_metric_counter(m->reg, "xmrgate_gateway_client_closes_total",
+                                "Client connections closed for a head not complete within "
+                                "header_timeout (408) or a body under body_min_rate (408), or "
+                                "refused at accept over max_connections_per_address.",
+                                (struct xg_metric_labels *[]){m->close_reason}, 1)
+            : NULL;
+    return m->client_closes && m->requests && m->outcomes && m->duration && m->auth_failures &&
+           m->rate_limited && m->burst_delay && m->payment_required && m->node_requests &&
+           m->node_duration && m->broadcasts && m->broadcast_nodes && m->slow && m->hedges &&
+           m->notify_applied && m->notify_seconds && m->full_reloads;
 }
 
 #define PLAIN_GAUGE(name, help)   xg_metric_gauge(m->reg, name, help, NULL, 0)
@@ -328,6 +340,11 @@ static bool collected_families(struct gw_metrics *m)
            m->cache_purged && m->cache_bytes && m->cache_entries && m->cache_max_bytes &&
            m->cache_epoch && m->tenants_loaded && m->database_up && m->tenants_synced &&
            m->usage_flushes && m->usage_flush_failures && m->usage_rows_held;
+}
+
+struct xg_guard_counts *gw_metrics_client_counts(struct gw_metrics *m)
+{
+    return m ? &m->clients : NULL;
 }
 
 struct gw_metrics *gw_metrics_new(int64_t slow_ms)
@@ -546,6 +563,10 @@ static void on_collect(void *arg)
 {
     struct gw_metrics *m = arg;
     char reason[256];
+    uint64_t closes[XG_GUARD_NREASONS];
+    xg_guard_counts_read(&m->clients, closes);
+    for (unsigned i = 0; i < XG_GUARD_NREASONS; i++)
+        xg_metric_store(m->client_closes, &i, closes[i]);
     if (m->src.prober)
         collect_prober(m);
     if (m->src.cache)

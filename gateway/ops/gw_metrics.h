@@ -23,6 +23,8 @@
 
 #include "rpc/methods.h"
 
+struct xg_guard_counts;
+
 #define GW_METRICS_MAX_NODES 32
 
 struct gw_metrics;
@@ -81,6 +83,10 @@ __attribute__((warn_unused_result)) bool gw_metrics_watch(struct gw_metrics *m,
 
 /* Stops the summary thread (logging what it holds) and frees everything. NULL is fine. */
 void gw_metrics_stop(struct gw_metrics *m);
+
+/* The front ends' slow-client closes and per-address refusals, which the scrape reads:
+ * owned by m, shared by every loop (atomics). NULL when m is. */
+struct xg_guard_counts *gw_metrics_client_counts(struct gw_metrics *m);
 
 /* The registry to serve on GET /metrics. */
 struct xg_metrics *gw_metrics_registry(struct gw_metrics *m);

@@ -201,7 +201,8 @@ leave 10
 asan_gateway_stop "clients that left" # with those ten still waiting on the node
 
 # Out of descriptors: connections beyond the process's limit wait in the backlog; the
-# gateway does not spin on its listener meanwhile, and serves again once some close.
+# gateway does not spin on its listener meanwhile, and serves again once some close. (No
+# per-address cap here: all 150 come from 127.0.0.1, and the descriptors must run out.)
 fd_port=$((XG_PORT_BASE + 96)) fd_admin=$((XG_PORT_BASE + 97))
 export XMRGATE_DATABASE_URL=$base_url/xmrgate_front
 check_here "grant a tenant for the descriptor test" grant_tenant wallet 1
@@ -209,7 +210,7 @@ P=/v1/$TOKEN
 (
 	ulimit -n 96
 	exec env XMRGATE_SERVER_PORT="$fd_port" XMRGATE_ADMIN_PORT="$fd_admin" XMRGATE_SERVER_LOOPS=1 \
-		"$XG_REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" \
+		XMRGATE_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 "$XG_REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" \
 		>>"$XG_VAR/log/gateway-front-fds.log" 2>&1
 ) &
 fd_pid=$!
