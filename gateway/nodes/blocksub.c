@@ -26,6 +26,7 @@ struct sub_socket {
     char name[65];
     char addr[BLOCKPUB_ADDR_MAX + 1];
     void *sock;
+    bool failed; /* zmq_connect refused the address: not tried again until it changes */
 };
 
 struct blocksub {
@@ -67,6 +68,7 @@ static bool open_socket(struct blocksub *b, struct sub_socket *s)
         xg_log(XG_LOG_WARN, "zmq_connect_failed", "node %s: %s: %s (probing only)", s->name,
                s->addr, zmq_strerror(zmq_errno()));
         close_socket(s);
+        s->failed = true;
         return false;
     }
     xg_log(XG_LOG_INFO, "zmq_subscribed", "node %s: subscribed to %s at %s", s->name,
@@ -89,26 +91,32 @@ static void resync(struct blocksub *b)
         w->node_id = set->nodes[i].id;
         snprintf(w->name, sizeof w->name, "%s", set->nodes[i].name);
         w->sock = NULL;
+        w->failed = false;
         nwant++;
     }
     nodes_read_unlock();
     for (size_t i = 0; i < nwant; i++)
         for (size_t j = 0; j < b->nsocks; j++) {
             struct sub_socket *have = &b->socks[j];
-            if (have->sock && have->node_id == want[i].node_id &&
+            if ((have->sock || have->failed) && have->node_id == want[i].node_id &&
                 strcmp(have->name, want[i].name) == 0 && strcmp(have->addr, want[i].addr) == 0) {
                 want[i].sock = have->sock;
+                want[i].failed = have->failed;
                 have->sock = NULL; /* taken over */
+                have->failed = false;
             }
         }
     for (size_t j = 0; j < b->nsocks; j++)
         close_socket(&b->socks[j]);
-    size_t n = 0;
-    for (size_t i = 0; i < nwant; i++)
-        if (want[i].sock || open_socket(b, &want[i]))
-            b->socks[n++] = want[i];
-    b->nsocks = n;
-    atomic_store(&b->subscribed, n);
+    size_t subscribed = 0;
+    for (size_t i = 0; i < nwant; i++) {
+        if (!want[i].sock && !want[i].failed)
+            (void)open_socket(b, &want[i]);
+        subscribed += want[i].sock != NULL;
+        b->socks[i] = want[i];
+    }
+    b->nsocks = nwant;
+    atomic_store(&b->subscribed, subscribed);
 }
 
 /* Reads every message waiting on s (non-blocking) and hands the tips over. */
@@ -128,8 +136,8 @@ static void drain(struct blocksub *b, struct sub_socket *s)
         case BLOCKPUB_MALFORMED:
             if (atomic_fetch_add(&b->malformed, 1) == 0)
                 xg_log(XG_LOG_WARN, "zmq_malformed",
-                       "node %s published a %s that does not parse (ignored; logged once)",
-                       s->name, BLOCKPUB_TOPIC_CHAIN_MAIN);
+                       "node %s published a %s that does not parse (ignored; logged once)", s->name,
+                       BLOCKPUB_TOPIC_CHAIN_MAIN);
             break;
         case BLOCKPUB_OTHER:
             break;
@@ -149,13 +157,18 @@ static void *sub_loop(void *arg)
             next_resync = now + SUB_RESYNC_MS;
         }
         zmq_pollitem_t items[SUB_MAX_NODES];
+        struct sub_socket *polled[SUB_MAX_NODES];
+        int n = 0;
         for (size_t i = 0; i < b->nsocks; i++)
-            items[i] = (zmq_pollitem_t){.socket = b->socks[i].sock, .events = ZMQ_POLLIN};
+            if (b->socks[i].sock) {
+                polled[n] = &b->socks[i];
+                items[n++] = (zmq_pollitem_t){.socket = b->socks[i].sock, .events = ZMQ_POLLIN};
+            }
         /* With no socket, zmq_poll sleeps the timeout. */
-        int ready = zmq_poll(items, (int)b->nsocks, SUB_RESYNC_MS);
-        for (size_t i = 0; ready > 0 && i < b->nsocks; i++)
+        int ready = zmq_poll(items, n, SUB_RESYNC_MS);
+        for (int i = 0; ready > 0 && i < n; i++)
             if (items[i].revents & ZMQ_POLLIN)
-                drain(b, &b->socks[i]);
+                drain(b, polled[i]);
     }
     for (size_t i = 0; i < b->nsocks; i++)
         close_socket(&b->socks[i]);

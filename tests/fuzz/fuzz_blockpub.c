@@ -19,8 +19,7 @@ static void check_frame(const uint8_t *data, size_t size)
 {
     struct blockpub_chain c;
     enum blockpub_kind kind = blockpub_parse((const char *)data, size, &c);
-    FUZZ_CHECK(kind == BLOCKPUB_CHAIN_MAIN || kind == BLOCKPUB_OTHER ||
-               kind == BLOCKPUB_MALFORMED);
+    FUZZ_CHECK(kind == BLOCKPUB_CHAIN_MAIN || kind == BLOCKPUB_OTHER || kind == BLOCKPUB_MALFORMED);
     if (kind != BLOCKPUB_CHAIN_MAIN)
         return;
     size_t tlen = strlen(BLOCKPUB_TOPIC_CHAIN_MAIN);

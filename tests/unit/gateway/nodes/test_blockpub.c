@@ -26,8 +26,8 @@ static void test_parse(void **state)
         const char *top;
     } rows[] = {
         /* One block, as monerod 0.18 publishes it. */
-        {"json-minimal-chain_main:{\"first_height\":91,\"first_prev_id\":\"" H1
-         "\",\"ids\":[\"" H2 "\"]}",
+        {"json-minimal-chain_main:{\"first_height\":91,\"first_prev_id\":\"" H1 "\",\"ids\":[\"" H2
+         "\"]}",
          BLOCKPUB_CHAIN_MAIN, 91, 92, H2},
         /* Several blocks at once (a reorg or a batch): the last is the top. */
         {"json-minimal-chain_main:{\"first_height\":5,\"first_prev_id\":\"" H1 "\",\"ids\":[\"" H2
@@ -58,8 +58,8 @@ static void test_parse(void **state)
         {"json-minimal-chain_main:{\"first_height\":9223372036854775807,\"first_prev_id\":\"" H1
          "\",\"ids\":[\"" H2 "\"]}",
          BLOCKPUB_MALFORMED, 0, 0, NULL},
-        {"json-minimal-chain_main:{\"first_height\":1,\"ids\":[\"" H2 "\"]}", BLOCKPUB_MALFORMED,
-         0, 0, NULL},
+        {"json-minimal-chain_main:{\"first_height\":1,\"ids\":[\"" H2 "\"]}", BLOCKPUB_MALFORMED, 0,
+         0, NULL},
         {"json-minimal-chain_main:{\"first_height\":1,\"first_prev_id\":\"" H1
          "\",\"ids\":[\"abc\"]}",
          BLOCKPUB_MALFORMED, 0, 0, NULL},
