@@ -8,7 +8,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential pkg-config ca-certificates \
       libmicrohttpd-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev \
-      libinih-dev liburcu-dev libqrencode-dev libcmocka-dev \
+      libinih-dev liburcu-dev libqrencode-dev libcmocka-dev libzmq3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./

@@ -7,7 +7,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential pkg-config ca-certificates \
       libmicrohttpd-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev \
-      libinih-dev liburcu-dev libqrencode-dev libcmocka-dev \
+      libinih-dev liburcu-dev libqrencode-dev libcmocka-dev libzmq3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -21,7 +21,7 @@ RUN make -j2 bin/xmrgate-gateway
 FROM docker.io/library/debian:12-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libmicrohttpd12 libcurl4 libjansson4 libpq5 libssl3 libinih1 liburcu8 \
+      libmicrohttpd12 libcurl4 libjansson4 libpq5 libssl3 libinih1 liburcu8 libzmq5 \
       ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --no-create-home --shell /usr/sbin/nologin xmrgate

@@ -9,6 +9,7 @@
 #include "limits/limits.h"
 #include "nodes/nodes.h"
 #include "state/pgsync.h"
+#include "nodes/blocksub.h"
 #include "nodes/prober.h"
 #include "http/server.h"
 #include "state/tenants.h"
@@ -48,6 +49,7 @@ struct gateway {
     /* The prober's own engine: one connection per node, apart from the client requests'
      * pools, so that a pool saturated by clients (or a node's cap) never delays a probe. */
     struct up_engine *probe_up;
+    struct blocksub *blocksub; /* NULL when [nodes] zmq is "" */
     struct xg_admin *admin;
     struct admin_api *admin_api;
     struct gw_metrics *metrics;
@@ -131,7 +133,12 @@ static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
     if (!gw->probe_up)
         return false;
     ctx->prober = prober_start(&popt, ctx->nodes, gw->probe_up, ctx->cache, err, errlen);
-    return ctx->prober != NULL;
+    if (!ctx->prober)
+        return false;
+    if (cfg->node_zmq[0])
+        gw->blocksub =
+            blocksub_start(cfg->node_zmq, ctx->nodes, prober_publication, ctx->prober, err, errlen);
+    return !cfg->node_zmq[0] || gw->blocksub;
 }
 
 static bool context_init(struct gateway *gw, char *err, size_t errlen)
@@ -337,6 +344,7 @@ static void gateway_stop(struct gateway *gw)
     admin_api_free(gw->admin_api);
     /* The engine first: it cancels waiting jobs, which resumes their connections. */
     /* The prober first: it waits for its own calls, which the engine must still run. */
+    blocksub_stop(gw->blocksub); /* it calls into the prober */
     prober_stop(gw->ctx.prober);
     up_engine_free(gw->probe_up); /* after the prober, whose calls it runs */
     if (gw->ctx.up)

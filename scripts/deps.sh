@@ -20,6 +20,8 @@ XG_PACKAGES=(
 	# the C libraries the daemons and the unit tests link
 	libmicrohttpd-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev
 	libcmocka-dev libinih-dev liburcu-dev libqrencode-dev
+	# the gateway's subscription to the nodes' new-block publications (monerod --zmq-pub)
+	libzmq3-dev
 	# the real services the local stack and the integration tests run; mmdebstrap builds
 	# the Debian 13 root that holds monero 0.18.4 (scripts/monero-trixie.sh)
 	monero postgresql mmdebstrap

@@ -58,6 +58,10 @@ token = $GATEWAY_ADMIN_TOKEN
 [database]
 url = $db
 
+[nodes]
+; the nodes' ZMQ publishers: a new block is probed at once
+zmq = a=$(node_zmq a),b=$(node_zmq b),c=$(node_zmq c)
+
 [xmr402]
 enabled = true
 billing_url = http://127.0.0.1:$BILLING_PORT

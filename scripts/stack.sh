@@ -33,7 +33,8 @@
 #
 # Ports (all on 127.0.0.1), relative to XG_PORT_BASE:
 #   +0 PostgreSQL    +10/+11 node A p2p/rpc   +20/+21 node B   +30/+31 node C
-#   (+12/+22/+32 stay free for ZMQ; the nodes run --no-zmq)
+#   +12/+22/+32 node A/B/C ZMQ pub (--zmq-pub: the gateway's [nodes] zmq)
+#   +13/+23/+33 node A/B/C ZMQ RPC (monerod publishes only with its ZMQ RPC server on)
 #   +41 billing (view-only) wallet-rpc   +42 payer wallet-rpc
 #   +50..+99 the xmrgate daemons (start_daemons)
 #
@@ -61,6 +62,8 @@ PG_PORT=$((XG_PORT_BASE + 0))
 NODES=(a b c)
 declare -A NODE_P2P=([a]=$((XG_PORT_BASE + 10)) [b]=$((XG_PORT_BASE + 20)) [c]=$((XG_PORT_BASE + 30)))
 declare -A NODE_RPC=([a]=$((XG_PORT_BASE + 11)) [b]=$((XG_PORT_BASE + 21)) [c]=$((XG_PORT_BASE + 31)))
+declare -A NODE_ZMQ_PUB=([a]=$((XG_PORT_BASE + 12)) [b]=$((XG_PORT_BASE + 22)) [c]=$((XG_PORT_BASE + 32)))
+declare -A NODE_ZMQ_RPC=([a]=$((XG_PORT_BASE + 13)) [b]=$((XG_PORT_BASE + 23)) [c]=$((XG_PORT_BASE + 33)))
 declare -A WALLET_PORT=([billing]=$((XG_PORT_BASE + 41)) [payer]=$((XG_PORT_BASE + 42)))
 RUN=$XG_VAR/run
 LOG=$XG_VAR/log
@@ -76,6 +79,7 @@ PAYER_SPENDABLE_OUTPUTS=30
 UNLOCK_BLOCKS=60
 
 node_url() { echo "http://127.0.0.1:${NODE_RPC[$1]}"; }
+node_zmq() { echo "tcp://127.0.0.1:${NODE_ZMQ_PUB[$1]}"; }
 wallet_url() { echo "http://127.0.0.1:${WALLET_PORT[$1]}"; }
 
 # --- locking and process bookkeeping ---------------------------------------------
@@ -245,7 +249,8 @@ start_node() {
 	# one IP. --max-connections-per-ip: the three nodes' P2P links all come from
 	# 127.0.0.1 too (the default of 1 would drop all but one). --keep-fakechain:
 	# without it a regtest node deletes its chain on every start. 0.18.4 takes the
-	# same flags.
+	# same flags. --zmq-pub: new blocks reach the gateway at once (json-minimal-chain_main);
+	# monerod publishes only with its ZMQ RPC server on, so that gets a loopback port too.
 	monero_cmd "$n" monerod
 	xg_spawn "$RUN/node-$n.pid" "$dir" "$LOG/node-$n.out" \
 		"${MONERO_CMD[@]}" --regtest --fixed-difficulty 1 --data-dir "$dir" \
@@ -254,7 +259,9 @@ start_node() {
 		--max-connections-per-ip 10 \
 		--rpc-bind-ip 127.0.0.1 --rpc-bind-port "${NODE_RPC[$n]}" \
 		--disable-rpc-ban --rpc-max-connections-per-private-ip 100 \
-		--no-zmq --no-igd --check-updates disabled --disable-dns-checkpoints "$@"
+		--zmq-rpc-bind-ip 127.0.0.1 --zmq-rpc-bind-port "${NODE_ZMQ_RPC[$n]}" \
+		--zmq-pub "$(node_zmq "$n")" \
+		--no-igd --check-updates disabled --disable-dns-checkpoints "$@"
 }
 
 node_info() { XG_RPC_TIMEOUT=5 xg_rpc "$(node_url "$1")" get_info; }
@@ -417,6 +424,9 @@ NODE_URLS=$(node_url a),$(node_url b),$(node_url c)
 NODE_A_URL=$(node_url a)
 NODE_B_URL=$(node_url b)
 NODE_C_URL=$(node_url c)
+NODE_A_ZMQ=$(node_zmq a)
+NODE_B_ZMQ=$(node_zmq b)
+NODE_C_ZMQ=$(node_zmq c)
 BILLING_WALLET_URL=$(wallet_url billing)
 PAYER_WALLET_URL=$(wallet_url payer)
 MERCHANT_ADDRESS=$MERCHANT_ADDRESS

@@ -2,6 +2,7 @@
 #include "xg_config.h"
 
 #include "core/gw_config.h"
+#include "nodes/blockpub.h"
 #include "xg_hex.h"
 #include "xg_log.h"
 
@@ -87,6 +88,10 @@ const struct xg_cfg_key gw_config_keys[] = {
         "SHA-256 fingerprints of node certificates accepted without a CA and host name check "
         "(what wallets call --daemon-ssl-allowed-fingerprints: the whole certificate's, as "
         "openssl x509 -fingerprint -sha256 prints it), separated by commas"),
+    KEY("nodes", "zmq", XG_CFG_STRING, node_zmq, "", 0, 0, false,
+        "ZMQ publishers of the nodes, as name=tcp://host:port pairs by node name separated by "
+        "commas (monerod --zmq-pub): a node's new block is probed at once instead of at the "
+        "next probe interval (\"\" = probes only)"),
     KEY("nodes", "probe_interval", XG_CFG_DURATION, probe_interval_ms, "2s", 100, 60000, false,
         "how often every node is probed (get_info, get_last_block_header); also how long a "
         "tip answer is served from the cache"),
@@ -167,6 +172,8 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
         snprintf(err, errlen, "[nodes] tls_fingerprints: %s", pin_err);
         goto bad;
     }
+    if (!blockpub_map_check(cfg->node_zmq, err, errlen))
+        goto bad;
     if (strcmp(cfg->front_end, "native") != 0 && strcmp(cfg->front_end, "libmicrohttpd") != 0) {
         snprintf(err, errlen, "[server] front_end: expected native or libmicrohttpd, got \"%s\"",
                  cfg->front_end);

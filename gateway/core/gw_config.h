@@ -44,6 +44,7 @@ struct gw_config {
     int64_t node_connect_timeout_ms;
     char *node_ca_file;            /* "" = the system's CA store, for https:// nodes */
     char *node_tls_fingerprints;   /* as written; parsed into node_tls_pins by gw_config_load */
+    char *node_zmq;                /* name=tcp://host:port pairs (nodes/blockpub.h); "" = off */
     struct tls_pins node_tls_pins; /* certificates https:// nodes may present without a CA */
     int64_t probe_interval_ms;
     int64_t probe_timeout_ms;

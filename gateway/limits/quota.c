@@ -78,9 +78,24 @@ void quota_counts_apply(struct quota_counts *c, int32_t day, int64_t amount, int
     c->confirmed = total >= 0 ? total : 0;
 }
 
-bool quota_flush_due(int64_t requests, int64_t elapsed_ms, bool anything)
+int64_t quota_flush_batch(int64_t limit, int64_t remaining)
 {
-    return requests >= QUOTA_FLUSH_REQUESTS || (anything && elapsed_ms >= QUOTA_FLUSH_INTERVAL_MS);
+    int64_t share = limit > 0 ? limit / QUOTA_FLUSH_SHARE : 0;
+    int64_t batch = share > QUOTA_FLUSH_MIN_BATCH ? share : QUOTA_FLUSH_MIN_BATCH;
+    /* batch <= INT64_MAX / 100, so twice it cannot overflow. */
+    return remaining < 2 * batch ? QUOTA_FLUSH_MIN_BATCH : batch;
+}
+
+bool quota_counts_batch_full(const struct quota_counts *c, int64_t limit)
+{
+    struct quota_status st;
+    quota_counts_status(c, c->day, limit, &st);
+    return c->pending + c->carry >= quota_flush_batch(limit, st.remaining);
+}
+
+bool quota_flush_due(bool batch_full, int64_t elapsed_ms, bool anything)
+{
+    return batch_full || (anything && elapsed_ms >= QUOTA_FLUSH_INTERVAL_MS);
 }
 
 /* ---- the table ---------------------------------------------------------------------- */
@@ -90,7 +105,8 @@ struct quota_entry {
     int64_t tenant_id;
     struct quota_entry *next_dirty; /* link in the table's dirty list while queued */
     atomic_bool queued;             /* on the dirty list (or about to be) */
-    atomic_flag busy;               /* spinlock over counts */
+    atomic_flag busy;               /* spinlock over counts and kicked */
+    bool kicked;                    /* its batch filled since the last drain */
     struct quota_counts counts;
 };
 
@@ -98,6 +114,7 @@ struct quota_table {
     struct cds_lfht *ht;
     _Atomic(struct quota_entry *) dirty; /* Treiber stack; only ever emptied whole */
     atomic_llong unflushed;              /* requests counted since the last drain */
+    atomic_llong full;                   /* tenants whose batch filled since then */
     void (*kick)(void *cls);
     void *kick_cls;
 };
@@ -125,6 +142,7 @@ struct quota_table *quota_table_new(void (*kick)(void *cls), void *kick_cls)
     }
     atomic_init(&t->dirty, NULL);
     atomic_init(&t->unflushed, 0);
+    atomic_init(&t->full, 0);
     t->kick = kick;
     t->kick_cls = kick_cls;
     return t;
@@ -205,15 +223,23 @@ bool quota_charge(struct quota_table *t, int64_t tenant_id, int64_t limit, uint3
         rcu_read_unlock();
         return true;
     }
+    bool filled = false;
     entry_lock(e);
     counted = quota_counts_charge(&e->counts, day, limit, weight);
     quota_counts_status(&e->counts, day, limit, out);
+    if (counted && !e->kicked && quota_counts_batch_full(&e->counts, limit))
+        filled = e->kicked = true;
     entry_unlock(e);
     if (counted)
         mark_dirty(t, e);
     rcu_read_unlock();
-    if (counted && atomic_fetch_add(&t->unflushed, 1) + 1 == QUOTA_FLUSH_REQUESTS && t->kick)
-        t->kick(t->kick_cls);
+    if (counted)
+        atomic_fetch_add(&t->unflushed, 1);
+    if (filled) {
+        atomic_fetch_add(&t->full, 1);
+        if (t->kick)
+            t->kick(t->kick_cls);
+    }
     return counted;
 }
 
@@ -251,6 +277,7 @@ static bool reserve(struct quota_row **rows, size_t *cap, size_t need)
 bool quota_drain(struct quota_table *t, struct quota_row **rows, size_t *nrows, size_t *cap)
 {
     atomic_store(&t->unflushed, 0);
+    atomic_store(&t->full, 0);
     struct quota_entry *e = atomic_exchange(&t->dirty, NULL);
     bool ok = true;
     rcu_read_lock();
@@ -263,6 +290,7 @@ bool quota_drain(struct quota_table *t, struct quota_row **rows, size_t *nrows, 
         } else {
             entry_lock(e);
             *nrows += quota_counts_drain(&e->counts, e->tenant_id, *rows + *nrows);
+            e->kicked = false;
             entry_unlock(e);
         }
         e = next;
@@ -287,6 +315,11 @@ void quota_apply_total(struct quota_table *t, int64_t tenant_id, int32_t day, in
 int64_t quota_unflushed_requests(struct quota_table *t)
 {
     return atomic_load(&t->unflushed);
+}
+
+int64_t quota_batches_full(struct quota_table *t)
+{
+    return atomic_load(&t->full);
 }
 
 size_t quota_count(struct quota_table *t)

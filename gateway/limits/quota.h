@@ -2,7 +2,9 @@
  * without putting PostgreSQL on the request path.
  *
  * Each replica counts weighted requests per tenant locally. A flusher (usage_flush) drains
- * the counts every QUOTA_FLUSH_REQUESTS requests or QUOTA_FLUSH_INTERVAL_MS, whichever
+ * the counts when one tenant has counted its batch (quota_flush_batch: 1 % of its daily
+ * quota, at least QUOTA_FLUSH_MIN_BATCH, and QUOTA_FLUSH_MIN_BATCH again once what is left
+ * falls under two batches) or QUOTA_FLUSH_INTERVAL_MS after the last flush, whichever
  * comes first, adds them to usage_daily in one statement, and feeds PostgreSQL's new
  * totals back (quota_apply_total): that total, which includes every replica's flushed
  * counts, replaces what this replica believed — lowering what is left when other replicas
@@ -13,7 +15,9 @@
  * What this replica believes used today = PostgreSQL's last total + counts drained but not
  * yet confirmed + counts not yet drained. So its own requests are never lost from view,
  * also while PostgreSQL is unreachable; what it cannot see is the other replicas'
- * unflushed counts: at most one batch each. docs/LIMITS.md states the overshoot bound.
+ * unflushed counts: at most one batch each, so the overshoot across replicas is at most
+ * replicas x max(QUOTA_FLUSH_MIN_BATCH, 1 % of the daily quota) weighted requests plus what
+ * is served while one flush statement runs (docs/LIMITS.md).
  *
  * Pure core: struct quota_counts and the quota_counts_* functions (the day, the weights and
  * the time are parameters; no I/O, no locks), table-tested in
@@ -35,8 +39,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define QUOTA_FLUSH_REQUESTS    100
-#define QUOTA_FLUSH_INTERVAL_MS 1000
+/* The smallest batch, in weighted requests, and the batch near the end of a quota. */
+#define QUOTA_FLUSH_MIN_BATCH 100
+/* A tenant's batch elsewhere is this fraction of its daily quota (1 / QUOTA_FLUSH_SHARE). */
+#define QUOTA_FLUSH_SHARE 100
+/* The longest a count waits for a flush when no batch fills. */
+#define QUOTA_FLUSH_INTERVAL_MS 5000
 
 /* Days since 1970-01-01, UTC. */
 static inline int32_t quota_day(int64_t unix_s)
@@ -98,14 +106,24 @@ size_t quota_counts_drain(struct quota_counts *c, int64_t tenant_id, struct quot
  * another day than c's current one changes nothing. */
 void quota_counts_apply(struct quota_counts *c, int32_t day, int64_t amount, int64_t total);
 
-/* Pure: whether a flush is due: `requests` counted since the last one reached the batch
- * size, or `elapsed_ms` since the last one reached the interval (with anything to flush). */
-bool quota_flush_due(int64_t requests, int64_t elapsed_ms, bool anything);
+/* Pure: the weighted requests a replica counts for one tenant before it flushes:
+ * max(QUOTA_FLUSH_MIN_BATCH, limit / QUOTA_FLUSH_SHARE), and QUOTA_FLUSH_MIN_BATCH once
+ * `remaining` (this replica's view) is under twice that amount, so that the last stretch
+ * of a quota is shared in small batches. This is the per-replica term of the overshoot
+ * bound. */
+int64_t quota_flush_batch(int64_t limit, int64_t remaining);
+
+/* Pure: whether c's undrained counts fill its batch under `limit` on c's day. */
+bool quota_counts_batch_full(const struct quota_counts *c, int64_t limit);
+
+/* Pure: whether a flush is due: some tenant filled its batch since the last drain, or
+ * `elapsed_ms` since the last flush reached the interval (with anything to flush). */
+bool quota_flush_due(bool batch_full, int64_t elapsed_ms, bool anything);
 
 struct quota_table;
 
-/* `kick` (may be NULL) is called, from the request thread, when the QUOTA_FLUSH_REQUESTS-th
- * request since the last drain is counted: the flusher's wake-up. */
+/* `kick` (may be NULL) is called, from the request thread, when a tenant's undrained counts
+ * fill its batch (quota_flush_batch), once per tenant and drain: the flusher's wake-up. */
 struct quota_table *quota_table_new(void (*kick)(void *cls), void *kick_cls);
 void quota_table_free(struct quota_table *t);
 
@@ -133,8 +151,10 @@ __attribute__((warn_unused_result)) bool quota_drain(struct quota_table *t, stru
 void quota_apply_total(struct quota_table *t, int64_t tenant_id, int32_t day, int64_t amount,
                        int64_t total);
 
-/* Requests counted since the last drain (the batch trigger's counter). */
+/* Requests counted since the last drain. */
 int64_t quota_unflushed_requests(struct quota_table *t);
+/* Tenants that filled their batch since the last drain. */
+int64_t quota_batches_full(struct quota_table *t);
 size_t quota_count(struct quota_table *t);
 
 #endif

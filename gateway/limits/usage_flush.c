@@ -243,7 +243,7 @@ static void *flush_loop(void *arg)
         int64_t now = xg_monotonic_ms();
         bool anything = f->nrows > 0 || quota_unflushed_requests(f->quota) > 0;
         if (anything &&
-            quota_flush_due(quota_unflushed_requests(f->quota), now - last_flush, anything)) {
+            quota_flush_due(quota_batches_full(f->quota) > 0, now - last_flush, anything)) {
             (void)flush_once(f);
             last_flush = xg_monotonic_ms();
         } else if (now - last_flush >= QUOTA_FLUSH_INTERVAL_MS) {

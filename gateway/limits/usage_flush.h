@@ -1,7 +1,7 @@
 /* usage_flush — the thread that writes the local quota counts (quota) to usage_daily and
  * feeds PostgreSQL's totals back, on its own PostgreSQL connection.
  *
- * It flushes when quota kicks it (QUOTA_FLUSH_REQUESTS requests counted) or
+ * It flushes when quota kicks it (a tenant filled its batch, quota_flush_batch) or
  * QUOTA_FLUSH_INTERVAL_MS after the last flush, whichever comes first: one statement
  * (gw_usage_add) in one transaction per flush, whatever the number of tenants. While
  * PostgreSQL is unreachable, read-only (a standby) or switching primaries it keeps the

@@ -23,6 +23,10 @@ struct prober_node {
     struct health_node h;
     int64_t tip_distance; /* from the last round; -1 unknown or another chain */
     bool probed_this_round;
+    bool responsive;      /* its last probe answered with status OK (the quorum's view) */
+    bool published;       /* announced a new tip since its last probe was sent */
+    int64_t pub_length;   /* the longest chain it announced since then (0: none) */
+    int64_t pub_checking; /* what the probe in flight should show */
     /* The round's answers, written by the engine thread under the lock. */
     long info_http, header_http;
     char *info_body, *header_body;
@@ -46,8 +50,10 @@ struct prober {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool stop;
-    size_t pending;          /* calls of the current round not yet completed */
-    bool round_asked;        /* prober_probe_now: start the next round without waiting */
+    size_t pending;   /* calls of the current round not yet completed */
+    bool round_asked; /* prober_probe_now: start the next round without waiting */
+    bool pub_asked;   /* prober_publication: a node announced a new tip */
+    uint64_t pub_rounds, pub_confirmed, pub_unconfirmed;
     uint64_t rounds_started; /* counted under the lock, for prober_probe_now */
     uint64_t rounds_done;
     bool took_in_nodes; /* a round has seen the registry's first nodes (startup is over) */
@@ -164,19 +170,23 @@ static bool submit_call(struct prober *p, const struct prober_node *n, const cha
     return true;
 }
 
-/* Sends the round's calls. Lock held; returns with p->pending set. */
-static void send_probes(struct prober *p, int64_t now)
+/* Sends the round's calls: to every node due, or in a publication round to those that
+ * published. Lock held; returns with p->pending set. */
+static void send_probes(struct prober *p, int64_t now, bool publication)
 {
     static const char info_req[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"get_info\"}";
     static const char header_req[] =
         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"get_last_block_header\"}";
     for (size_t i = 0; i < p->count; i++) {
         struct prober_node *n = &p->nodes[i];
-        n->probed_this_round = health_probe_due(&n->h, now);
+        n->probed_this_round = health_probe_due(&n->h, now) && (!publication || n->published);
         n->info_http = n->header_http = 0;
         n->rtt_ms = 0;
         if (!n->probed_this_round)
             continue;
+        n->published = false;
+        n->pub_checking = n->pub_length;
+        n->pub_length = 0;
         if (submit_call(p, n, "/json_rpc", info_req, false, on_probe_done))
             p->pending++;
         if (submit_call(p, n, "/json_rpc", header_req, true, on_probe_done))
@@ -209,13 +219,29 @@ static void log_transition(const struct prober_node *n, bool was_dropped)
                                          : "behind its target height");
 }
 
-/* Folds the answers in; lock held. */
-static void observe_round(struct prober *p, int64_t now)
+/* Whether the probe bore out what the node announced (nothing announced: no count). */
+static void check_publication(struct prober *p, struct prober_node *n)
+{
+    if (n->pub_checking <= 0)
+        return;
+    if (n->h.last.responded && n->h.last.height >= n->pub_checking)
+        p->pub_confirmed++;
+    else
+        p->pub_unconfirmed++;
+    n->pub_checking = 0;
+}
+
+/* Folds the answers in; lock held. A node not probed in a round at the interval counts as
+ * not responsive; in a publication round it keeps its last answer's standing. */
+static void observe_round(struct prober *p, int64_t now, bool publication)
 {
     for (size_t i = 0; i < p->count; i++) {
         struct prober_node *n = &p->nodes[i];
-        if (!n->probed_this_round)
+        if (!n->probed_this_round) {
+            if (!publication)
+                n->responsive = false;
             continue;
+        }
         struct health_probe probe;
         health_probe_parse(&probe, n->info_http, n->info_body, n->header_http, n->header_body,
                            n->rtt_ms);
@@ -225,6 +251,8 @@ static void observe_round(struct prober *p, int64_t now)
         bool was_dropped = n->h.dropped;
         if (health_node_observe(&n->h, &probe, now, &p->opt.health) || n->h.dropped != was_dropped)
             log_transition(n, was_dropped);
+        n->responsive = n->h.last.responded && n->h.last.status_ok;
+        check_publication(p, n);
     }
 }
 
@@ -236,7 +264,7 @@ static struct health_quorum compute_quorum(struct prober *p)
         return q;
     for (size_t i = 0; i < p->count; i++) {
         const struct prober_node *n = &p->nodes[i];
-        views[i].responsive = n->probed_this_round && n->h.last.responded && n->h.last.status_ok;
+        views[i].responsive = n->responsive;
         views[i].history = n->h.history;
         /* Own nodes (primary and standby) vote; a third party's never does (with no own node
          * answering, its tip is still the one served, degraded: health_quorum_compute). */
@@ -289,8 +317,7 @@ static void refresh_chain(struct prober *p, const struct health_quorum *q)
 {
     const struct prober_node *source = NULL;
     for (size_t i = 0; i < p->count && !source; i++)
-        if (p->nodes[i].probed_this_round && p->nodes[i].h.last.responded &&
-            p->nodes[i].h.last.height == q->height &&
+        if (p->nodes[i].responsive && p->nodes[i].h.last.height == q->height &&
             strcmp(p->nodes[i].h.last.top_hash, q->hash) == 0)
             source = &p->nodes[i];
     if (!source)
@@ -385,16 +412,23 @@ static void publish_quorum(struct prober *p, const struct health_quorum *q)
     p->quorum = fresh;
 }
 
-static void run_round(struct prober *p)
+/* One round: at the interval (or prober_probe_now) every node due; for publications
+ * (`publication`) only the nodes that published, which prober_probe_now does not count. */
+static void run_round(struct prober *p, bool publication)
 {
     int64_t now = xg_monotonic_ms();
     pthread_mutex_lock(&p->lock);
-    p->round_asked = false;
-    p->rounds_started++;
+    p->pub_asked = false;
+    if (publication) {
+        p->pub_rounds++;
+    } else {
+        p->round_asked = false;
+        p->rounds_started++;
+    }
     sync_nodes(p);
-    send_probes(p, now);
+    send_probes(p, now, publication);
     wait_pending(p);
-    observe_round(p, xg_monotonic_ms());
+    observe_round(p, xg_monotonic_ms(), publication);
     struct health_quorum q = compute_quorum(p);
     /* The chain record is compared with the quorum tip itself, not with the quorum last
      * published: a degraded round publishes the tip without recording it, and a failed
@@ -404,7 +438,8 @@ static void run_round(struct prober *p)
     if (!q.degraded && !recorded)
         refresh_chain(p, &q);
     publish_quorum(p, &q);
-    p->rounds_done++;
+    if (!publication)
+        p->rounds_done++;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
 }
@@ -413,15 +448,21 @@ static void *prober_loop(void *arg)
 {
     struct prober *p = arg;
     rcu_register_thread();
+    int64_t next_round = xg_monotonic_ms();
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
-        pthread_mutex_unlock(&p->lock);
-        int64_t started = xg_monotonic_ms();
-        run_round(p);
-        pthread_mutex_lock(&p->lock);
-        int64_t wait_ms = p->opt.interval_ms - (xg_monotonic_ms() - started);
-        struct timespec until = xg_monotonic_deadline(wait_ms > 0 ? wait_ms : 0);
-        while (!p->stop && !p->round_asked &&
+        int64_t now = xg_monotonic_ms();
+        bool full = p->round_asked || now >= next_round;
+        if (full || p->pub_asked) {
+            pthread_mutex_unlock(&p->lock);
+            run_round(p, !full);
+            pthread_mutex_lock(&p->lock);
+            if (full)
+                next_round = now + p->opt.interval_ms;
+            continue;
+        }
+        struct timespec until = xg_monotonic_deadline(next_round - now);
+        while (!p->stop && !p->round_asked && !p->pub_asked &&
                pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT)
             ;
     }
@@ -472,6 +513,28 @@ bool prober_probe_now(struct prober *p, int64_t wait_ms)
     bool done = p->rounds_done >= want;
     pthread_mutex_unlock(&p->lock);
     return done;
+}
+
+void prober_publication(void *prober, int32_t node_id, const struct blockpub_chain *chain)
+{
+    struct prober *p = prober;
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, node_id);
+    if (n) {
+        n->published = true;
+        if (chain->length > n->pub_length)
+            n->pub_length = chain->length;
+        p->pub_asked = true;
+        pthread_cond_broadcast(&p->cond);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void prober_pub_stats(struct prober *p, struct prober_pub_stats *out)
+{
+    pthread_mutex_lock(&p->lock);
+    *out = (struct prober_pub_stats){p->pub_rounds, p->pub_confirmed, p->pub_unconfirmed};
+    pthread_mutex_unlock(&p->lock);
 }
 
 void prober_stop(struct prober *p)
@@ -658,6 +721,10 @@ json_t *prober_status(struct prober *p)
         "degraded", p->quorum.degraded, "height", (json_int_t)p->quorum.height, "hash",
         p->quorum.hash, "healthy", (json_int_t)p->quorum.healthy, "agreeing",
         (json_int_t)p->quorum.agreeing, "voters", (json_int_t)p->quorum.voters);
+    json_object_set_new(status, "publications",
+                        json_pack("{s:I,s:I,s:I}", "rounds", (json_int_t)p->pub_rounds, "confirmed",
+                                  (json_int_t)p->pub_confirmed, "unconfirmed",
+                                  (json_int_t)p->pub_unconfirmed));
     pthread_mutex_unlock(&p->lock);
     return status;
 }

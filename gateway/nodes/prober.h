@@ -15,6 +15,13 @@
  * node whose row changed (its revision) starts afresh — that is how an operator re-enables
  * a node dropped after the failure ceiling (any UPDATE of its row).
  *
+ * A node's ZMQ publication of a new tip (blocksub.h) calls prober_publication: the prober
+ * then runs a round at once for the nodes that published since the last one — the same
+ * probes, folded in the same way, the other nodes counting with their last answers — and
+ * moves the quorum tip (and with it the key of every tip answer in the cache) when the
+ * probes show it moved. The publication itself is never believed: only the probe's answers
+ * are. The rounds at the probe interval go on whether or not a node publishes.
+ *
  * The request path reads the state through prober_rank / prober_quorum and feeds client
  * request outcomes back (prober_report: the circuit breaker). The state sits behind one
  * mutex held for microseconds; the functions copy out what the caller keeps.
@@ -30,6 +37,7 @@
 #include <stdint.h>
 
 #include "cache/cache.h"
+#include "nodes/blockpub.h"
 #include "nodes/health.h"
 #include "nodes/hedge.h"
 #include "nodes/nodes.h"
@@ -56,6 +64,18 @@ struct prober *prober_start(const struct prober_options *opt, struct node_regist
 /* Starts a round now (the registry just got its first nodes) and waits up to wait_ms for
  * it to end: true when it did. Any thread but the prober's. */
 bool prober_probe_now(struct prober *p, int64_t wait_ms);
+
+/* A node announced a new chain tip (blocksub's on_tip; any thread): re-probe it at once.
+ * Publications that arrive while a round runs are taken by the next one. */
+void prober_publication(void *prober, int32_t node_id, const struct blockpub_chain *chain);
+
+/* Publications taken and what the probes then showed (for prober_status and metrics). */
+struct prober_pub_stats {
+    uint64_t rounds;      /* rounds run for publications */
+    uint64_t confirmed;   /* publications whose node then showed at least that chain length */
+    uint64_t unconfirmed; /* publications the node's probe did not bear out */
+};
+void prober_pub_stats(struct prober *p, struct prober_pub_stats *out);
 
 /* Stops and joins the thread (waits for the round's calls to end). Before up_engine_stop. */
 void prober_stop(struct prober *p);

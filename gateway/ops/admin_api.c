@@ -304,6 +304,8 @@ static json_t *nodes_json(struct admin_api *api, const char *only)
     }
     json_t *out = json_pack("{s:o,s:s}", "nodes", nodes, "source",
                             res ? "database" : "memory (PostgreSQL unreachable)");
+    /* Rounds run for ZMQ publications and what their probes showed (prober_pub_stats). */
+    json_object_set(out, "publications", json_object_get(status, "publications"));
     json_decref(status);
     return out;
 }

@@ -1,6 +1,7 @@
 /* Table tests for gateway/quota: the per-tenant day counts (charge, local refusal, day
  * roll-over, drain, PostgreSQL's totals lowering and raising what is left, weights), the
- * flush trigger at QUOTA_FLUSH_REQUESTS and QUOTA_FLUSH_INTERVAL_MS, and the table that
+ * flush rule (each tenant's batch by its remaining quota, at least every
+ * QUOTA_FLUSH_INTERVAL_MS), and the table that
  * drains only served tenants; plus usage_flush's merge of rows into one statement. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,27 +186,80 @@ static void test_day_arithmetic(void **state)
     }
 }
 
+static void test_flush_batch_by_remaining_quota(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t limit, remaining, batch;
+    } cases[] = {
+        /* 1 % of the quota is under 100: the batch is 100 throughout. */
+        {500, 500, 100},
+        {500, 150, 100},
+        {500, 0, 100},
+        {0, 0, 100},
+        {10000, 10000, 100}, /* 1 % is exactly 100 */
+        /* 1 % over 100 is the batch while twice it is left... */
+        {100000, 100000, 1000},
+        {100000, 2000, 1000},
+        {100000, 1999, 100}, /* ...and 100 below that */
+        {100000, 0, 100},
+        {10099, 10099, 100}, /* 1 % rounds down */
+        {20000, 400, 200},
+        {20000, 399, 100},
+        {INT64_MAX, INT64_MAX, INT64_MAX / 100}, /* no overflow for an unlimited quota */
+        {INT64_MAX, 0, 100},
+    };
+    assert_int_equal(QUOTA_FLUSH_MIN_BATCH, 100);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(quota_flush_batch(cases[i].limit, cases[i].remaining), cases[i].batch);
+}
+
+static void test_counts_batch_full(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t confirmed, pending, carry, limit;
+        bool full;
+    } cases[] = {
+        {0, 99, 0, 500, false},         {0, 100, 0, 500, true},
+        {0, 90, 10, 500, true}, /* yesterday's undrained counts go with the same flush */
+        {0, 999, 0, 100000, false},     {0, 1000, 0, 100000, true},
+        {97000, 100, 0, 100000, false}, /* 2900 left: still batches of 1000 */
+        {98000, 100, 0, 100000, true},  /* 1900 left: batches of 100 */
+        {98000, 99, 0, 100000, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct quota_counts c = {.day = DAY0,
+                                 .confirmed = cases[i].confirmed,
+                                 .pending = cases[i].pending,
+                                 .carry_day = DAY0 - 1,
+                                 .carry = cases[i].carry};
+        assert_int_equal(quota_counts_batch_full(&c, cases[i].limit), cases[i].full);
+    }
+}
+
 static void test_flush_trigger(void **state)
 {
     (void)state;
     const struct {
-        int64_t requests, elapsed_ms;
+        bool batch_full;
+        int64_t elapsed_ms;
         bool anything, due;
     } cases[] = {
-        {0, 0, false, false},
-        {1, 999, true, false},
-        {99, 999, true, false},
-        {QUOTA_FLUSH_REQUESTS, 0, true, true},
-        {QUOTA_FLUSH_REQUESTS + 5, 10, true, true},
-        {1, QUOTA_FLUSH_INTERVAL_MS, true, true},
-        {0, QUOTA_FLUSH_INTERVAL_MS, true, true}, /* rows held from a failed flush */
-        {0, 5 * QUOTA_FLUSH_INTERVAL_MS, false, false},
+        {false, 0, false, false},
+        {false, 999, true, false},
+        {false, QUOTA_FLUSH_INTERVAL_MS - 1, true, false},
+        {true, 0, true, true},
+        {true, 10, true, true},
+        {false, QUOTA_FLUSH_INTERVAL_MS, true, true},
+        {false, QUOTA_FLUSH_INTERVAL_MS, true, true}, /* rows held from a failed flush */
+        {false, 5 * QUOTA_FLUSH_INTERVAL_MS, false, false},
     };
-    assert_int_equal(QUOTA_FLUSH_REQUESTS, 100);
-    assert_int_equal(QUOTA_FLUSH_INTERVAL_MS, 1000);
+    assert_int_equal(QUOTA_FLUSH_INTERVAL_MS, 5000);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        assert_int_equal(quota_flush_due(cases[i].requests, cases[i].elapsed_ms, cases[i].anything),
-                         cases[i].due);
+        assert_int_equal(
+            quota_flush_due(cases[i].batch_full, cases[i].elapsed_ms, cases[i].anything),
+            cases[i].due);
 }
 
 static void count_kick(void *cls)
@@ -220,13 +274,16 @@ static void test_table_kicks_every_batch_and_drains_served_tenants(void **state)
     struct quota_table *t = quota_table_new(count_kick, &kicks);
     assert_non_null(t);
     struct quota_status st;
-    /* 99 requests over three tenants: no kick yet. */
+    /* 99 requests over three tenants, weight 2: no tenant has a batch of 100 yet. */
     for (int i = 0; i < 99; i++)
         assert_true(quota_charge(t, 1 + i % 3, 1000, 2, T0 + 5, &st));
     assert_int_equal(kicks, 0);
+    assert_int_equal(quota_batches_full(t), 0);
     assert_int_equal(quota_unflushed_requests(t), 99);
-    assert_true(quota_charge(t, 1, 1000, 2, T0 + 5, &st)); /* the 100th */
+    for (int i = 0; i < 17; i++) /* tenant 1: 33 + 17 = 50 requests, 100 weighted */
+        assert_true(quota_charge(t, 1, 1000, 2, T0 + 5, &st));
     assert_int_equal(kicks, 1);
+    assert_int_equal(quota_batches_full(t), 1);
     assert_true(quota_charge(t, 1, 1000, 2, T0 + 5, &st)); /* once per batch */
     assert_int_equal(kicks, 1);
 
@@ -243,8 +300,20 @@ static void test_table_kicks_every_batch_and_drains_served_tenants(void **state)
         assert_int_equal(rows[i].day, DAY0);
         total += rows[i].amount;
     }
-    assert_int_equal(total, 101 * 2);
-    assert_int_equal(rows[0].amount, 35 * 2);
+    assert_int_equal(total, 117 * 2);
+    assert_int_equal(rows[0].amount, 51 * 2);
+    /* The drain re-arms tenant 1's batch; another tenant filling its own kicks again. */
+    assert_int_equal(quota_batches_full(t), 0);
+    for (int i = 0; i < 50; i++)
+        assert_true(quota_charge(t, 1, 1000, 2, T0 + 5, &st));
+    assert_int_equal(kicks, 2);
+    for (int i = 0; i < 100; i++)
+        assert_true(quota_charge(t, 3, 1000, 1, T0 + 5, &st));
+    assert_int_equal(kicks, 3);
+    assert_int_equal(quota_batches_full(t), 2);
+    n = 0;
+    assert_true(quota_drain(t, &rows, &n, &cap));
+    assert_int_equal(n, 2);
     /* Nothing new: nothing to drain. */
     size_t again = 0;
     assert_true(quota_drain(t, &rows, &again, &cap));
@@ -354,6 +423,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scripts),
         cmocka_unit_test(test_day_arithmetic),
+        cmocka_unit_test(test_flush_batch_by_remaining_quota),
+        cmocka_unit_test(test_counts_batch_full),
         cmocka_unit_test(test_flush_trigger),
         cmocka_unit_test(test_table_kicks_every_batch_and_drains_served_tenants),
         cmocka_unit_test(test_table_answers_and_peek),
