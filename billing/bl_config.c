@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* reload: true when SIGHUP applies the key without a restart; the reload takes it from
  * this table (xg_config_take_reloadable) and billing/main.c's apply_reloadable hands it to what
@@ -80,10 +81,19 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("gateway", "realm", XG_CFG_STRING, realm, "xmrgate", 0, 0, false,
         "the gateway's Digest realm (HA1 covers it: must equal [server] realm there)"),
     KEY("gateway", "ha1_key", XG_CFG_STRING, ha1_key, NULL, 0, 0, false,
-        "64 hex digits; wraps each tenant's Digest HA1 (same as the gateway's [auth] ha1_key)"),
+        "64 hex digits; wraps each tenant's Digest HA1 and signs the client address of an "
+        "XMR402 proof (same as the gateway's [auth] ha1_key)"),
+    KEY("billing", "token_key", XG_CFG_STRING, token_key, "", 0, 0, false,
+        "64 hex digits, billing's alone (never in a gateway's configuration), not equal to "
+        "[gateway] ha1_key; derives the tokens of idempotent and XMR402 purchases (required "
+        "to serve; migrate and grant do without)"),
     KEY("xmr402", "receipt_key", XG_CFG_STRING, xmr402_receipt_key, "", 0, 0, false,
         "64 hex digits: the Ed25519 seed that signs XMR402 receipts (\"\" = derived from "
-        "[gateway] ha1_key); its public key is at GET /api/xmr402/receipt-key"),
+        "[billing] token_key); its public key is at GET /api/xmr402/receipt-key"),
+    KEY("xmr402", "legacy_receipt_key", XG_CFG_BOOL, xmr402_legacy_receipt_key, "false", 0, 0,
+        false,
+        "also publish, as retired, the public key of the receipt seed derived from [gateway] "
+        "ha1_key, which signed receipts before [billing] token_key existed (docs/DEPLOYMENT.md)"),
     KEY("xmr402", "zero_conf_max", XG_CFG_INT, xmr402_zero_conf_max, "0", 0,
         INT64_C(1000000000000000), false,
         "XMR402 invoices up to this many piconero are provisioned at 0 confirmations (0 = off)"),
@@ -127,6 +137,16 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     }
     if (!xg_hex_ok(cfg->ha1_key, 32)) {
         snprintf(err, errlen, "[gateway] ha1_key: expected 64 hex digits");
+        goto bad;
+    }
+    if (cfg->token_key[0] && !xg_hex_ok(cfg->token_key, 32)) {
+        snprintf(err, errlen, "[billing] token_key: expected 64 hex digits");
+        goto bad;
+    }
+    if (strcasecmp(cfg->token_key, cfg->ha1_key) == 0) {
+        snprintf(err, errlen,
+                 "[billing] token_key: must differ from [gateway] ha1_key, which the gateways "
+                 "hold");
         goto bad;
     }
     if (cfg->xmr402_receipt_key[0] && !xg_hex_ok(cfg->xmr402_receipt_key, 32)) {

@@ -51,8 +51,11 @@ struct bl_config {
     char *gateway_url;
     char *realm;
     char *ha1_key;
+    /* [billing]: billing's own secrets, never in a gateway's configuration (bl_keys.h) */
+    char *token_key;
     /* [xmr402]: agents buying through HTTP 402 (billing/api_xmr402.c) */
     char *xmr402_receipt_key;
+    bool xmr402_legacy_receipt_key;
     int64_t xmr402_zero_conf_max;
     int64_t xmr402_retry_after_ms;
     int64_t xmr402_pending_requests;
