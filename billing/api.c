@@ -20,6 +20,10 @@
 #define XMR402_VERIFY_PER_HOUR 1800
 #define XMR402_VERIFY_BURST    60
 #define TXNODE_TIMEOUT_MS      2000 /* one get_transactions of one hash */
+/* Token rotations a client address may ask for: a tenant needs one when its token leaked;
+ * each is a write that every gateway replica reloads. */
+#define ROTATE_PER_HOUR 20
+#define ROTATE_BURST    5
 
 /* (the bl_xmr402_* and settle.h's queries serve XMR402 proofs: api_xmr402.c) */
 const char *const api_queries[] = {"bl_tiers_public",
@@ -35,6 +39,7 @@ const char *const api_queries[] = {"bl_tiers_public",
                                    "bl_invoice_get",
                                    "bl_invoice_payments_list",
                                    "bl_tenant_status",
+                                   "bl_tenant_rotate",
                                    "bl_xmr402_invoice_insert",
                                    "bl_xmr402_invoice",
                                    "bl_xmr402_invoice_on_subaddress",
@@ -66,6 +71,7 @@ static const struct xg_httpd_route api_routes[] = {
     {"POST", "/api/invoices", api_handle_invoice_create},
     {"GET", "/api/invoices/*", api_handle_invoice},
     {"GET", "/api/tenant", api_handle_tenant},
+    {"POST", "/api/tenant/rotate", api_handle_tenant_rotate},
     {"POST", "/api/xmr402/challenge", api_handle_xmr402_challenge},
     {"POST", "/api/xmr402/verify", api_handle_xmr402_verify},
     {"GET", "/api/xmr402/receipt-key", api_handle_xmr402_receipt_key},
@@ -103,14 +109,33 @@ enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *p
     return api_error(req, BL_ERROR_DATABASE_UNAVAILABLE);
 }
 
-/* The receipt key (configured, else derived from the HA1 key) and the XMR402 policy. */
+/* The public key of the receipt seed derived from the HA1 key, which signed receipts before
+ * [billing] token_key existed: published as retired when asked, so that those receipts
+ * still verify. */
+static bool retired_receipt_setup(struct api *api, const struct bl_config *cfg)
+{
+    api->receipt_retired_hex[0] = '\0';
+    if (!cfg->xmr402_legacy_receipt_key)
+        return true;
+    uint8_t seed[BL_XMR402_ED25519_LEN];
+    struct bl_xmr402_receipt_key *k =
+        bl_xmr402_receipt_seed_derive(api->keys.ha1, seed) ? bl_xmr402_receipt_key_new(seed) : NULL;
+    OPENSSL_cleanse(seed, sizeof seed);
+    bool ok = k && bl_xmr402_receipt_public_hex(k, api->receipt_retired_hex);
+    bl_xmr402_receipt_key_free(k);
+    return ok;
+}
+
+/* The receipt key (configured, else derived from the token key) and the XMR402 policy. */
 static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
 {
     uint8_t seed[BL_XMR402_ED25519_LEN];
     bool ok = cfg->xmr402_receipt_key[0] ? xg_hex_decode(cfg->xmr402_receipt_key, seed, sizeof seed)
-                                         : bl_xmr402_receipt_seed_derive(api->ha1_key, seed);
+                                         : bl_xmr402_receipt_seed_derive(api->keys.token, seed);
     api->receipt_key = ok ? bl_xmr402_receipt_key_new(seed) : NULL;
     OPENSSL_cleanse(seed, sizeof seed);
+    if (!retired_receipt_setup(api, cfg))
+        return false;
     api->verify_limit =
         client_limit_table_new(RATE_TABLE_SIZE, XMR402_VERIFY_PER_HOUR, XMR402_VERIFY_BURST);
     api->xmr402_zero_conf_max = cfg->xmr402_zero_conf_max;
@@ -138,14 +163,21 @@ static void api_free(struct api *api)
     client_limit_table_free(api->verify_limit);
     client_limit_table_free(api->verify_global);
     txnode_free(api->txnode);
-    OPENSSL_cleanse(api->ha1_key, sizeof api->ha1_key);
     OPENSSL_cleanse(api->hook_key, sizeof api->hook_key);
+    client_limit_table_free(api->rotate_limit);
+    bl_keys_wipe(&api->keys);
     free(api);
 }
 
 struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
 {
     const struct bl_config *cfg = opt->cfg;
+    if (!cfg->token_key[0]) {
+        snprintf(err, errlen,
+                 "[billing] token_key: required to serve (64 hex digits, billing's alone; "
+                 "docs/DEPLOYMENT.md, \"Separate keys\")");
+        return NULL;
+    }
     struct api *api = calloc(1, sizeof *api);
     if (!api) {
         snprintf(err, errlen, "out of memory");
@@ -164,8 +196,10 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
     api->create_limit =
         client_limit_table_new(RATE_TABLE_SIZE, cfg->create_per_hour, cfg->create_burst);
     api->free_limit = client_limit_table_new(RATE_TABLE_SIZE, cfg->free_per_hour, cfg->free_burst);
+    api->rotate_limit = client_limit_table_new(RATE_TABLE_SIZE, ROTATE_PER_HOUR, ROTATE_BURST);
     if (!api->realm || !api->gateway_url || !api->web || !api->pool || !api->create_limit ||
-        !api->free_limit || !cred_parse_key(cfg->ha1_key, api->ha1_key)) {
+        !api->free_limit || !api->rotate_limit ||
+        !bl_keys_parse(&api->keys, cfg->ha1_key, cfg->token_key)) {
         snprintf(err, errlen, "out of memory");
         api_free(api);
         return NULL;

@@ -4,6 +4,7 @@
 #define API_INTERNAL_H
 
 #include "bl_error.h"
+#include "bl_keys.h"
 #include "pgpool.h"
 #include "pricing.h"
 #include "client_limit.h"
@@ -26,7 +27,8 @@ struct api {
     struct wallet *wallet;
     struct price_source *prices;
     struct client_limit_table *create_limit, *free_limit;
-    uint8_t ha1_key[TOKEN_HA1_KEY_LEN];
+    struct client_limit_table *rotate_limit; /* token rotations per client (api_tenant.c) */
+    struct bl_keys keys; /* ha1: HA1 wrap, client MAC; token: derivations (bl_keys.h) */
     char *realm, *gateway_url;
     int64_t invoice_ttl_s, late_grace_s;
     struct web *web; /* the pages (web.h) */
@@ -34,6 +36,7 @@ struct api {
     struct bl_xmr402_receipt_key *receipt_key;
     struct client_limit_table *verify_limit; /* proofs per client: each costs wallet calls */
     char receipt_public_hex[2 * 32 + 1];
+    char receipt_retired_hex[2 * 32 + 1]; /* [xmr402] legacy_receipt_key; "" when off */
     int64_t xmr402_zero_conf_max, xmr402_retry_after_s;
     int64_t xmr402_pending_requests, xmr402_unseen_hold_ms;
     int64_t xmr402_max_open_challenges, xmr402_credentials_window_s;
@@ -73,6 +76,13 @@ enum MHD_Result api_handle_web_page(const struct xg_httpd_request *req);
 enum MHD_Result api_handle_web_asset(const struct xg_httpd_request *req);
 enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req);
 enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req);
+/* The SHA-256 (hex) of the token in Authorization: Bearer <token> (api_tenant.c): returns
+ * BL_ERROR_COUNT when hash holds it, else the error to answer (no bearer token, or one
+ * that is no well-formed token). */
+enum bl_error api_bearer_token_hash(const struct xg_httpd_request *req,
+                                    char hash[TOKEN_HASH_HEX_SIZE]);
+/* POST /api/tenant/rotate (api_tenant_rotate.c). */
+enum MHD_Result api_handle_tenant_rotate(const struct xg_httpd_request *req);
 /* True when the path after /api/invoices/ asks for the QR code ("<id>/qr.svg"). */
 bool api_invoice_qr_path(const char *rest);
 

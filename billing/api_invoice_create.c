@@ -205,9 +205,18 @@ static enum MHD_Result reply_invoice(const struct xg_httpd_request *req, struct 
     return xg_reply_json(req->conn, status, inv);
 }
 
+/* bl_keys_seed_fn over the request's Idempotency-Key and fingerprint. */
+static bool idempotent_seed_of(const uint8_t key[BL_KEYS_LEN], const void *ctx,
+                               uint8_t seed[TOKEN_RAW_LEN])
+{
+    const struct create_req *cr = ctx;
+    return cred_idempotent_seed(key, cr->idem_key, cr->fingerprint, seed);
+}
+
 /* A replayed Idempotency-Key: the same request gets the same invoice (and the same
- * token, derived again); another request under the same key is a 409. Returns false
- * when the key is new. */
+ * token, derived again under the key that derived it, bl_keys.h; no token once the tenant
+ * rotated it); another request under the same key is a 409. Returns false when the key is
+ * new. */
 static bool replay(const struct xg_httpd_request *req, struct xg_pg *pg, struct create_req *cr,
                    enum MHD_Result *mr)
 {
@@ -222,24 +231,25 @@ static bool replay(const struct xg_httpd_request *req, struct xg_pg *pg, struct 
         PQclear(res);
         return false;
     }
-    char id[API_INVOICE_ID_SIZE];
+    char id[API_INVOICE_ID_SIZE], stored[TOKEN_HASH_HEX_SIZE];
     snprintf(id, sizeof id, "%s", PQgetvalue(res, 0, 0));
+    snprintf(stored, sizeof stored, "%s", PQgetvalue(res, 0, 3));
     bool same = strcmp(PQgetvalue(res, 0, 1), cr->fingerprint) == 0;
     bool purchase = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+    bool current = strcmp(PQgetvalue(res, 0, 4), "t") == 0; /* not rotated since */
     PQclear(res);
     if (!same) {
         *mr = api_error(req, BL_ERROR_IDEMPOTENCY_KEY_REUSED);
         return true;
     }
-    uint8_t seed[TOKEN_RAW_LEN];
-    char token[TOKEN_TEXT_SIZE];
-    bool with_token =
-        purchase && cred_idempotent_seed(api->ha1_key, cr->idem_key, cr->fingerprint, seed);
-    if (with_token)
-        token_format(seed, token);
-    *mr = reply_invoice(req, pg, id, with_token ? token : NULL, 201);
+    char token[TOKEN_TEXT_SIZE] = "";
+    enum bl_keys_which which = BL_KEYS_NONE;
+    if (purchase && current)
+        which = bl_keys_rederive(&api->keys, idempotent_seed_of, cr, stored, token);
+    if (purchase && current && which == BL_KEYS_NONE)
+        xg_log(XG_LOG_ERROR, "idempotent_token_mismatch", "invoice %s", id);
+    *mr = reply_invoice(req, pg, id, which != BL_KEYS_NONE ? token : NULL, 201);
     OPENSSL_cleanse(token, sizeof token);
-    OPENSSL_cleanse(seed, sizeof seed);
     return true;
 }
 
@@ -487,11 +497,11 @@ static bool make_credentials(struct api *api, struct create_req *cr)
     uint8_t seed[TOKEN_RAW_LEN];
     bool ok;
     if (cr->idem_key) {
-        ok = cred_idempotent_seed(api->ha1_key, cr->idem_key, cr->fingerprint, seed) &&
-             cred_new_seeded(&cr->cred, api->ha1_key, api->realm, seed);
+        ok = cred_idempotent_seed(api->keys.token, cr->idem_key, cr->fingerprint, seed) &&
+             cred_new_seeded(&cr->cred, api->keys.ha1, api->realm, seed);
         OPENSSL_cleanse(seed, sizeof seed);
     } else {
-        ok = cred_new(&cr->cred, api->ha1_key, api->realm);
+        ok = cred_new(&cr->cred, api->keys.ha1, api->realm);
     }
     return ok;
 }

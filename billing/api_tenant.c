@@ -29,18 +29,25 @@ static json_t *tenant_json(const PGresult *res)
                      "day", PQgetvalue(res, 0, 10), "used", num(res, 8), "quota", num(res, 4));
 }
 
-enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req)
+enum bl_error api_bearer_token_hash(const struct xg_httpd_request *req,
+                                    char hash[TOKEN_HASH_HEX_SIZE])
 {
-    struct api *api = api_of(req);
     const char *auth = xg_httpd_header(req, "Authorization");
-    char hash[TOKEN_HASH_HEX_SIZE];
     if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-        return api_error(req, BL_ERROR_TOKEN_REQUIRED);
+        return BL_ERROR_TOKEN_REQUIRED;
     const char *token = auth + 7;
     while (*token == ' ')
         token++;
-    if (!cred_token_hash_hex(token, hash))
-        return api_error(req, BL_ERROR_UNKNOWN_TOKEN);
+    return cred_token_hash_hex(token, hash) ? BL_ERROR_COUNT : BL_ERROR_UNKNOWN_TOKEN;
+}
+
+enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req)
+{
+    struct api *api = api_of(req);
+    char hash[TOKEN_HASH_HEX_SIZE];
+    enum bl_error e = api_bearer_token_hash(req, hash);
+    if (e != BL_ERROR_COUNT)
+        return api_error(req, e);
     const char *params[] = {hash};
     struct xg_pg *pg = pgpool_get(api->pool);
     PGresult *res = xg_pg_exec(pg, "bl_tenant_status", 1, params);

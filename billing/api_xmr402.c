@@ -72,7 +72,7 @@ static void client_key(const struct xg_httpd_request *req, char *out, size_t len
     struct api *api = api_of(req);
     const char *named = xg_httpd_header(req, XG_XMR402_CLIENT_HDR);
     const char *sig = xg_httpd_header(req, XG_XMR402_SIG_HDR);
-    if (named && strlen(named) < 200 && xg_xmr402_client_sig_ok(api->ha1_key, named, sig)) {
+    if (named && strlen(named) < 200 && xg_xmr402_client_sig_ok(api->keys.ha1, named, sig)) {
         snprintf(out, len, "agent:%s", named);
         return;
     }
@@ -285,8 +285,8 @@ static bool make_challenge_credentials(struct api *api, struct challenge *c)
 {
     uint8_t seed[TOKEN_RAW_LEN];
     bool ok = bl_xmr402_nonce_generate(c->nonce) &&
-              bl_xmr402_token_seed(api->ha1_key, c->nonce, seed) &&
-              cred_new_seeded(&c->cred, api->ha1_key, api->realm, seed);
+              bl_xmr402_token_seed(api->keys.token, c->nonce, seed) &&
+              cred_new_seeded(&c->cred, api->keys.ha1, api->realm, seed);
     OPENSSL_cleanse(seed, sizeof seed);
     return ok;
 }
@@ -654,6 +654,13 @@ static enum MHD_Result refuse(const struct xg_httpd_request *req, enum bl_error 
     return xg_reply_json(req->conn, bl_error_status(e), body);
 }
 
+/* bl_keys_seed_fn over an invoice's challenge nonce. */
+static bool nonce_seed_of(const uint8_t key[BL_KEYS_LEN], const void *nonce,
+                          uint8_t seed[TOKEN_RAW_LEN])
+{
+    return bl_xmr402_token_seed(key, nonce, seed);
+}
+
 static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, struct xg_pg *pg,
                                          const struct verify *v)
 {
@@ -665,21 +672,24 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     if (!res)
         return api_db_error(req, pg);
     enum MHD_Result mr;
-    uint8_t seed[TOKEN_RAW_LEN];
-    char token[TOKEN_TEXT_SIZE], hash[TOKEN_HASH_HEX_SIZE], login[96], url[512];
+    char token[TOKEN_TEXT_SIZE] = "", login[96] = "", url[512] = "";
     char *receipt = NULL;
-    if (PQntuples(res) != 1 || !bl_xmr402_token_seed(api->ha1_key, v->inv.nonce, seed)) {
+    if (PQntuples(res) != 1) {
         mr = api_errorf(req, BL_ERROR_INTERNAL_ERROR, "the provisioned tenant cannot be read");
         goto out;
     }
-    token_format(seed, token);
-    /* the derivation must give the token whose hash the tenant holds */
-    if (!cred_token_hash_hex(token, hash) || strcmp(hash, PQgetvalue(res, 0, 7)) != 0) {
-        xg_log(XG_LOG_ERROR, "xmr402_token_mismatch", "invoice %s", v->inv.id);
-        mr = api_errorf(req, BL_ERROR_INTERNAL_ERROR,
-                        "the credentials of this invoice cannot be derived again");
+    /* a tenant that rotated its token is no longer this proof's: the proof, which anyone
+     * who saw the agent's request holds, must not outlive the token it stood for */
+    if (strcmp(v->inv.token_hash, PQgetvalue(res, 0, 7)) != 0) {
+        mr = refuse(req, BL_ERROR_CREDENTIALS_ROTATED, NULL, NULL);
         goto out;
     }
+    /* Derived again under the key that derived it (bl_keys.h). Under neither key (token_key
+     * was replaced since): served as the tenant all the same, the token withheld. */
+    bool derived = bl_keys_rederive(&api->keys, nonce_seed_of, v->inv.nonce, v->inv.token_hash,
+                                    token) != BL_KEYS_NONE;
+    if (!derived)
+        xg_log(XG_LOG_WARN, "xmr402_token_not_derivable", "invoice %s: token withheld", v->inv.id);
     const char *handle = PQgetvalue(res, 0, 1), *tier = PQgetvalue(res, 0, 2);
     struct bl_xmr402_receipt r = {.invoice = v->inv.id,
                                   .txid = v->txid,
@@ -693,7 +703,8 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     /* Replay: anyone who saw the txid and proof could read the token forever. It is shown
      * again only within [xmr402] credentials_window of provisioning; later the proof still
      * serves requests as the tenant (until valid_until), without the token. */
-    bool deliver = v->inv.now - v->inv.provisioned_at <= api->xmr402_credentials_window_s;
+    bool deliver =
+        derived && v->inv.now - v->inv.provisioned_at <= api->xmr402_credentials_window_s;
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:s, s:s, s:I, s:I, s:I, s:s, s:I, s:b}, s:o, s:s}",
         "state", "provisioned", "invoice", v->inv.id, "token", token, "login", login, "rpc_url",
@@ -714,7 +725,6 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
 out:
     PQclear(res);
     free(receipt);
-    OPENSSL_cleanse(seed, sizeof seed);
     OPENSSL_cleanse(token, sizeof token);
     OPENSSL_cleanse(login, sizeof login);
     OPENSSL_cleanse(url, sizeof url);
@@ -935,10 +945,13 @@ enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
 enum MHD_Result api_handle_xmr402_receipt_key(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
+    json_t *retired = json_array();
+    if (retired && api->receipt_retired_hex[0])
+        json_array_append_new(retired, json_string(api->receipt_retired_hex));
     return xg_reply_json(
         req->conn, 200,
-        json_pack("{s:s, s:s, s:s}", "alg", "Ed25519", "public_key", api->receipt_public_hex,
-                  "format",
+        json_pack("{s:s, s:s, s:o*, s:s}", "alg", "Ed25519", "public_key", api->receipt_public_hex,
+                  "retired_public_keys", retired, "format",
                   "base64url(payload) \".\" base64url(Ed25519 signature over the payload "
                   "bytes); payload: compact JSON with sorted keys amount, handle, invoice, "
                   "issued_at, tier, txid, v"));

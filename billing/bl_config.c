@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* reload: true when SIGHUP applies the key without a restart; the reload takes it from
  * this table (xg_config_take_reloadable) and billing/main.c's apply_reloadable hands it to what
@@ -93,10 +94,19 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("gateway", "realm", XG_CFG_STRING, realm, "xmrgate", 0, 0, false,
         "the gateway's Digest realm (HA1 covers it: must equal [server] realm there)"),
     KEY("gateway", "ha1_key", XG_CFG_STRING, ha1_key, NULL, 0, 0, false,
-        "64 hex digits; wraps each tenant's Digest HA1 (same as the gateway's [auth] ha1_key)"),
+        "64 hex digits; wraps each tenant's Digest HA1 and signs the client address of an "
+        "XMR402 proof (same as the gateway's [auth] ha1_key)"),
+    KEY("billing", "token_key", XG_CFG_STRING, token_key, "", 0, 0, false,
+        "64 hex digits, billing's alone (never in a gateway's configuration), not equal to "
+        "[gateway] ha1_key; derives the tokens of idempotent and XMR402 purchases (required "
+        "to serve; migrate and grant do without)"),
     KEY("xmr402", "receipt_key", XG_CFG_STRING, xmr402_receipt_key, "", 0, 0, false,
         "64 hex digits: the Ed25519 seed that signs XMR402 receipts (\"\" = derived from "
-        "[gateway] ha1_key); its public key is at GET /api/xmr402/receipt-key"),
+        "[billing] token_key); its public key is at GET /api/xmr402/receipt-key"),
+    KEY("xmr402", "legacy_receipt_key", XG_CFG_BOOL, xmr402_legacy_receipt_key, "false", 0, 0,
+        false,
+        "also publish, as retired, the public key of the receipt seed derived from [gateway] "
+        "ha1_key, which signed receipts before [billing] token_key existed (docs/DEPLOYMENT.md)"),
     KEY("xmr402", "zero_conf_max", XG_CFG_INT, xmr402_zero_conf_max, "0", 0,
         INT64_C(1000000000000000), false,
         "XMR402 invoices up to this many piconero are provisioned at 0 confirmations (0 = off)"),
@@ -125,7 +135,7 @@ const struct xg_cfg_key bl_config_keys[] = {
         "not public: CIDRs or addresses, comma-separated (\"\" = public addresses only)"),
     KEY("webhooks", "secret_key", XG_CFG_STRING, hook_secret_key, "", 0, 0, false,
         "64 hex digits: the key each invoice's webhook secret is derived from (\"\" = derived "
-        "from [gateway] ha1_key); changing it changes every secret"),
+        "from [billing] token_key); changing it changes every secret"),
     KEY("webhooks", "retry_base", XG_CFG_DURATION, hook_retry_base_ms, "10s", 100, 3600000, false,
         "pause after a webhook's first failed attempt; it doubles at each further failure"),
     KEY("webhooks", "retry_cap", XG_CFG_DURATION, hook_retry_cap_ms, "1h", 100, 86400000, false,
@@ -149,15 +159,19 @@ const struct xg_cfg_key bl_config_keys[] = {
 };
 const size_t bl_config_key_count = sizeof bl_config_keys / sizeof bl_config_keys[0];
 
-/* [webhooks] secret_key, or the key derived from [gateway] ha1_key (checked before). */
+/* [webhooks] secret_key, or the key derived from [billing] token_key (checked before),
+ * which the gateways never hold. Without either (migrate, grant: billing refuses to serve
+ * without token_key) the key stays zero and no webhook is signed. */
 static bool hook_key(struct bl_config *cfg)
 {
     if (cfg->hook_secret_key[0])
         return xg_hex_decode(cfg->hook_secret_key, cfg->hook_key, sizeof cfg->hook_key);
-    uint8_t ha1[32];
-    bool ok =
-        xg_hex_decode(cfg->ha1_key, ha1, sizeof ha1) && hook_sign_key_derive(ha1, cfg->hook_key);
-    memset(ha1, 0, sizeof ha1);
+    if (!cfg->token_key[0])
+        return true;
+    uint8_t token[32];
+    bool ok = xg_hex_decode(cfg->token_key, token, sizeof token) &&
+              hook_sign_key_derive(token, cfg->hook_key);
+    memset(token, 0, sizeof token);
     return ok;
 }
 
@@ -177,6 +191,16 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     }
     if (!xg_hex_ok(cfg->ha1_key, 32)) {
         snprintf(err, errlen, "[gateway] ha1_key: expected 64 hex digits");
+        goto bad;
+    }
+    if (cfg->token_key[0] && !xg_hex_ok(cfg->token_key, 32)) {
+        snprintf(err, errlen, "[billing] token_key: expected 64 hex digits");
+        goto bad;
+    }
+    if (strcasecmp(cfg->token_key, cfg->ha1_key) == 0) {
+        snprintf(err, errlen,
+                 "[billing] token_key: must differ from [gateway] ha1_key, which the gateways "
+                 "hold");
         goto bad;
     }
     if (cfg->xmr402_receipt_key[0] && !xg_hex_ok(cfg->xmr402_receipt_key, 32)) {

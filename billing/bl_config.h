@@ -53,8 +53,11 @@ struct bl_config {
     char *gateway_url;
     char *realm;
     char *ha1_key;
+    /* [billing]: billing's own secrets, never in a gateway's configuration (bl_keys.h) */
+    char *token_key;
     /* [xmr402]: agents buying through HTTP 402 (billing/api_xmr402.c) */
     char *xmr402_receipt_key;
+    bool xmr402_legacy_receipt_key;
     int64_t xmr402_zero_conf_max;
     int64_t xmr402_retry_after_ms;
     int64_t xmr402_pending_requests;
@@ -77,7 +80,8 @@ struct bl_config {
 
     struct xg_proxy_trust trust;           /* trusted_proxies, parsed by bl_config_load */
     struct xg_proxy_trust hook_allow_list; /* [webhooks] allow, parsed by bl_config_load */
-    uint8_t hook_key[32]; /* [webhooks] secret_key, or derived from ha1_key (hook_sign.h) */
+    uint8_t
+        hook_key[32]; /* [webhooks] secret_key, or derived from [billing] token_key (hook_sign.h) */
 };
 
 extern const struct xg_cfg_key bl_config_keys[];

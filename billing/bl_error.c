@@ -62,6 +62,10 @@ static const struct bl_error_info bl_error_table[BL_ERROR_COUNT] = {
     [BL_ERROR_PENDING_SPENT] = {"pending_spent", 429,
                                 "this payment's pending allowance is spent; it is served "
                                 "again once it has the tier's confirmations"},
+    [BL_ERROR_CREDENTIALS_ROTATED] = {"credentials_rotated", 402,
+                                      "the tenant this payment provisioned has rotated its "
+                                      "token: the proof no longer stands for it; use the new "
+                                      "token"},
     [BL_ERROR_INTERNAL_ERROR] = {"internal_error", 500, "internal error"},
     [BL_ERROR_DATABASE_UNAVAILABLE] = {"database_unavailable", 503,
                                        "the database is not answering; try again shortly"},

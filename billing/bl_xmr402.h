@@ -2,14 +2,16 @@
  * the agent's token, and the signed receipt. The endpoints are in api_xmr402.c.
  *
  * The token is derived, not stored. An agent's token is
- *     token = "xg_" || base64url(HMAC-SHA256(ha1_key, label || NUL || nonce))
+ *     token = "xg_" || base64url(HMAC-SHA256(token_key, label || NUL || nonce))
  * where nonce is the invoice's random challenge nonce. Billing can therefore hand the
  * same token out again each time a valid proof is presented (the same proof twice gives
  * the same credentials, not a second tenant) while the database holds only its SHA-256
  * and the wrapped HA1, as for every other tenant. The nonce is public (it is the
  * challenge's message) but useless without the server key; a database leak alone yields
- * no token. Rotating ha1_key invalidates the derivation of tokens not yet delivered, as
- * it already invalidates every stored HA1.
+ * no token. token_key is billing's own ([billing] token_key, bl_keys.h); invoices from
+ * before it existed were derived under ha1_key, and billing still derives those. A tenant
+ * that rotated its token is no longer its proof's (api_xmr402.c answers
+ * credentials_rotated).
  *
  * Receipts. A receipt is  base64url(payload) "." base64url(Ed25519 signature over the
  * payload bytes), payload being compact JSON with sorted keys:
@@ -48,7 +50,9 @@ __attribute__((warn_unused_result)) bool bl_xmr402_token_seed(const uint8_t key[
                                                               const char *nonce,
                                                               uint8_t seed[TOKEN_RAW_LEN]);
 
-/* The receipt seed when none is configured: HMAC-SHA256(ha1_key, label). */
+/* The receipt seed when none is configured: HMAC-SHA256(key, label), key being
+ * [billing] token_key (before it existed: ha1_key, whose public key billing can still list
+ * as retired). */
 __attribute__((warn_unused_result)) bool
 bl_xmr402_receipt_seed_derive(const uint8_t key[TOKEN_HA1_KEY_LEN],
                               uint8_t seed[BL_XMR402_ED25519_LEN]);

@@ -20,9 +20,10 @@ static bool hmac256(const void *key, size_t keylen, const void *data, size_t len
     return HMAC(EVP_sha256(), key, (int)keylen, data, len, out, &n) && n == 32;
 }
 
-bool hook_sign_key_derive(const uint8_t ha1_key[HOOK_SIGN_KEY_LEN], uint8_t key[HOOK_SIGN_KEY_LEN])
+bool hook_sign_key_derive(const uint8_t token_key[HOOK_SIGN_KEY_LEN],
+                          uint8_t key[HOOK_SIGN_KEY_LEN])
 {
-    return hmac256(ha1_key, HOOK_SIGN_KEY_LEN, KEY_LABEL, strlen(KEY_LABEL), key);
+    return hmac256(token_key, HOOK_SIGN_KEY_LEN, KEY_LABEL, strlen(KEY_LABEL), key);
 }
 
 bool hook_sign_secret(const uint8_t key[HOOK_SIGN_KEY_LEN], const char *invoice_id,

@@ -5,7 +5,7 @@
  * Idempotency-Key, as the token is). It is not stored: billing derives it whenever it
  * signs, as "whsec_" followed by the hex of HMAC-SHA256(K, "xmrgate webhook secret v1" ‖
  * 0x00 ‖ invoice id), where K is [webhooks] secret_key (64 hex digits) or, when that is
- * empty, HMAC-SHA256([gateway] ha1_key, "xmrgate webhook key v1"). A database dump thus
+ * empty, HMAC-SHA256([billing] token_key, "xmrgate webhook key v1"). A database dump thus
  * reveals no secret; changing the key changes every secret (receivers must then be given
  * new ones, so keep it fixed).
  *
@@ -26,9 +26,9 @@
 /* "t=" + up to 20 digits + ",v1=" + 64 hex + NUL */
 #define HOOK_SIGN_HEADER_SIZE 96
 
-/* K from [gateway] ha1_key when [webhooks] secret_key is empty. */
+/* K from [billing] token_key when [webhooks] secret_key is empty. */
 __attribute__((warn_unused_result)) bool
-hook_sign_key_derive(const uint8_t ha1_key[HOOK_SIGN_KEY_LEN], uint8_t key[HOOK_SIGN_KEY_LEN]);
+hook_sign_key_derive(const uint8_t token_key[HOOK_SIGN_KEY_LEN], uint8_t key[HOOK_SIGN_KEY_LEN]);
 
 /* The invoice's secret text into out. */
 __attribute__((warn_unused_result)) bool hook_sign_secret(const uint8_t key[HOOK_SIGN_KEY_LEN],

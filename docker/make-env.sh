@@ -9,6 +9,7 @@ umask 077
 cat >.env <<EOT
 POSTGRES_PASSWORD=$(openssl rand -hex 16)
 HA1_KEY=$(openssl rand -hex 32)
+TOKEN_KEY=$(openssl rand -hex 32)
 NONCE_SECRET=$(openssl rand -hex 32)
 GATEWAY_ADMIN_TOKEN=$(openssl rand -hex 24)
 BILLING_ADMIN_TOKEN=$(openssl rand -hex 24)

@@ -26,11 +26,17 @@ daemons_secrets() {
 			umask 077
 			cat >"$ETC/secrets.env" <<EOF
 HA1_KEY=$(openssl rand -hex 32)
+TOKEN_KEY=$(openssl rand -hex 32)
 NONCE_SECRET=$(openssl rand -hex 32)
 GATEWAY_ADMIN_TOKEN=$(openssl rand -hex 24)
 BILLING_ADMIN_TOKEN=$(openssl rand -hex 24)
 EOF
 		)
+	fi
+	# A stack made before billing had its own token key: add one (docs/DEPLOYMENT.md,
+	# "Separate keys"); the gateway's config never gets it.
+	if ! grep -q '^TOKEN_KEY=' "$ETC/secrets.env"; then
+		(umask 077 && echo "TOKEN_KEY=$(openssl rand -hex 32)" >>"$ETC/secrets.env")
 	fi
 	# shellcheck source=/dev/null
 	. "$ETC/secrets.env"
@@ -100,6 +106,9 @@ refresh = 10s
 url = http://127.0.0.1:$GATEWAY_PORT
 realm = xmrgate
 ha1_key = $HA1_KEY
+
+[billing]
+token_key = $TOKEN_KEY
 
 [xmr402]
 retry_after = 2s

@@ -47,9 +47,13 @@ UPDATE tenants SET subaddress_index = $2::int, subaddress = $3
 
 -- name: bl_invoice_by_idempotency_key
 -- idempotent: a read
-SELECT id::text, encode(request_fingerprint, 'hex'), token_hash IS NOT NULL
-  FROM invoices
- WHERE idempotency_key = $1;
+-- The last column is false once the purchase's tenant rotated its token: the token derived
+-- again would be the old one, which no longer works (billing/api_tenant_rotate.c).
+SELECT i.id::text, encode(i.request_fingerprint, 'hex'), i.token_hash IS NOT NULL,
+       encode(i.token_hash, 'hex'), coalesce(t.token_hash = i.token_hash, true)
+  FROM invoices i
+  LEFT JOIN tenants t ON t.id = i.tenant_id
+ WHERE i.idempotency_key = $1;
 
 -- name: bl_invoice_open_on_subaddress
 -- The invoice still waiting for money on a subaddress, and whether anything arrived.

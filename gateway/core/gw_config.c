@@ -62,7 +62,8 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("server", "renew_url", XG_CFG_STRING, renew_url, "", 0, 0, false,
         "the billing page where an expired tenant renews, named in the refusal"),
     KEY("auth", "ha1_key", XG_CFG_STRING, ha1_key, NULL, 0, 0, false,
-        "64 hex digits; the key billing wraps each tenant's Digest HA1 with (required)"),
+        "64 hex digits; the key billing wraps each tenant's Digest HA1 with, and signs an "
+        "XMR402 agent's address for billing with (required)"),
     KEY("auth", "nonce_secret", XG_CFG_STRING, nonce_secret, "", 0, 0, false,
         "hex secret for Digest nonces; set the same on every replica (\"\" = random per process)"),
     KEY("auth", "nonce_lifetime", XG_CFG_DURATION, nonce_lifetime_ms, "5m", 1000, 86400000, false,

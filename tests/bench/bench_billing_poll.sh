@@ -36,6 +36,8 @@ url = $BILLING_WALLET_URL
 poll_interval = 1s
 [gateway]
 ha1_key = 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+[billing]
+token_key = ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100
 [log]
 level = warn
 EOF2

@@ -29,6 +29,10 @@ BT_ADMIN_TOKEN=bt-admin-$$-$RANDOM
 # instances work at the stack's gateway; a fixed test key otherwise.
 BT_HA1_KEY=$(sed -n 's/^ha1_key *= *//p' "$XG_VAR/etc/billing.ini" 2>/dev/null || true)
 BT_HA1_KEY=${BT_HA1_KEY:-${XG_HA1_KEY:-5f0c1d9a7b3e4c2a8d6f0e1b2c3d4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f}}
+# Billing's own token key, the stack's too (an invoice one instance created is derived
+# again by another); never given to a gateway.
+BT_TOKEN_KEY=$(sed -n 's/^token_key *= *//p' "$XG_VAR/etc/billing.ini" 2>/dev/null || true)
+BT_TOKEN_KEY=${BT_TOKEN_KEY:-${XG_TOKEN_KEY:-a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90}}
 BT_STACK_PIDFILE=$XG_VAR/run/billing.pid
 BT_BIN=${XG_BILLING_BIN:-$XG_REPO/bin/xmrgate-billing} # e.g. build/asan/bin/xmrgate-billing
 declare -A BT_SLOT=()
@@ -41,7 +45,7 @@ bt_setup() {
 		exit 1
 	}
 	XMRGATE_DATABASE_URL=$DATABASE_URL XMRGATE_DATABASE_MIGRATIONS_DIR=$XG_REPO/migrations \
-		XMRGATE_GATEWAY_HA1_KEY=$BT_HA1_KEY "$BT_BIN" migrate >>"$BT_DIR/migrate.log" 2>&1 || {
+		XMRGATE_GATEWAY_HA1_KEY=$BT_HA1_KEY XMRGATE_BILLING_TOKEN_KEY=$BT_TOKEN_KEY "$BT_BIN" migrate >>"$BT_DIR/migrate.log" 2>&1 || {
 		echo "not ok - the schema is migrated (see $BT_DIR/migrate.log)"
 		exit 1
 	}
@@ -101,6 +105,8 @@ daemon_url = $NODE_A_URL
 [gateway]
 url = ${GATEWAY_URL:-http://127.0.0.1:18089}
 ha1_key = $BT_HA1_KEY
+[billing]
+token_key = $BT_TOKEN_KEY
 [log]
 level = info
 EOF2

@@ -3,7 +3,7 @@
 # access in one HTTP conversation; the same flow by its raw headers; 401 stays 401 on the
 # root paths; malformed headers; a proof for another message or address; replay of a used
 # proof on a new invoice; the same proof twice; underpayment; an expired invoice; two
-# agents at once.
+# agents at once; the proof refused once its tenant replaced the token.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/xmr402_lib.sh
@@ -215,3 +215,16 @@ check "with Retry-After" grep -Eq '^Retry-After: [0-9]+$' <<<"$X4_HEADERS"
 x4_from_fresh
 x4_call ""
 assert_eq "another address still gets its challenge" 402 "$X4_STATUS"
+
+# ---- a rotated token: the purchase's proof no longer stands for the tenant ----------------
+out=$(curl -s -w '\n%{http_code}' -X POST -H "Authorization: Bearer $A_TOKEN" \
+	"$BILLING_URL/api/tenant/rotate")
+assert_eq "the agent's tenant replaces its token" 200 "${out##*$'\n'}"
+R_TOKEN=$(jq -r .token <<<"${out%$'\n'*}")
+x4_from_fresh
+x4_call "$(x4_auth "$A_TXID" "$A_PROOF")"
+assert_eq "the purchase's proof is then refused: 403" 403 "$X4_STATUS"
+assert_json "with the reason credentials_rotated" "$X4_BODY" '.error.code == "credentials_rotated"'
+assert_eq "and no token in the answer" "" "$(x4_header X-XMR402-Token)"
+rotated_served() { xg_json_holds '.count > 0' "$(rpc "$GATEWAY_URL/v1/$R_TOKEN" get_block_count 2>&1)"; }
+check "the new token is served" wait_until 10 rotated_served

@@ -17,7 +17,8 @@ const XG = (() => {
     free_tier_not_renewable: "The free plan cannot be renewed. Choose a paid plan, or get a new free token.",
     rate_unavailable:
       "No current exchange rate is available, so this plan cannot be priced in XMR right now. Try again in a few minutes.",
-    rate_limited: "Too many invoices were created from your network recently. Wait a while and try again.",
+    rate_limited:
+      "Too many invoices or token replacements were asked for from your network recently. Wait a while and try again.",
     wallet_unavailable: "Payments cannot be received right now. Try again in a few minutes.",
     database_unavailable: "The service is briefly unavailable. Try again in a moment.",
     idempotency_key_reused: "This request was already sent with different details. Reload the page and try again.",

@@ -1,9 +1,10 @@
 // The renew page: a token → the tenant's plan, validity and usage today
-// (GET /api/tenant with the token as a bearer credential), then a renewal invoice.
+// (GET /api/tenant with the token as a bearer credential), then a renewal invoice, or a new
+// token and login in place of a leaked one (POST /api/tenant/rotate).
 "use strict";
 
 (() => {
-  const { api, xmr, fmtDate, fmtInt, showError, hide, newKey } = XG;
+  const { api, xmr, fmtDate, fmtInt, showError, hide, newKey, wireCopyButtons } = XG;
   const $ = (id) => document.getElementById(id);
   let tiers = [];
   let token = "";
@@ -67,6 +68,7 @@
     if (paidTiers().some((x) => x.id === t.tier.id)) sel.value = t.tier.id;
     fillMonths();
     $("renew-form").hidden = false;
+    $("rotate").hidden = false;
   }
 
   $("lookup-form").addEventListener("submit", async (e) => {
@@ -85,9 +87,30 @@
     } catch (err) {
       $("tenant").hidden = true;
       $("renew-form").hidden = true;
+      $("rotate").hidden = true;
       showError($("error"), err);
     } finally {
       $("lookup").disabled = false;
+    }
+  });
+
+  $("rotate-btn").addEventListener("click", async () => {
+    hide($("error"));
+    if (!confirm("Replace your token and username? The old ones stop working at once.")) return;
+    $("rotate-btn").disabled = true;
+    try {
+      const r = await api("POST", "/api/tenant/rotate", { headers: { Authorization: "Bearer " + token } });
+      token = r.token;
+      $("token").value = r.token;
+      $("new-token").textContent = r.token;
+      $("new-login").textContent = r.login;
+      $("t-handle").textContent = r.handle;
+      $("rotated").hidden = false;
+      wireCopyButtons($("rotated"));
+    } catch (err) {
+      showError($("error"), err);
+    } finally {
+      $("rotate-btn").disabled = false;
     }
   });
 

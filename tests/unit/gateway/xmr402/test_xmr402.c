@@ -239,6 +239,8 @@ static void test_refusals(void **state)
         {"rate_limited", false, XMR402_REFUSE_RETRY},
         {"invoice_expired", false, XMR402_REFUSE_EXPIRED},
         {"invoice_expired", true, XMR402_REFUSE_EXPIRED},
+        {"credentials_rotated", false, XMR402_REFUSE_FORBIDDEN}, /* never a new challenge */
+        {"credentials_rotated", true, XMR402_REFUSE_FORBIDDEN},
         {"something_new", false, XMR402_REFUSE_FORBIDDEN},
         {NULL, false, XMR402_REFUSE_FORBIDDEN},
     };
