@@ -11,11 +11,11 @@
 # node would fall back to the full pool hashes and prove nothing. Debian 13's
 # monero-wallet-rpc logs in with Digest.
 #
-# The frozen case is the one an incremental pool sync gets wrong: payment 2 is in D's
+# The frozen case is made as hard for a moved wallet as it can be: payment 2 is in D's
 # pool only (submitted there with do_not_relay) before refresh 1, which B answers
-# without it; B is frozen; refresh 2 goes to D with the pool_info_since of B's answer.
-# D added payment 2 before that time, so an answer of what D added since would skip it;
-# the gateway asks D for its whole pool, and the wallet sees it.
+# without it; B is frozen; refresh 2 goes to D, and D took payment 2 before the
+# daemon_time of B's answer, the wallet's pool_info_since (the gateway drops that field,
+# so D is asked for its whole pool). The wallet must see payment 2 on that refresh.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/ops_lib.sh
