@@ -51,8 +51,14 @@ cli_start() {
 # for a command is 4 min).
 cli_read() {
 	CLI_OUT=''
-	read -r -t 300 CLI_OUT <&"${CLI[0]}" || return 1
-	jq -e .ok <<<"$CLI_OUT" >/dev/null
+	read -r -t 300 CLI_OUT <&"${CLI[0]}" || {
+		echo "# the wallet-cli driver answered nothing within 300 s"
+		return 1
+	}
+	jq -e .ok <<<"$CLI_OUT" >/dev/null && return 0
+	jq -r '"the wallet-cli driver: \(.error // "?"); the wallet printed:", (.output // "" | split("\n") | .[-15:][])' \
+		<<<"$CLI_OUT" | sed 's/^/# /'
+	return 1
 }
 
 # cli COMMAND [DONE]: types COMMAND at the wallet's prompt and waits until it printed
