@@ -15,7 +15,10 @@
 # pool only (submitted there with do_not_relay) before refresh 1, which B answers
 # without it; B is frozen; refresh 2 goes to D, and D took payment 2 before the
 # daemon_time of B's answer, the wallet's pool_info_since (the gateway drops that field,
-# so D is asked for its whole pool). The wallet must see payment 2 on that refresh.
+# so D is asked for its whole pool). The wallet must see payment 2 on that refresh. The
+# wire shows the rule too: asked directly for what it added since now, D answers
+# incrementally without payment 2; the same request through the gateway gets D's whole
+# pool, with it.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/ops_lib.sh
@@ -97,6 +100,19 @@ refreshes_until_seen() {
 	done
 	return 1
 }
+# pool_query URL SINCE: a getblocks.bin asking for the pool only (requested_info 2) with
+# pool_info_since SINCE, as a 0.18.4 wallet polls, POSTed to URL; prints the answer in hex.
+pool_query() {
+	local genesis body=$work/pool-query.bin
+	genesis=$(rpc "$NODE_A_URL" get_block_header_by_height '{"height":0}' | jq -r .block_header.hash)
+	printf '%b' "$EPEE_HEADER\\x14\\x0erequested_info\\x08\\x02\\x0fpool_info_since\\x05$(epee_u64 "$2")" >"$body"
+	# shellcheck disable=SC2001 # two hex digits a byte
+	printf '%b' "\\x09block_ids\\x0a\\x81\\x00$(sed 's/../\\x&/g' <<<"$genesis")" >>"$body"
+	printf '%b' "\\x0cstart_height\\x05$(epee_u64 0)\\x05prune\\x0b\\x01" >>"$body"
+	curl -sf --max-time 30 --data-binary @"$body" "$1/getblocks.bin" | od -An -v -tx1 | tr -d ' \n'
+}
+# pool_extent HEX: the answer's pool_info_extent (1 incremental, 2 the whole pool).
+pool_extent() { sed -n "s/.*$(printf pool_info_extent | od -An -v -tx1 | tr -d ' \n')080\([0-9]\).*/\1/p" <<<"$1"; }
 node_requests() { metric_sum "$GW_ADMIN" xmrgate_gateway_node_requests_total "node=\"$1\""; }
 node_up() { gw_status | jq -e --arg n "$1" '.nodes[] | select(.name == $n) | .up' >/dev/null; }
 node_down() { ! node_up "$1"; }
@@ -129,6 +145,9 @@ b_before=$(node_requests b)
 txid=$(pay 300000000000)
 check "payment 1 is made" test -n "$txid"
 check "… it reaches B's pool" wait_until 30 in_pool "$NODE_B_URL" "$txid"
+# D's pool keeps what it added and removed from its first transaction on: once payment 1
+# came and went, D can answer incrementally.
+check "… and D's" wait_until 30 in_pool "$NODE_D_URL" "$txid"
 took=$(refreshes_until_seen "$txid" 2)
 check "B healthy: the wallet's pool view has payment 1 within two refreshes (took ${took:-more})" test -n "$took"
 check "… its refreshes were answered by B" test "$(node_requests b)" -gt "$b_before"
@@ -157,6 +176,15 @@ check "refresh 2, B frozen: payment 2 is in the wallet's pool view" test -n "$to
 check "… refresh 2 was answered by D" test "$(node_requests d)" -gt "$d_before"
 assert_json "… with its amount" "$(rpc "$W" get_transfers '{"pool":true}')" \
 	"[.pool[]? | select(.txid == \"$txid\")] | length == 1 and .[0].amount == 400000000000"
+# The rule itself, as the wire shows it: asked for what was added since now, D alone answers
+# incrementally, without payment 2; through the gateway (B frozen, so D answers) the
+# field is dropped and the answer is D's whole pool, with it.
+direct=$(pool_query "$NODE_D_URL" "$(date +%s)")
+assert_eq "D asked directly for its pool since now: an incremental answer" 1 "$(pool_extent "$direct")"
+check "… without payment 2" test "${direct/$txid/}" = "$direct"
+via=$(pool_query "$GW_URL" "$(date +%s)")
+assert_eq "the same request through the gateway: D's whole pool" 2 "$(pool_extent "$via")"
+check "… with payment 2" test "${via/$txid/}" != "$via"
 thaw b
 check "B thawed: the gateway has it up again" wait_until 60 node_up b
 # Payment 2 goes to every node, and a block takes it out of the pools.
