@@ -27,6 +27,10 @@ XG_PACKAGES=(
 	monero postgresql mmdebstrap
 	# test, benchmark and proxy tools
 	jq curl wrk haproxy nginx-light zbar-tools bc python3-requests
+	# the client matrix (tests/integration/test_clients_*.sh): Node with the npm "request"
+	# library as Debian packages it (nothing is fetched from npm), and pexpect, which types
+	# into monero-wallet-cli on a pseudo-terminal
+	nodejs node-request python3-pexpect
 	# the browser tests (tests/e2e): Debian's python3-selenium drives Debian's chromium
 	# through its chromedriver (chromium-driver); zbarimg decodes the invoice QR codes
 	chromium chromium-driver python3-selenium
