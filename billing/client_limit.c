@@ -1,6 +1,7 @@
 /* client_limit — see client_limit.h. */
 #include "client_limit.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +75,9 @@ static struct client_limit_entry *find_or_recycle(struct client_limit_table *t, 
         if (!oldest || t->entries[i].bucket.tat < oldest->bucket.tat)
             oldest = &t->entries[i];
     }
+    /* A full table is not empty (capacity is at least 1): the scan found an oldest. */
     struct client_limit_entry *e = t->used < t->capacity ? &t->entries[t->used++] : oldest;
+    assert(e);
     memset(e, 0, sizeof *e);
     snprintf(e->key, sizeof e->key, "%s", key);
     return e;

@@ -205,9 +205,16 @@ bool xg_migrations_load(const char *dir, struct xg_migration **out, size_t *coun
                         size_t errlen)
 {
     bool ok = false;
-    struct xg_migration *list = NULL;
-    size_t n = 0, cap = 0;
-    DIR *d = opendir(dir);
+    /* Allocated before the first file: an empty directory gives an empty array, never a
+     * null one (qsort, even of nothing, must be given an array). */
+    size_t n = 0, cap = 16;
+    struct xg_migration *list = malloc(cap * sizeof *list);
+    DIR *d = NULL;
+    if (!list) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    d = opendir(dir);
     if (!d) {
         snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
         goto out;
@@ -217,7 +224,7 @@ bool xg_migrations_load(const char *dir, struct xg_migration **out, size_t *coun
         if (e->d_name[0] == '.' || len < 4 || strcmp(e->d_name + len - 4, ".sql") != 0)
             continue;
         if (n == cap) {
-            cap = cap ? cap * 2 : 16;
+            cap *= 2;
             struct xg_migration *grown = realloc(list, cap * sizeof *list);
             if (!grown) {
                 snprintf(err, errlen, "out of memory");

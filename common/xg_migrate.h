@@ -58,7 +58,8 @@ void xg_migrate_describe(enum xg_plan_status status, const struct xg_migration *
                          int bad_version, char *buf, size_t len);
 
 /* Reads every NNNN_name.sql of `dir` (sorted by version; other files are ignored, but a
- * .sql file with another name is an error). The caller frees with xg_migrations_free. */
+ * .sql file with another name is an error; a directory without one gives *count 0). The
+ * caller frees *out with xg_migrations_free. */
 __attribute__((warn_unused_result)) bool xg_migrations_load(const char *dir,
                                                             struct xg_migration **out,
                                                             size_t *count, char *err,

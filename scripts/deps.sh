@@ -12,8 +12,9 @@ set -euo pipefail
 
 # One list for every package; add new ones to the group they belong to.
 XG_PACKAGES=(
-	# toolchain, formatting and linters (make lint, shell scripts)
-	build-essential pkg-config clang-format cppcheck shellcheck
+	# toolchain, formatting and linters (make lint, shell scripts); clang's static analyzer
+	# (scan-build-14: make scan) and hardening-check (devscripts: make hardening-check)
+	build-essential pkg-config clang-format cppcheck shellcheck clang-tools-14 devscripts
 	# libFuzzer drivers (make fuzz, tests/fuzz): clang, and its sanitizer and fuzzer
 	# runtimes, which clang only recommends
 	clang libclang-rt-14-dev

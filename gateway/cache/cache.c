@@ -3,6 +3,7 @@
 
 #include "token.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,7 @@ bool cache_put(struct cache *c, const uint8_t key[CACHE_KEY_LEN], const char *bo
     c->stats.entries++;
     c->stats.inserts++;
     while (c->stats.bytes > c->max_bytes && c->lru_tail && c->lru_tail != e) {
+        assert(!c->lru_tail->lru_next); /* the tail ends the list: unlinking moves it */
         remove_entry(c, c->lru_tail);
         c->stats.evictions++;
     }

@@ -1077,7 +1077,8 @@ fail:
 
 uint16_t front_port(const struct front *f)
 {
-    struct sockaddr_in a;
+    struct sockaddr_in a = {0}; /* getsockname fills it; zeroed for the analyzer, which
+                                 * cannot see that */
     socklen_t len = sizeof a;
     if (f->listen_fd < 0 || getsockname(f->listen_fd, (struct sockaddr *)&a, &len) != 0)
         return 0;

@@ -5,6 +5,7 @@
 #include "xg_clock.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -491,6 +492,7 @@ uint64_t nc_expire_connects(struct nc_client *c, uint64_t now)
     for (bool again = true; again;) {
         again = false;
         for (struct nc_conn *k = c->connecting; k; k = k->next) {
+            assert(k->state == NC_CONNECTING && k->x); /* what the list holds */
             if (k->connect_deadline_ns <= now) {
                 nc_conn_failed(c, k, NC_CONNECT_FAILED, "the connect timeout passed");
                 again = true;

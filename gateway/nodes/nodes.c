@@ -59,7 +59,14 @@ bool nodes_publish(struct node_registry *reg, const struct node_info *nodes, siz
     struct node_set_box *fresh = box_new(nodes, count);
     if (!fresh)
         return false;
+#ifndef __clang_analyzer__
     struct node_set_box *old = rcu_xchg_pointer(&reg->current, fresh);
+#else
+    /* The analyzer loses fresh inside uatomic_xchg's asm and reports it leaked; for the
+     * analysis the exchange is spelled out. */
+    struct node_set_box *old = reg->current;
+    reg->current = fresh;
+#endif
     call_rcu(&old->rcu, free_box_rcu);
     return true;
 }

@@ -84,18 +84,28 @@ int main(int argc, char **argv)
         return 2;
     }
     int count = atoi(argv[3]);
+    if (count < 1) {
+        fprintf(stderr, "notify_latency: COUNT must be at least 1\n");
+        return 2;
+    }
     double bound = argc > 4 ? atof(argv[4]) : 0;
+    int status = 1;
+    CURL *curl = NULL;
+    double *added = NULL, *removed = NULL;
     PGconn *pg = PQconnectdb(argv[1]);
     if (PQstatus(pg) != CONNECTION_OK) {
         fprintf(stderr, "notify_latency: %s", PQerrorMessage(pg));
-        return 1;
+        goto out;
     }
-    CURL *curl = curl_easy_init();
+    curl = curl_easy_init();
+    added = calloc((size_t)count, sizeof *added);
+    removed = calloc((size_t)count, sizeof *removed);
+    if (!curl || !added || !removed) {
+        fprintf(stderr, "notify_latency: out of memory\n");
+        goto out;
+    }
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 2000L);
-    double *added = calloc((size_t)count, sizeof *added);
-    double *removed = calloc((size_t)count, sizeof *removed);
-    int status = 0;
     /* The probes run back to back as the tenant: a tier no limit can reach, so that what
      * is timed is the NOTIFY path, never a request the burst limiter holds. */
     if (!exec_ok(pg,
@@ -103,13 +113,16 @@ int main(int argc, char **argv)
                  "price_minor, confirmations) VALUES ('notify_probe', 'NOTIFY probe', 1000000, "
                  "1000000, 1000000000000, 'XMR', 1, 1) ON CONFLICT (id) DO NOTHING",
                  NULL, 0))
-        return 1;
+        goto out;
+    status = 0;
     for (int i = 0; i < count; i++) {
         char token[TOKEN_TEXT_SIZE], handle[TOKEN_HANDLE_SIZE], hex[TOKEN_HASH_HEX_SIZE];
         uint8_t hash[TOKEN_HASH_LEN];
         if (!token_generate(token) || !token_handle_generate(handle) ||
-            !token_hash(token, strlen(token), hash))
-            return 1;
+            !token_hash(token, strlen(token), hash)) {
+            status = 1;
+            goto out;
+        }
         token_hash_hex(hash, hex);
         char url[512];
         snprintf(url, sizeof url, "%s/v1/%s/notify_latency_probe", argv[2], token);
@@ -119,11 +132,15 @@ int main(int argc, char **argv)
                 "INSERT INTO tenants (handle, token_hash, digest_ha1, tier_id, valid_until) "
                 "VALUES ($1, decode($2, 'hex'), decode(repeat('00', 45), 'hex'), 'notify_probe', "
                 "now() + interval '1 hour')",
-                params, 2))
-            return 1;
+                params, 2)) {
+            status = 1;
+            goto out;
+        }
         added[i] = wait_for(curl, url, 404, now_ms());
-        if (!exec_ok(pg, "DELETE FROM tenants WHERE handle = $1", params, 1))
-            return 1;
+        if (!exec_ok(pg, "DELETE FROM tenants WHERE handle = $1", params, 1)) {
+            status = 1;
+            goto out;
+        }
         removed[i] = wait_for(curl, url, 401, now_ms());
         if (added[i] < 0 || removed[i] < 0 ||
             (bound > 0 && (added[i] > bound || removed[i] > bound))) {
@@ -134,10 +151,9 @@ int main(int argc, char **argv)
                 break;
         }
     }
-    if (status == 0 || count > 0) {
-        report("tenant inserted -> accepted", added, count);
-        report("tenant deleted  -> refused ", removed, count);
-    }
+    report("tenant inserted -> accepted", added, count);
+    report("tenant deleted  -> refused ", removed, count);
+out:
     free(added);
     free(removed);
     curl_easy_cleanup(curl);

@@ -255,6 +255,23 @@ static void test_load_dir(void **state)
     assert_string_equal(err, "cannot open /nonexistent/migrations: No such file or directory");
 }
 
+/* A directory without a migration loads as none, and sorting nothing is given an array
+ * (a null one is undefined behaviour for qsort, which UBSan's nonnull check stops on). */
+static void test_load_empty_dir(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/xg_test_migrations_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    write_file(dir, "README.md", "not a migration\n");
+    struct xg_migration *m = NULL;
+    size_t n = 99;
+    char err[512] = "";
+    assert_true(xg_migrations_load(dir, &m, &n, err, sizeof err));
+    assert_int_equal(n, 0);
+    xg_migrations_free(m, n);
+    remove_dir(dir);
+}
+
 /* ---- this tree -------------------------------------------------------------------- */
 
 /* Tests run from the repository root. */
@@ -299,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_load_dir),
+        cmocka_unit_test(test_load_empty_dir),
         cmocka_unit_test(test_schema_version_matches_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
