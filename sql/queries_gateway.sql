@@ -1,11 +1,18 @@
 -- Named queries of xmrgate-gateway (prepared once per connection by name).
 
--- name: gw_tenants_all
+-- name: gw_tenants_count
 -- idempotent: a read
-SELECT t.id, encode(t.token_hash, 'hex'), encode(t.digest_ha1, 'hex'), t.handle, t.tier_id,
-       r.burst_rps, r.daily_quota, extract(epoch FROM t.valid_until)::bigint,
-       t.state = 'suspended', r.burst_size
-  FROM tenants t JOIN tiers r ON r.id = t.tier_id;
+-- Sizes the in-memory tables before the full load (tenants_reserve).
+SELECT count(*) FROM tenants;
+
+-- name: gw_tenants_copy
+-- idempotent: a read
+-- The full load: gw_tenant_by_id's columns in COPY's binary format (gateway/state/pgsync.c),
+-- every integer as int8. COPY cannot be prepared, so it is sent as text.
+COPY (SELECT t.id::int8, t.token_hash, t.digest_ha1, t.handle, t.tier_id, r.burst_rps::int8,
+             r.daily_quota::int8, extract(epoch FROM t.valid_until)::int8,
+             t.state = 'suspended', r.burst_size::int8
+        FROM tenants t JOIN tiers r ON r.id = t.tier_id) TO STDOUT (FORMAT binary);
 
 -- name: gw_tenant_by_id
 -- idempotent: a read

@@ -217,24 +217,23 @@ static enum auth_verdict authenticate(struct gw_request *req, struct auth_creden
 
     enum auth_verdict verdict = VERDICT_UNAUTHORIZED;
     uint8_t hash[TOKEN_HASH_LEN];
-    tenants_read_lock();
-    const struct tenant_row *found = NULL;
+    bool found = false;
     switch (kind) {
     case AUTH_PATH_TOKEN:
     case AUTH_BEARER:
     case AUTH_API_KEY:
     case AUTH_BASIC:
         if (hash_token(loop_of(req), cred->token, hash))
-            found = tenants_find_token(req->ctx->tenants, hash);
-        if (found && kind == AUTH_BASIC && !auth_basic_user_ok(cred, found->handle))
-            found = NULL;
+            found = tenants_find_token(req->ctx->tenants, hash, tenant);
+        if (found && kind == AUTH_BASIC && !auth_basic_user_ok(cred, tenant->handle))
+            found = false;
         break;
     case AUTH_DIGEST: {
         static const uint8_t no_ha1[TOKEN_HA1_LEN];
-        found = tenants_find_handle(req->ctx->tenants, cred->digest.username);
+        found = tenants_find_handle(req->ctx->tenants, cred->digest.username, tenant);
         /* A HA1 that did not unwrap is all zero: treat it as no tenant. */
-        const uint8_t *ha1 = found && memcmp(found->digest_ha1, no_ha1, TOKEN_HA1_LEN) != 0
-                                 ? found->digest_ha1
+        const uint8_t *ha1 = found && memcmp(tenant->digest_ha1, no_ha1, TOKEN_HA1_LEN) != 0
+                                 ? tenant->digest_ha1
                                  : NULL;
         enum digest_result dr =
             digest_verify(req->ctx->digest, &cred->digest, ha1, req->is_post ? "POST" : "GET",
@@ -246,17 +245,16 @@ static enum auth_verdict authenticate(struct gw_request *req, struct auth_creden
             verdict = VERDICT_STALE;
         }
         if (dr != DIGEST_OK)
-            found = NULL;
+            found = false;
         break;
     }
     default:
         break;
     }
-    if (found) {
-        *tenant = *found;
+    if (found)
         verdict = VERDICT_OK;
-    }
-    tenants_read_unlock();
+    else
+        memset(tenant, 0, sizeof *tenant); /* nothing of a tenant whose check failed */
     return verdict;
 }
 

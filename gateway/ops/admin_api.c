@@ -561,11 +561,8 @@ static enum MHD_Result on_route(const struct xg_httpd_request *req)
 /* This replica's in-memory view: -1 not loaded, 0 active, 1 suspended. */
 static int memory_state(struct admin_api *api, int64_t id)
 {
-    tenants_read_lock();
-    const struct tenant_row *t = tenants_find_id(api->deps.tenants, id);
-    int state = t ? t->suspended : -1;
-    tenants_read_unlock();
-    return state;
+    struct tenant_row t;
+    return tenants_find_id(api->deps.tenants, id, &t) ? t.suspended : -1;
 }
 
 static json_t *tenant_json(struct admin_api *api, int64_t id, bool *found)

@@ -72,8 +72,8 @@ struct gw_metrics {
         *node_cooldown, *quorum_known, *quorum_height, *quorum_degraded, *quorum_healthy,
         *quorum_voters, *quorum_agreeing, *nodes_configured, *cache_hits, *cache_misses,
         *cache_evictions, *cache_purged, *cache_bytes, *cache_entries, *cache_max_bytes,
-        *cache_epoch, *tenants_loaded, *database_up, *tenants_synced, *usage_flushes,
-        *usage_flush_failures, *usage_rows_held;
+        *cache_epoch, *tenants_loaded, *tenants_bytes, *database_up, *tenants_synced,
+        *usage_flushes, *usage_flush_failures, *usage_rows_held;
     /* the slow-request summary */
     _Atomic int64_t slow_ms;
     _Atomic uint64_t *slow_count; /* per method label index */
@@ -323,6 +323,9 @@ static bool collected_families(struct gw_metrics *m)
     m->cache_epoch = PLAIN_GAUGE("xmrgate_gateway_cache_epoch",
                                  "Reorgs seen (each bumps the cache epoch above its fork).");
     m->tenants_loaded = PLAIN_GAUGE("xmrgate_gateway_tenants_loaded", "Tenants held in memory.");
+    m->tenants_bytes = PLAIN_GAUGE("xmrgate_gateway_tenants_bytes",
+                                   "Bytes the tenant snapshots and tier versions hold (the "
+                                   "allocator's usable sizes, hash buckets not counted).");
     m->database_up = PLAIN_GAUGE("xmrgate_gateway_database_up",
                                  "1 when PostgreSQL answers and the schema is current.");
     m->tenants_synced = PLAIN_GAUGE("xmrgate_gateway_tenants_synced",
@@ -338,8 +341,8 @@ static bool collected_families(struct gw_metrics *m)
            m->quorum_degraded && m->quorum_healthy && m->quorum_voters && m->quorum_agreeing &&
            m->nodes_configured && m->cache_hits && m->cache_misses && m->cache_evictions &&
            m->cache_purged && m->cache_bytes && m->cache_entries && m->cache_max_bytes &&
-           m->cache_epoch && m->tenants_loaded && m->database_up && m->tenants_synced &&
-           m->usage_flushes && m->usage_flush_failures && m->usage_rows_held;
+           m->cache_epoch && m->tenants_loaded && m->tenants_bytes && m->database_up &&
+           m->tenants_synced && m->usage_flushes && m->usage_flush_failures && m->usage_rows_held;
 }
 
 struct xg_guard_counts *gw_metrics_client_counts(struct gw_metrics *m)
@@ -571,8 +574,10 @@ static void on_collect(void *arg)
         collect_prober(m);
     if (m->src.cache)
         collect_cache(m);
-    if (m->src.tenants)
+    if (m->src.tenants) {
         xg_metric_set(m->tenants_loaded, NULL, (double)tenants_count(m->src.tenants));
+        xg_metric_set(m->tenants_bytes, NULL, (double)tenants_bytes(m->src.tenants));
+    }
     if (m->src.dbwatch)
         xg_metric_set(m->database_up, NULL,
                       xg_dbwatch_ready(m->src.dbwatch, reason, sizeof reason));

@@ -7,6 +7,7 @@
 #include "xg_hex.h"
 #include "xg_log.h"
 #include "xg_pg.h"
+#include "xg_sql.h"
 #include "xg_clock.h"
 
 #include <errno.h>
@@ -21,7 +22,7 @@
 
 #define PGSYNC_POLL_MS 200
 
-static const char *const pgsync_queries[] = {"gw_tenants_all", "gw_tenant_by_id",
+static const char *const pgsync_queries[] = {"gw_tenants_count", "gw_tenant_by_id",
                                              "gw_tenants_by_tier", "gw_nodes_enabled", NULL};
 
 struct pgsync {
@@ -36,42 +37,161 @@ struct pgsync {
     struct gw_metrics *metrics; /* NOTIFY apply times, full reloads; may be NULL */
 };
 
+/* A tenant row's fields as either wire format gives them, before the shared checks. */
+struct raw_tenant {
+    int64_t id;
+    const uint8_t *token_hash; /* 32 bytes */
+    const uint8_t *wrapped;    /* TOKEN_HA1_WRAPPED_LEN bytes */
+    const char *handle, *tier;
+    size_t handle_len, tier_len;
+    int64_t burst_rps, daily_quota, valid_until, burst_size;
+    bool suspended;
+};
+
+/* The one set of rules both formats go through: bounds, then the HA1 unwrap. */
+static bool build_row(const struct raw_tenant *raw, const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
+                      struct tenant_row *out)
+{
+    memset(out, 0, sizeof *out);
+    if (raw->id <= 0 || raw->handle_len > TENANT_HANDLE_MAX || raw->tier_len > TENANT_TIER_MAX ||
+        memchr(raw->handle, '\0', raw->handle_len) || memchr(raw->tier, '\0', raw->tier_len) ||
+        raw->burst_rps <= 0 || raw->burst_rps > INT32_MAX || raw->daily_quota <= 0 ||
+        raw->burst_size <= 0 || raw->burst_size > INT32_MAX)
+        return false;
+    out->id = raw->id;
+    memcpy(out->token_hash, raw->token_hash, sizeof out->token_hash);
+    memcpy(out->handle, raw->handle, raw->handle_len);
+    memcpy(out->tier_id, raw->tier, raw->tier_len);
+    /* A HA1 that does not unwrap (another key, a copied row) leaves Digest unusable for
+     * this tenant; the token schemes still work. */
+    if (!token_ha1_unwrap(ha1_key, out->handle, raw->wrapped, out->digest_ha1))
+        memset(out->digest_ha1, 0, sizeof out->digest_ha1);
+    out->burst_rps = (int32_t)raw->burst_rps;
+    out->burst_size = (int32_t)raw->burst_size;
+    out->daily_quota = raw->daily_quota;
+    out->valid_until = raw->valid_until;
+    out->suspended = raw->suspended;
+    return true;
+}
+
+static bool parse_int64(const char *text, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    *out = v;
+    return *text && !*end && errno == 0;
+}
+
 bool pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
                          const uint8_t ha1_key[TOKEN_HA1_KEY_LEN], struct tenant_row *out)
 {
     memset(out, 0, sizeof *out);
-    uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN];
-    char *end;
-    out->id = strtoll(cols[0], &end, 10);
-    if (*end || out->id <= 0)
+    uint8_t hash[32], wrapped[TOKEN_HA1_WRAPPED_LEN];
+    struct raw_tenant raw = {.token_hash = hash,
+                             .wrapped = wrapped,
+                             .handle = cols[3],
+                             .handle_len = strlen(cols[3]),
+                             .tier = cols[4],
+                             .tier_len = strlen(cols[4]),
+                             .suspended = cols[8][0] == 't'};
+    if (!parse_int64(cols[0], &raw.id) || !xg_hex_decode(cols[1], hash, sizeof hash) ||
+        !xg_hex_decode(cols[2], wrapped, sizeof wrapped) || !parse_int64(cols[5], &raw.burst_rps) ||
+        !parse_int64(cols[6], &raw.daily_quota) || !parse_int64(cols[7], &raw.valid_until) ||
+        !parse_int64(cols[9], &raw.burst_size))
         return false;
-    if (!xg_hex_decode(cols[1], out->token_hash, sizeof out->token_hash) ||
-        !xg_hex_decode(cols[2], wrapped, sizeof wrapped))
+    return build_row(&raw, ha1_key, out);
+}
+
+/* COPY BINARY's file header: signature, flags word, header-extension length. */
+static const char copy_signature[11] = "PGCOPY\n\377\r\n";
+
+size_t pgsync_copy_header_len(const char *buf, size_t len)
+{
+    if (len < sizeof copy_signature + 8 || memcmp(buf, copy_signature, sizeof copy_signature))
+        return 0;
+    const uint8_t *p = (const uint8_t *)buf + sizeof copy_signature;
+    uint32_t flags = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    uint32_t ext = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
+    size_t total = sizeof copy_signature + 8 + (size_t)ext;
+    /* Bit 16 (OIDs included) changes the row layout: refused. Bits 0-15 are reserved and
+     * must be zero; 17-31 may be ignored (the format's own rule). */
+    if ((flags & 0x1ffffu) != 0 || ext > len || total > len)
+        return 0;
+    return total;
+}
+
+/* One field of a binary tuple: its length and data, advancing *p; false past the end or
+ * for a NULL (no column of the tenant query is nullable). */
+static bool copy_field(const uint8_t **p, const uint8_t *end, const uint8_t **data, size_t *len)
+{
+    if (end - *p < 4)
         return false;
-    if (strlen(cols[3]) > TENANT_HANDLE_MAX || strlen(cols[4]) > TENANT_TIER_MAX)
+    int32_t n = (int32_t)((uint32_t)(*p)[0] << 24 | (uint32_t)(*p)[1] << 16 |
+                          (uint32_t)(*p)[2] << 8 | (*p)[3]);
+    *p += 4;
+    if (n < 0 || end - *p < n)
         return false;
-    strcpy(out->handle, cols[3]);
-    /* A HA1 that does not unwrap (another key, a copied row) leaves Digest unusable for
-     * this tenant; the token schemes still work. */
-    if (!token_ha1_unwrap(ha1_key, out->handle, wrapped, out->digest_ha1))
-        memset(out->digest_ha1, 0, sizeof out->digest_ha1);
-    strcpy(out->tier_id, cols[4]);
-    long long burst = strtoll(cols[5], &end, 10);
-    if (*end || burst <= 0 || burst > INT32_MAX)
-        return false;
-    out->burst_rps = (int32_t)burst;
-    out->daily_quota = strtoll(cols[6], &end, 10);
-    if (*end || out->daily_quota <= 0)
-        return false;
-    out->valid_until = strtoll(cols[7], &end, 10);
-    if (*end)
-        return false;
-    out->suspended = cols[8][0] == 't';
-    long long size = strtoll(cols[9], &end, 10);
-    if (*end || size <= 0 || size > INT32_MAX)
-        return false;
-    out->burst_size = (int32_t)size;
+    *data = *p;
+    *len = (size_t)n;
+    *p += n;
     return true;
+}
+
+static bool copy_int8(const uint8_t **p, const uint8_t *end, int64_t *out)
+{
+    const uint8_t *d;
+    size_t n;
+    if (!copy_field(p, end, &d, &n) || n != 8)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; i++)
+        v = v << 8 | d[i];
+    *out = (int64_t)v;
+    return true;
+}
+
+static bool copy_bytes(const uint8_t **p, const uint8_t *end, size_t want, const uint8_t **out)
+{
+    size_t n;
+    return copy_field(p, end, out, &n) && n == want;
+}
+
+static bool copy_text(const uint8_t **p, const uint8_t *end, const char **out, size_t *len)
+{
+    const uint8_t *d;
+    if (!copy_field(p, end, &d, len))
+        return false;
+    *out = (const char *)d;
+    return true;
+}
+
+enum pgsync_copy pgsync_parse_copy_row(const char *buf, size_t len,
+                                       const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
+                                       struct tenant_row *out)
+{
+    const uint8_t *p = (const uint8_t *)buf, *end = p + len;
+    memset(out, 0, sizeof *out);
+    if (len < 2)
+        return PGSYNC_COPY_BAD;
+    int16_t fields = (int16_t)((uint16_t)p[0] << 8 | p[1]);
+    p += 2;
+    if (fields == -1)
+        return len == 2 ? PGSYNC_COPY_END : PGSYNC_COPY_BAD;
+    if (fields != PGSYNC_TENANT_COLUMNS)
+        return PGSYNC_COPY_BAD;
+    struct raw_tenant raw = {0};
+    const uint8_t *suspended;
+    bool ok = copy_int8(&p, end, &raw.id) && copy_bytes(&p, end, 32, &raw.token_hash) &&
+              copy_bytes(&p, end, TOKEN_HA1_WRAPPED_LEN, &raw.wrapped) &&
+              copy_text(&p, end, &raw.handle, &raw.handle_len) &&
+              copy_text(&p, end, &raw.tier, &raw.tier_len) && copy_int8(&p, end, &raw.burst_rps) &&
+              copy_int8(&p, end, &raw.daily_quota) && copy_int8(&p, end, &raw.valid_until) &&
+              copy_bytes(&p, end, 1, &suspended) && copy_int8(&p, end, &raw.burst_size) && p == end;
+    if (!ok)
+        return PGSYNC_COPY_BAD;
+    raw.suspended = suspended[0] != 0;
+    return build_row(&raw, ha1_key, out) ? PGSYNC_COPY_ROW : PGSYNC_COPY_BAD;
 }
 
 /* Publishes every row of a tenant query result; returns false on a malformed row. */
@@ -93,36 +213,78 @@ static bool apply_tenant_rows(struct pgsync *sync, PGresult *res)
     return true;
 }
 
-/* Streams the full load a row at a time (PQsetSingleRowMode): holding a million rows in
- * one PGresult first more than doubled the gateway's peak memory (docs/BENCHMARKS.md). */
+/* Streams the full load through COPY … (FORMAT binary): a tuple per buffer, no PGresult
+ * per row and no hex (docs/BENCHMARKS.md, "A million tenants"). Holding a million rows in
+ * one PGresult first had more than doubled the gateway's peak memory. */
 static bool stream_all_tenants(struct pgsync *sync)
 {
-    PGconn *conn = xg_pg_conn(sync->pg);
-    if (!conn || !PQsendQueryPrepared(conn, "gw_tenants_all", 0, NULL, NULL, NULL, 0))
+    PGresult *count = xg_pg_exec(sync->pg, "gw_tenants_count", 0, NULL);
+    if (!count)
         return false;
-    bool ok = PQsetSingleRowMode(conn) == 1;
-    PGresult *res;
+    tenants_reserve(sync->tenants, (size_t)xg_pg_int64(count, 0, 0));
+    PQclear(count);
+    PGconn *conn = xg_pg_conn(sync->pg);
+    char *copy = xg_sql_query("gw_tenants_copy");
+    bool ok = conn && copy && PQsendQuery(conn, copy);
+    free(copy);
+    if (!ok)
+        return false;
+    PGresult *res = PQgetResult(conn);
+    ok = res && PQresultStatus(res) == PGRES_COPY_OUT;
+    if (!ok)
+        xg_log(XG_LOG_WARN, "tenants_load_failed", "%s",
+               res ? PQresultErrorMessage(res) : PQerrorMessage(conn));
+    PQclear(res);
+    bool first = true, ended = false;
+    size_t bad = 0;
+    char *buf;
+    int n;
+    while (ok && (n = PQgetCopyData(conn, &buf, 0)) > 0) {
+        size_t skip = 0;
+        if (first && (skip = pgsync_copy_header_len(buf, (size_t)n)) == 0)
+            ok = false;
+        first = false;
+        struct tenant_row row;
+        switch (ok ? pgsync_parse_copy_row(buf + skip, (size_t)n - skip, sync->ha1_key, &row)
+                   : PGSYNC_COPY_BAD) {
+        case PGSYNC_COPY_ROW:
+            ok = tenants_upsert(sync->tenants, &row, sync->generation);
+            break;
+        case PGSYNC_COPY_END:
+            ended = true;
+            break;
+        case PGSYNC_COPY_BAD:
+            bad++; /* a row the bounds refuse is skipped, as on the NOTIFY path */
+            break;
+        }
+        PQfreemem(buf);
+    }
+    if (bad)
+        xg_log(XG_LOG_ERROR, "tenant_row_invalid", "%zu tenant rows skipped", bad);
+    /* Read every result, so the connection is usable afterwards (-1 ends the copy; -2 is
+     * an error that the final result reports). */
     while ((res = PQgetResult(conn)) != NULL) {
-        ExecStatusType st = PQresultStatus(res);
-        if (st == PGRES_SINGLE_TUPLE)
-            ok = ok && apply_tenant_rows(sync, res);
-        else if (st != PGRES_TUPLES_OK) {
+        if (PQresultStatus(res) != PGRES_COMMAND_OK) {
             xg_log(XG_LOG_WARN, "tenants_load_failed", "%s", PQresultErrorMessage(res));
             ok = false;
         }
-        PQclear(res); /* every result is read, so the connection is usable afterwards */
+        PQclear(res);
     }
-    return ok;
+    return ok && ended;
 }
 
 static bool load_all_tenants(struct pgsync *sync)
 {
     sync->generation++;
+    size_t before = tenants_count(sync->tenants);
     bool ok = stream_all_tenants(sync);
     if (ok) {
-        size_t gone = tenants_sweep(sync->tenants, sync->generation);
-        xg_log(XG_LOG_INFO, "tenants_loaded", "%zu tenants (%zu removed)",
-               tenants_count(sync->tenants), gone);
+        /* Into an empty store (the first load) nothing is left from an older one. */
+        size_t gone = before ? tenants_sweep(sync->tenants, sync->generation) : 0;
+        xg_log(XG_LOG_INFO, "tenants_loaded",
+               "%zu tenants (%zu removed), %zu bytes in snapshots, %zu tier versions",
+               tenants_count(sync->tenants), gone, tenants_bytes(sync->tenants),
+               tenants_tier_count(sync->tenants));
     }
     return ok;
 }

@@ -29,13 +29,29 @@ void pgsync_stop(struct pgsync *sync);
 /* True once a full load has completed on the current connection. */
 bool pgsync_synced(struct pgsync *sync, char *reason, size_t len);
 
-/* The columns of a tenant row (sql/queries_gateway.sql, gw_tenants_*). */
+/* The columns of a tenant row (sql/queries_gateway.sql, gw_tenant_by_id and the others). */
 #define PGSYNC_TENANT_COLUMNS 10
 
-/* Pure: parses one tenant row as gw_tenants_all returns it (text columns), unwrapping
+/* Pure: parses one tenant row as gw_tenant_by_id returns it (text columns), unwrapping
  * the Digest HA1 with ha1_key (zeroed when it does not unwrap). */
 __attribute__((warn_unused_result)) bool
 pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
                     const uint8_t ha1_key[TOKEN_HA1_KEY_LEN], struct tenant_row *out);
+
+/* The full load reads the same columns through COPY … (FORMAT binary) (gw_tenants_copy):
+ * no hex, no per-row result. libpq hands over one tuple per buffer; the first one starts
+ * with the file header. */
+enum pgsync_copy {
+    PGSYNC_COPY_ROW, /* *out holds a tenant */
+    PGSYNC_COPY_END, /* the trailer: no more tuples */
+    PGSYNC_COPY_BAD, /* malformed, or a row the bounds refuse */
+};
+/* Pure: the length of a COPY BINARY file header at buf, or 0 when it is not one. */
+size_t pgsync_copy_header_len(const char *buf, size_t len);
+/* Pure: parses one binary tuple (the header already skipped), with the same rules and
+ * HA1 unwrap as pgsync_parse_tenant. */
+enum pgsync_copy pgsync_parse_copy_row(const char *buf, size_t len,
+                                       const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
+                                       struct tenant_row *out);
 
 #endif

@@ -2,11 +2,17 @@
  *
  * Three RCU lock-free hash tables (liburcu-bp, rculfhash) index the same snapshots by
  * id, by token hash (path token, Bearer, Basic) and by handle (Digest username).
- * Readers never block: they look up inside tenants_read_lock()/unlock() and copy what
- * they need before unlocking. A snapshot is immutable once published; one writer thread
- * (pgsync) replaces it whole on every NOTIFY and frees the old one after a grace period.
+ * Readers never block: a lookup copies the tenant into the caller's struct tenant_row
+ * inside its own read-side section. A snapshot is immutable once published; one writer
+ * thread (pgsync) replaces it whole on every NOTIFY and frees the old one after a grace
+ * period.
  *
- * Memory: one struct tenant (~180 bytes) plus three hash nodes per tenant. */
+ * Memory: a snapshot is compact (its three hash nodes, the keys, the dates and a pointer
+ * to its tier; the handle only as long as it is): 140 bytes for a schema handle, 160 with
+ * the allocator's header, plus 12 to 24 bytes of hash buckets (tenants.c says why). A
+ * tier's parameters live once per tier version (tenants_tier_count), not in every tenant;
+ * a tier edited N times keeps N+1 small versions until the store is freed.
+ * docs/BENCHMARKS.md measures a million. */
 #ifndef TENANTS_H
 #define TENANTS_H
 
@@ -38,21 +44,30 @@ struct tenant_store *tenants_new(void);
 void tenants_free(struct tenant_store *store);
 
 /* Writer side: one thread at a time. */
+/* The generation is compared for equality only (tenants_sweep), so it may wrap. */
 /* Publishes a copy of row, replacing the snapshot with the same id (and dropping its
  * old token and handle keys if they changed). `generation` marks it as seen by the
  * current full load (see tenants_sweep). Returns false only when out of memory. */
 __attribute__((warn_unused_result)) bool
 tenants_upsert(struct tenant_store *store, const struct tenant_row *row, uint64_t generation);
 void tenants_remove(struct tenant_store *store, int64_t id);
-/* After a full reload: removes every tenant whose generation is older. Returns how many. */
+/* After a full reload: removes every tenant whose generation is not `generation`.
+ * Returns how many. */
 size_t tenants_sweep(struct tenant_store *store, uint64_t generation);
 size_t tenants_count(struct tenant_store *store);
+/* Sizes the hash tables for about `expected` tenants before a bulk load. Not inside a
+ * read-side section. */
+void tenants_reserve(struct tenant_store *store, size_t expected);
 
-/* Reader side. Lookups return a snapshot valid until tenants_read_unlock. */
-void tenants_read_lock(void);
-void tenants_read_unlock(void);
-const struct tenant_row *tenants_find_token(struct tenant_store *store, const uint8_t hash[32]);
-const struct tenant_row *tenants_find_handle(struct tenant_store *store, const char *handle);
-const struct tenant_row *tenants_find_id(struct tenant_store *store, int64_t id);
+/* Writer side: bytes the snapshots and tier versions hold (the allocator's usable
+ * sizes; the hash tables' buckets are not counted). */
+size_t tenants_bytes(struct tenant_store *store);
+size_t tenants_tier_count(struct tenant_store *store);
+
+/* Reader side, from any registered thread: copies the tenant into *out and returns true,
+ * or returns false when there is none. */
+bool tenants_find_token(struct tenant_store *store, const uint8_t hash[32], struct tenant_row *out);
+bool tenants_find_handle(struct tenant_store *store, const char *handle, struct tenant_row *out);
+bool tenants_find_id(struct tenant_store *store, int64_t id, struct tenant_row *out);
 
 #endif
