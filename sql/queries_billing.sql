@@ -403,6 +403,7 @@ WITH stale AS (
        AND i.tenant_id IS NULL
        AND i.expires_at < now() - make_interval(secs => $1::bigint)
        AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id = i.id)
+       AND NOT EXISTS (SELECT 1 FROM webhook_events w WHERE w.invoice_id = i.id)
      ORDER BY i.expires_at
      LIMIT $2::int
        FOR UPDATE SKIP LOCKED
