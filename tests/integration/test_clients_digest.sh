@@ -61,3 +61,46 @@ PY
 )
 assert_json "Python requests $(jq -r .version <<<"$py" 2>/dev/null) HTTPDigestAuth, free tier: json_rpc and plain JSON answered" \
 	"$py" '.status == [200, 200] and .info.result.status == "OK" and .height.status == "OK"'
+
+# A deliberately naive client on the same free-tier login, written here apart from
+# test_gateway_auth.sh's shell one: joins the WWW-Authenticate values with ", ", cuts from
+# ", Digest" on, splits on ',' without trimming, sends uri as the absolute URL,
+# opaque="null" (there was none) and qop unquoted.
+naive=$(/usr/bin/python3 - "$GATEWAY_URL" "$HANDLE" "$TOKEN" <<'PY'
+import hashlib, http.client, json, os, sys, urllib.parse
+
+base, user, token = sys.argv[1:4]
+u = urllib.parse.urlsplit(base)
+md5 = lambda s: hashlib.md5(s.encode()).hexdigest()
+out = []
+for path, body in (("/json_rpc", '{"jsonrpc":"2.0","id":1,"method":"get_info"}'), ("/get_height", "{}")):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    c.request("POST", path, body, {"Content-Type": "application/json"})
+    r = c.getresponse()
+    r.read()
+    first = r.status
+    joined = ", ".join(r.headers.get_all("WWW-Authenticate") or [])
+    challenge = joined.split(", Digest")[0][len("Digest "):]
+    f = {}
+    for part in challenge.split(","):
+        k, _, v = part.partition("=")
+        f[k] = v.strip('"')
+    uri, nc, cnonce = base + path, "00000001", os.urandom(8).hex()
+    resp = md5(":".join([md5(f"{user}:{f.get('realm')}:{token}"), f.get("nonce", ""), nc, cnonce,
+                         f.get("qop", ""), md5("POST:" + uri)]))
+    auth = (f'Digest username="{user}", realm="{f.get("realm")}", nonce="{f.get("nonce")}", '
+            f'uri="{uri}", algorithm=MD5, response="{resp}", opaque="{f.get("opaque", "null")}", '
+            f'qop={f.get("qop")}, nc={nc}, cnonce="{cnonce}"')
+    c.request("POST", path, body, {"Content-Type": "application/json", "authorization": auth})
+    r = c.getresponse()
+    text = r.read().decode()
+    out.append({"first": first, "found": sorted(k for k in f if k in ("realm", "nonce", "qop")),
+                "status": r.status, "body": json.loads(text) if r.status == 200 else text})
+print(json.dumps(out))
+PY
+)
+assert_json "the naive client got 401 first and found realm, nonce and qop in the joined challenges" \
+	"$naive" 'all(.[]; .first == 401 and .found == ["nonce", "qop", "realm"])'
+assert_json "the naive client, free tier: json_rpc get_info and plain-JSON /get_height answered" \
+	"$naive" '.[0].status == 200 and .[0].body.result.status == "OK" and
+	 .[1].status == 200 and .[1].body.height > 0'
