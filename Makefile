@@ -35,6 +35,9 @@ else
   HARDEN_LD  := -pie -Wl,-z,relro,-z,now
 endif
 BIN := $(if $(filter 1 fuzz,$(SANITIZE)),$(BUILD)/bin,bin)
+# The builds `make test` runs (release, ASan, fuzz, analyzer) compile in parallel on every
+# core; the tests themselves run one after another.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 # The library flags come from pkg-config, read once when make starts. `make run` and
 # `make test` install the packages first (deps) and then build in a second make, which
@@ -129,7 +132,7 @@ unit: all $(UNIT_BIN)
 # UBSan halts on every finding except the suppressed ones (tests/ubsan.supp: liburcu's own).
 asan:
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp \
-	    $(MAKE) SANITIZE=1 unit
+	    $(MAKE) -j$(JOBS) SANITIZE=1 unit
 
 # libFuzzer drivers (tests/fuzz/README.md), built with SANITIZE=fuzz into build/fuzz/drivers.
 # fuzz-smoke runs each briefly over its corpus and its regression inputs; fuzz-run runs each
@@ -138,7 +141,7 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_DRIVERS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/drivers/%,$(FUZZ_SRC))
 FUZZ_RUNS    ?= 10000000
 fuzz:
-	$(MAKE) SANITIZE=fuzz fuzz-drivers
+	$(MAKE) -j$(JOBS) SANITIZE=fuzz fuzz-drivers
 ifeq ($(SANITIZE),fuzz)
 fuzz-drivers: $(FUZZ_DRIVERS)
 $(BUILD)/drivers/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(BUILD)/libxggateway.a \
@@ -169,7 +172,7 @@ run: deps
 stop:
 	scripts/stack.sh stop
 test: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all test-tools
 	$(MAKE) format-check lint scan docs-check observability-check hardening-check
 	$(MAKE) unit
 	$(MAKE) asan
@@ -224,7 +227,7 @@ SCAN_DIR   := build/scan
 scan:
 	rm -rf $(SCAN_DIR)
 	$(SCAN_BUILD) --status-bugs -o $(SCAN_DIR)/report --exclude '^/usr/include/.*urcu' \
-	    $(MAKE) BUILD=$(SCAN_DIR) BIN=$(SCAN_DIR)/bin all test-tools \
+	    $(MAKE) -j$(JOBS) BUILD=$(SCAN_DIR) BIN=$(SCAN_DIR)/bin all test-tools \
 	    $(SCAN_DIR)/tools/gen-methods-doc $(SCAN_DIR)/tools/metric-names
 
 # The release binaries carry the hardening above (scripts/check-hardening.sh).
