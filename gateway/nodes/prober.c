@@ -499,10 +499,22 @@ struct prober_quorum prober_quorum(struct prober *p)
     return q;
 }
 
+/* The longest chain the node has shown (blocks); 0 when it has shown none. */
+static int64_t node_height(const struct prober_node *n)
+{
+    int64_t height = 0;
+    for (size_t i = 0; i < HEALTH_HISTORY; i++)
+        if (n->h.history[i].height > height)
+            height = n->h.history[i].height;
+    return height;
+}
+
 static bool may_serve(struct prober *p, struct prober_node *n, const struct prober_pick *pick,
                       int64_t now)
 {
     if (!n->h.up || n->h.dropped || n->info.id == pick->exclude_id)
+        return false;
+    if (pick->only_nodes && !(pick->only_nodes & nodes_bit(n->info.id)))
         return false;
     if (n->tip_distance < 0)
         return false;
@@ -521,7 +533,8 @@ static size_t rank_matching(struct prober *p, const struct prober_pick *pick, bo
         struct prober_node *n = &p->nodes[i];
         if ((full_only && n->info.pruned) || !may_serve(p, n, pick, now))
             continue;
-        in[count++] = (struct rank_input){i, n->tip_distance, n->info.priority, n->h.ema_ms};
+        bool below = pick->min_height > 0 && node_height(n) < pick->min_height;
+        in[count++] = (struct rank_input){i, n->tip_distance, n->info.priority, n->h.ema_ms, below};
     }
     rank_order(in, count, atomic_fetch_add(&p->rotation, 1), p->opt.latency_bucket_ms, order);
     count = rank_servable(in, count); /* public nodes only while no own node can serve */

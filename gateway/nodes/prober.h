@@ -77,6 +77,11 @@ struct prober_pick {
     bool need_tip;      /* only nodes on the quorum tip (else: within historical_lag) */
     bool want_full;     /* full (unpruned) nodes first; pruned ones only when none is up */
     int32_t exclude_id; /* a node not to return (0: none) */
+    /* Nodes whose last probe showed a shorter chain rank after the others (rank.h);
+     * 0: none. */
+    int64_t min_height;
+    /* Only nodes whose bit (consistency_node_bit) is set; 0: any node. */
+    uint64_t only_nodes;
 };
 
 /* Up to max nodes that may serve now, best first (gateway/nodes/rank.h), rotating among equals.

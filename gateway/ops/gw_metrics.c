@@ -63,7 +63,7 @@ struct gw_metrics {
     /* the request path */
     struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited, *burst_delay,
         *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes, *slow,
-        *hedges, *notify_applied, *notify_seconds, *full_reloads;
+        *hedges, *behind_tip, *notify_applied, *notify_seconds, *full_reloads;
     /* collected */
     struct xg_metric *node_up, *node_dropped, *node_height, *node_lag, *node_ema, *node_breaker,
         *node_cooldown, *quorum_known, *quorum_height, *quorum_degraded, *quorum_healthy,
@@ -240,6 +240,11 @@ static bool request_families(struct gw_metrics *m)
                         "Reads asked of a second node while the first had not answered: sent, "
                         "won (its answer served), no_budget (due, not sent).",
                         m->hedge);
+    m->behind_tip = xg_metric_counter(
+        m->reg, "xmrgate_gateway_behind_served_tip_total",
+        "Reads refused 503 because no node had reached the chain tip already served to the "
+        "tenant (monotonic reads).",
+        NULL, 0);
     m->slow =
         COUNTER("xmrgate_gateway_slow_requests_total",
                 "Client requests slower than the slow-request threshold, by method.", m->method);
@@ -254,8 +259,8 @@ static bool request_families(struct gw_metrics *m)
                           "Full reloads of tenants and nodes (start, reconnect).", NULL, 0);
     return m->requests && m->outcomes && m->duration && m->auth_failures && m->rate_limited &&
            m->burst_delay && m->payment_required && m->node_requests && m->node_duration &&
-           m->broadcasts && m->broadcast_nodes && m->slow && m->hedges && m->notify_applied &&
-           m->notify_seconds && m->full_reloads;
+           m->broadcasts && m->broadcast_nodes && m->slow && m->hedges && m->behind_tip &&
+           m->notify_applied && m->notify_seconds && m->full_reloads;
 }
 
 #define PLAIN_GAUGE(name, help)   xg_metric_gauge(m->reg, name, help, NULL, 0)
@@ -449,6 +454,12 @@ void gw_metrics_hedge(struct gw_metrics *m, enum gw_hedge_event event)
 {
     if (m)
         xg_metric_inc(m->hedges, (unsigned[]){(unsigned)event});
+}
+
+void gw_metrics_behind_tip(struct gw_metrics *m)
+{
+    if (m)
+        xg_metric_inc(m->behind_tip, NULL);
 }
 
 void gw_metrics_broadcast(struct gw_metrics *m, bool accepted)
