@@ -21,8 +21,10 @@
 #      xmrgate_gateway_node_requests_total against the client count; a confirmation of an
 #      unspent key image is one node request more by design, the same in both runs) and
 #      the hedges sent;
-#   2. A frozen (kill -STOP) for FREEZE_S in the middle of a run of FREEZE_S + 10 s: failed
-#      requests and the latency distribution.
+#   2. one node frozen (kill -STOP) for FREEZE_S in the middle of a run of FREEZE_S + 10 s:
+#      failed requests and the latency distribution. The gateway's is the node it sent most
+#      steady-state reads to (it ranks by latency: an idle node's freeze would show
+#      nothing); HAProxy's is A (round robin).
 # Prints Markdown for docs/BENCHMARKS.md ("## Hedged reads"). HAProxy has no node request
 # count or hedges: those cells are "–".
 set -euo pipefail
@@ -62,7 +64,21 @@ psql -X -q "$BENCH_DB" -c "BEGIN; DELETE FROM nodes;
 	INSERT INTO nodes (name, url) VALUES ('a', '$NODE_A_URL'), ('b', '$NODE_B_URL'), ('c', '$NODE_C_URL');
 	COMMIT;"
 GW_URL=http://127.0.0.1:$GW_PORT/v1/$TOKEN
-read -r node_a _ <"$XG_VAR/run/node-a.pid"
+declare -A node_pid
+for n in a b c; do
+	read -r node_pid[$n] _ <"$XG_VAR/run/node-$n.pid"
+done
+
+# The node the gateway sent most of the steady state's reads to: it ranks by latency, so
+# freezing a node it hardly asks would show nothing. HAProxy rotates over all three: A.
+busiest() {
+	local n best=a most=-1 count
+	for n in a b c; do
+		count=$(metric_sum xmrgate_gateway_node_requests_total "node=\"$n\"")
+		((count > most)) && most=$count best=$n
+	done
+	echo "$best"
+}
 
 # haproxy plain|retry-on: HAProxy in front of A, B and C on HAPROXY_PORT.
 haproxy_start() {
@@ -178,9 +194,12 @@ for front in 5 0 haproxy retry-on; do
 		hedges=$(metric_sum xmrgate_gateway_hedged_reads_total 'event="sent"')
 	fi
 	read -r s_total s_failed s_p50 s_p99 s_max < <(summary "steady$budget")
-	( sleep 5; kill -STOP "$node_a"; sleep "$FREEZE"; kill -CONT "$node_a" ) &
+	victim=a
+	((gateway_front)) && victim=$(busiest)
+	victim_pid=${node_pid[$victim]}
+	( sleep 5; kill -STOP "$victim_pid"; sleep "$FREEZE"; kill -CONT "$victim_pid" ) &
 	freezer=$!
-	frozen=$node_a
+	frozen=$victim_pid
 	clients $((FREEZE + 10)) "freeze$budget"
 	wait "$freezer"
 	frozen=
@@ -195,12 +214,12 @@ for front in 5 0 haproxy retry-on; do
 	esac
 	((gateway_front)) &&
 		per=$(awk -v c="$calls" -v n="$s_total" 'BEGIN { printf "%.3f", c / n }')
-	rows+=("| $label | $s_total | $s_failed | $per | $hedges | $s_p50 ms | $s_p99 ms | $f_total | $f_failed | $f_p50 ms | $f_p99 ms | $f_max ms |")
+	rows+=("| $label | $victim | $s_total | $s_failed | $per | $hedges | $s_p50 ms | $s_p99 ms | $f_total | $f_failed | $f_p50 ms | $f_p99 ms | $f_max ms |")
 	sleep 15 # A reconnects to its peers
 done
 
-echo "### 8 clients (5 s timeout), uncached reads, node A frozen for ${FREEZE} s"
+echo "### 8 clients (5 s timeout), uncached reads, one node frozen for ${FREEZE} s"
 echo
-echo "| front end | steady requests | steady failed | node requests per request | hedges sent | steady p50 | steady p99 | freeze requests | freeze failed | p50 | p99 | max |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| front end | node frozen | steady requests | steady failed | node requests per request | hedges sent | steady p50 | steady p99 | freeze requests | freeze failed | p50 | p99 | max |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
