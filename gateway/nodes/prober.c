@@ -514,8 +514,6 @@ static bool may_serve(struct prober *p, struct prober_node *n, const struct prob
 {
     if (!n->h.up || n->h.dropped || n->info.id == pick->exclude_id)
         return false;
-    if (pick->only_nodes && !(pick->only_nodes & nodes_bit(n->info.id)))
-        return false;
     if (n->tip_distance < 0)
         return false;
     if (n->tip_distance > (pick->need_tip ? 0 : p->opt.historical_lag))
@@ -538,6 +536,17 @@ static size_t rank_matching(struct prober *p, const struct prober_pick *pick, bo
     }
     rank_order(in, count, atomic_fetch_add(&p->rotation, 1), p->opt.latency_bucket_ms, order);
     count = rank_servable(in, count); /* public nodes only while no own node can serve */
+    if (pick->only_nodes) {
+        /* Among those, the nodes in the set; all of them when none is. Filtered after
+         * rank_servable, so that a set holding a public node never lets it serve while an
+         * own node can. */
+        size_t kept = 0;
+        for (size_t i = 0; i < count; i++)
+            if (pick->only_nodes & nodes_bit(p->nodes[order[i]].info.id))
+                order[kept++] = order[i];
+        if (kept > 0)
+            count = kept;
+    }
     size_t written = 0;
     for (size_t i = 0; i < count && written < max; i++)
         out[written++] = p->nodes[order[i]].info;

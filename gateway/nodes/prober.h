@@ -80,7 +80,8 @@ struct prober_pick {
     /* Nodes whose last probe showed a shorter chain rank after the others (rank.h);
      * 0: none. */
     int64_t min_height;
-    /* Only nodes whose bit (consistency_node_bit) is set; 0: any node. */
+    /* Of the nodes that may serve (own ones while one can: rank_servable), only those
+     * whose bit (nodes_bit) is set, or all of them when none is; 0: no such filter. */
     uint64_t only_nodes;
 };
 

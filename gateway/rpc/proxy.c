@@ -605,13 +605,9 @@ static size_t pick_nodes(struct gw_request *req, bool need_tip, bool want_full, 
                                .exclude_id = exclude_id,
                                .min_height = px->floor,
                                .only_nodes = px->only_nodes};
+    /* only_nodes: when none of the nodes that accepted the tenant's transaction may
+     * serve, prober_rank returns the others */
     px->ncandidates = prober_rank(req->ctx->prober, &pick, px->candidates, PROXY_MAX_CANDIDATES);
-    if (px->ncandidates == 0 && pick.only_nodes) {
-        /* none of the nodes that accepted the tenant's transaction can serve: any node */
-        pick.only_nodes = 0;
-        px->ncandidates =
-            prober_rank(req->ctx->prober, &pick, px->candidates, PROXY_MAX_CANDIDATES);
-    }
     size_t n = 0;
     for (size_t i = 0; i < px->ncandidates; i++) {
         bool slow = false;
