@@ -171,8 +171,11 @@ static bool context_init(struct gateway *gw, char *err, size_t errlen)
         return false;
     }
     ctx->tenants = tenants_new();
+    ctx->sessions = sessions_new();
     ctx->nodes = nodes_new();
-    if (!ctx->tenants || !ctx->nodes) {
+    ctx->tip_wait_ms = gw->cfg.tip_wait_ms;
+    ctx->read_your_writes_ms = gw->cfg.read_your_writes_ms;
+    if (!ctx->tenants || !ctx->sessions || !ctx->nodes) {
         snprintf(err, errlen, "out of memory");
         return false;
     }
@@ -356,6 +359,7 @@ static void gateway_stop(struct gateway *gw)
     pgsync_stop(gw->pgsync);
     xg_dbwatch_stop(gw->dbwatch);
     tenants_free(gw->ctx.tenants);
+    sessions_free(gw->ctx.sessions);
     nodes_free(gw->ctx.nodes);
     cache_free(gw->ctx.cache);
     digest_verifier_free(gw->ctx.digest);

@@ -51,7 +51,18 @@ static const char INTRO[] =
     "\n"
     "**Weight** is what one request takes from the daily quota: 1 for tip or node state or one\n"
     "record, 2 for a batch of point lookups or one block, 5 for ranges, whole-pool dumps and a\n"
-    "broadcast, 10 for sync-sized bulk transfers. A denied call weighs 1.\n";
+    "broadcast, 10 for sync-sized bulk transfers. A denied call weighs 1.\n"
+    "\n"
+    "**Per tenant** (gateway/rpc/consistency.h): while a gateway serves a tenant it never answers\n"
+    "that tenant with a tip older than one it has already served it. Every `tip` and\n"
+    "`passthrough` read goes first to nodes at or past the highest chain height the tenant was\n"
+    "served; a `names tip` answer (the height is in it) below that height is never sent: another\n"
+    "node is asked, or, when none has the height, the request waits briefly and is then answered\n"
+    "503 `behind_served_tip` (retry). A `names tip` answer raises the tenant's height. An `own\n"
+    "writes` query (and `get_blocks.bin` asking for the pool) made within\n"
+    "`read_your_writes_s` of the tenant's last accepted `send_raw_transaction` goes to the nodes\n"
+    "that accepted it while one of them can serve. Both hold per gateway replica, not across\n"
+    "replicas (docs/DEPLOYMENT.md).\n";
 
 struct section {
     enum method_kind kind;
@@ -95,8 +106,12 @@ static void print_row(const struct method_info *m)
 {
     printf("| `%s` | ", m->name);
     print_aliases(m);
-    printf(" | %s | %s | %s | %s | %u | ", methods_class_name(m->cls), methods_key_name(m->key),
-           methods_full_node_name(m->needs_full_node), m->writes ? "yes" : "no", m->weight);
+    printf(" | %s | %s | %s | %s | %u | %s | ", methods_class_name(m->cls),
+           methods_key_name(m->key), methods_full_node_name(m->needs_full_node),
+           m->writes ? "yes" : "no", m->weight,
+           m->names_tip    ? "names tip"
+           : m->own_writes ? "own writes"
+                           : "–");
     print_cell_text(m->description);
     puts(" |");
 }
@@ -112,8 +127,9 @@ static void print_section(const struct section *sec)
         denied += m->cls == METHOD_DENIED;
     }
     printf("\n## %s\n\n%s %zu in all, %zu denied.\n\n", sec->title, sec->note, rows, denied);
-    puts("| Name | Aliases | Class | Cache key | Full node | Writes | Weight | Description |");
-    puts("| --- | --- | --- | --- | --- | --- | ---: | --- |");
+    puts("| Name | Aliases | Class | Cache key | Full node | Writes | Weight | Per tenant | "
+         "Description |");
+    puts("| --- | --- | --- | --- | --- | --- | ---: | --- | --- |");
     for (size_t i = 0; i < methods_count(); i++) {
         const struct method_info *m = methods_at(i);
         if (m->kind == sec->kind)

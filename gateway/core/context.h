@@ -15,6 +15,7 @@
 #include "cache/cache.h"
 #include "nodes/nodes.h"
 #include "nodes/prober.h"
+#include "state/sessions.h"
 #include "state/tenants.h"
 #include "nodes/upstream.h"
 
@@ -23,6 +24,7 @@ struct hold_set;
 struct gw_context {
     const struct gw_config *cfg;
     struct tenant_store *tenants;
+    struct sessions *sessions; /* per-tenant served tip and accepted nodes (sessions.h) */
     struct node_registry *nodes;
     struct up_engine *up;
     struct digest_verifier *digest;
@@ -36,6 +38,8 @@ struct gw_context {
     size_t max_body;
     int64_t request_timeout_ms;
     int64_t node_timeout_ms;
+    int64_t tip_wait_ms;         /* [nodes] tip_wait (rpc/consistency.h) */
+    int64_t read_your_writes_ms; /* [nodes] read_your_writes; 0: off */
 };
 
 #endif

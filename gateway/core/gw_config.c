@@ -118,6 +118,13 @@ const struct xg_cfg_key gw_config_keys[] = {
         "the delay for a node with no latency history)"),
     KEY("nodes", "hedge_budget", XG_CFG_INT, hedge_budget_pct, "5", 0, 100, false,
         "hedged reads per 100 reads at most, a burst of 50 saved up; 0 = never hedge"),
+    KEY("nodes", "tip_wait", XG_CFG_DURATION, tip_wait_ms, "1s", 0, 60000, false,
+        "how long a read waits for a node to reach the chain tip this gateway already served "
+        "its tenant before it is answered 503 behind_served_tip (never with an older tip)"),
+    KEY("nodes", "read_your_writes", XG_CFG_DURATION, read_your_writes_ms, "10m", 0, 86400000,
+        false,
+        "after a tenant's accepted send_raw_transaction, its pool and transaction queries go "
+        "to the nodes that accepted it for this long; 0 = off"),
     KEY("nodes", "cache_size", XG_CFG_SIZE, cache_size, "256m", 0, INT64_C(64) << 30, false,
         "memory bound of the answer cache (least recently used answers are evicted); 0 = off"),
     KEY("nodes", "cache_min_depth", XG_CFG_INT, cache_min_depth, "10", 1, 100000, false,

@@ -60,6 +60,9 @@ struct gw_request {
     size_t forward_len;
     bool asks_pool;   /* the node's pool is asked for (plan_pool_rule): never cached */
     struct plan plan; /* set by server once classified; what proxy follows (rpc/plan.h) */
+    /* The tenant served (its per-tenant read rules, rpc/consistency.h); 0: none (a pending
+     * XMR402 allowance). */
+    int64_t tenant_id;
 
     /* The credential's verdict, taken on the head (server.c's; owned, freed with req). */
     struct gw_head_auth *head_auth;

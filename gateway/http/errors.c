@@ -34,6 +34,8 @@ static const struct errors_row errors_table[ERRORS_COUNT] = {
     ROW(ERR_NO_NODE, "no_node", 502, JSONRPC_INTERNAL_ERROR, "no node could answer"),
     ROW(ERR_PRUNED_ONLY, "pruned_only", 503, JSONRPC_INTERNAL_ERROR,
         "only a pruned node could answer and its answer is incomplete"),
+    ROW(ERR_BEHIND_SERVED_TIP, "behind_served_tip", 503, JSONRPC_INTERNAL_ERROR,
+        "no node has reached the chain tip already served to this access; retry shortly"),
     ROW(ERR_BILLING_UNAVAILABLE, "billing_unavailable", 503, 0,
         "payments cannot be handled right now; try again shortly"),
     ROW(ERR_PAYMENT_REQUIRED, "payment_required", 402, 0,

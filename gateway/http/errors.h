@@ -40,6 +40,7 @@ enum errors_code {
     ERR_OUT_OF_MEMORY,
     ERR_NO_NODE,
     ERR_PRUNED_ONLY,
+    ERR_BEHIND_SERVED_TIP,
     /* XMR402 (answered in its shape only) */
     ERR_BILLING_UNAVAILABLE,
     ERR_PAYMENT_REQUIRED,

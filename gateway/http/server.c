@@ -583,6 +583,7 @@ static enum front_result serve_admitted(struct gw_request *req, const struct ten
     if (req->forward_len && !req->forward_body)
         return reply_error(req, ERR_OUT_OF_MEMORY, NULL);
     plan_for_body(req->info, req->forward_body, req->forward_len, req->asks_pool, &req->plan);
+    req->tenant_id = xmr402_flow_pending(req) ? 0 : tenant->id;
     if (proxy_answer_from_cache(req)) {
         req->from_cache = true;
         return send_answer(req);

@@ -98,6 +98,11 @@ bool nodes_priority_parse(const char *text, enum node_priority *out)
     return false;
 }
 
+uint64_t nodes_bit(int32_t id)
+{
+    return UINT64_C(1) << ((uint32_t)id % 64u);
+}
+
 bool nodes_own(const struct node_info *node)
 {
     return node->priority != NODE_PUBLIC;

@@ -57,6 +57,10 @@ __attribute__((warn_unused_result)) bool nodes_priority_parse(const char *text,
 /* Pure: the node is one of the operator's own (primary or standby), not a third party's. */
 bool nodes_own(const struct node_info *node);
 
+/* Pure: node id's bit in a set of nodes held as 64 bits (bit id mod 64: two nodes whose ids
+ * are a multiple of 64 apart share one). */
+uint64_t nodes_bit(int32_t id);
+
 /* Pure: fills node->broadcast and node->max_connections from its row's columns, where
  * broadcast < 0 and max_connections == 0 mean NULL (by class): own nodes take broadcasts
  * and the engine's cap (0), public nodes take no broadcast and NODES_PUBLIC_MAX_CONNECTIONS.

@@ -562,6 +562,16 @@ struct prober_quorum prober_quorum(struct prober *p)
     return q;
 }
 
+/* The longest chain the node has shown (blocks); 0 when it has shown none. */
+static int64_t node_height(const struct prober_node *n)
+{
+    int64_t height = 0;
+    for (size_t i = 0; i < HEALTH_HISTORY; i++)
+        if (n->h.history[i].height > height)
+            height = n->h.history[i].height;
+    return height;
+}
+
 static bool may_serve(struct prober *p, struct prober_node *n, const struct prober_pick *pick,
                       int64_t now)
 {
@@ -584,10 +594,22 @@ static size_t rank_matching(struct prober *p, const struct prober_pick *pick, bo
         struct prober_node *n = &p->nodes[i];
         if ((full_only && n->info.pruned) || !may_serve(p, n, pick, now))
             continue;
-        in[count++] = (struct rank_input){i, n->tip_distance, n->info.priority, n->h.ema_ms};
+        bool below = pick->min_height > 0 && node_height(n) < pick->min_height;
+        in[count++] = (struct rank_input){i, n->tip_distance, n->info.priority, n->h.ema_ms, below};
     }
     rank_order(in, count, atomic_fetch_add(&p->rotation, 1), p->opt.latency_bucket_ms, order);
     count = rank_servable(in, count); /* public nodes only while no own node can serve */
+    if (pick->only_nodes) {
+        /* Among those, the nodes in the set; all of them when none is. Filtered after
+         * rank_servable, so that a set holding a public node never lets it serve while an
+         * own node can. */
+        size_t kept = 0;
+        for (size_t i = 0; i < count; i++)
+            if (pick->only_nodes & nodes_bit(p->nodes[order[i]].info.id))
+                order[kept++] = order[i];
+        if (kept > 0)
+            count = kept;
+    }
     size_t written = 0;
     for (size_t i = 0; i < count && written < max; i++)
         out[written++] = p->nodes[order[i]].info;

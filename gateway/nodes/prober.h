@@ -97,6 +97,12 @@ struct prober_pick {
     bool need_tip;      /* only nodes on the quorum tip (else: within historical_lag) */
     bool want_full;     /* full (unpruned) nodes first; pruned ones only when none is up */
     int32_t exclude_id; /* a node not to return (0: none) */
+    /* Nodes whose last probe showed a shorter chain rank after the others (rank.h);
+     * 0: none. */
+    int64_t min_height;
+    /* Of the nodes that may serve (own ones while one can: rank_servable), only those
+     * whose bit (nodes_bit) is set, or all of them when none is; 0: no such filter. */
+    uint64_t only_nodes;
 };
 
 /* Up to max nodes that may serve now, best first (gateway/nodes/rank.h), rotating among equals.

@@ -7,6 +7,7 @@
 
 struct keyed {
     bool third_party;
+    bool below_floor;
     int64_t distance;
     int priority;
     int64_t bucket;
@@ -18,6 +19,8 @@ static int compare_keyed(const void *a, const void *b)
     const struct keyed *x = a, *y = b;
     if (x->third_party != y->third_party)
         return x->third_party ? 1 : -1;
+    if (x->below_floor != y->below_floor)
+        return x->below_floor ? 1 : -1;
     if (x->distance != y->distance)
         return x->distance < y->distance ? -1 : 1;
     if (x->priority != y->priority)
@@ -30,8 +33,8 @@ static int compare_keyed(const void *a, const void *b)
 
 static bool same_key(const struct keyed *x, const struct keyed *y)
 {
-    return x->third_party == y->third_party && x->distance == y->distance &&
-           x->priority == y->priority && x->bucket == y->bucket;
+    return x->third_party == y->third_party && x->below_floor == y->below_floor &&
+           x->distance == y->distance && x->priority == y->priority && x->bucket == y->bucket;
 }
 
 void rank_order(const struct rank_input *in, size_t count, uint64_t rotation,
@@ -48,9 +51,12 @@ void rank_order(const struct rank_input *in, size_t count, uint64_t rotation,
         return;
     }
     for (size_t i = 0; i < count; i++)
-        k[i] =
-            (struct keyed){in[i].priority == NODE_PUBLIC, in[i].tip_distance, (int)in[i].priority,
-                           (int64_t)floor(in[i].ema_ms / latency_bucket_ms), in[i].index};
+        k[i] = (struct keyed){in[i].priority == NODE_PUBLIC,
+                              in[i].below_floor,
+                              in[i].tip_distance,
+                              (int)in[i].priority,
+                              (int64_t)floor(in[i].ema_ms / latency_bucket_ms),
+                              in[i].index};
     qsort(k, count, sizeof *k, compare_keyed);
     for (size_t start = 0; start < count;) {
         size_t end = start + 1;

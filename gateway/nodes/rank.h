@@ -2,7 +2,9 @@
  *
  * Key, most significant first: own nodes (primary, standby) before public ones (a third
  * party's node comes last however far behind an own node is, within what the caller let
- * in), then on the quorum tip (distance 0) before lagging nodes, then priority tier
+ * in), then nodes at or past the tenant's minimum height before those known below it
+ * (consistency.h: a tenant is never answered with a tip older than one it was served), then
+ * on the quorum tip (distance 0) before lagging nodes, then priority tier
  * (primary, standby), then EMA latency in buckets of
  * `latency_bucket_ms` (nodes whose latencies fall in the same bucket are equals). Equals
  * rotate with the caller's counter so that load spreads over them. The caller filters
@@ -20,6 +22,7 @@ struct rank_input {
     int64_t tip_distance; /* 0 on the quorum tip, k > 0 blocks behind */
     enum node_priority priority;
     double ema_ms;
+    bool below_floor; /* its last known height is below the request's minimum height */
 };
 
 /* Writes the caller's indexes in rank order into out[count]. rotation: any counter the

@@ -64,7 +64,7 @@ struct gw_metrics {
     /* the request path */
     struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited, *burst_delay,
         *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes, *slow,
-        *hedges, *notify_applied, *notify_seconds, *full_reloads, *client_closes;
+        *hedges, *behind_tip, *notify_applied, *notify_seconds, *full_reloads, *client_closes;
     struct xg_metric_labels *close_reason;
     struct xg_guard_counts clients;
     /* collected */
@@ -243,6 +243,11 @@ static bool request_families(struct gw_metrics *m)
                         "Reads asked of a second node while the first had not answered: sent, "
                         "won (its answer served), no_budget (due, not sent).",
                         m->hedge);
+    m->behind_tip = xg_metric_counter(
+        m->reg, "xmrgate_gateway_behind_served_tip_total",
+        "Reads refused 503 because no node had reached the chain tip already served to the "
+        "tenant (monotonic reads).",
+        NULL, 0);
     m->slow =
         COUNTER("xmrgate_gateway_slow_requests_total",
                 "Client requests slower than the slow-request threshold, by method.", m->method);
@@ -267,7 +272,7 @@ static bool request_families(struct gw_metrics *m)
     return m->client_closes && m->requests && m->outcomes && m->duration && m->auth_failures &&
            m->rate_limited && m->burst_delay && m->payment_required && m->node_requests &&
            m->node_duration && m->broadcasts && m->broadcast_nodes && m->slow && m->hedges &&
-           m->notify_applied && m->notify_seconds && m->full_reloads;
+           m->behind_tip && m->notify_applied && m->notify_seconds && m->full_reloads;
 }
 
 #define PLAIN_GAUGE(name, help)   xg_metric_gauge(m->reg, name, help, NULL, 0)
@@ -469,6 +474,12 @@ void gw_metrics_hedge(struct gw_metrics *m, enum gw_hedge_event event)
 {
     if (m)
         xg_metric_inc(m->hedges, (unsigned[]){(unsigned)event});
+}
+
+void gw_metrics_behind_tip(struct gw_metrics *m)
+{
+    if (m)
+        xg_metric_inc(m->behind_tip, NULL);
 }
 
 void gw_metrics_broadcast(struct gw_metrics *m, bool accepted)

@@ -117,6 +117,9 @@ void gw_metrics_node_call(struct gw_metrics *m, const char *node, enum gw_node_o
 
 void gw_metrics_hedge(struct gw_metrics *m, enum gw_hedge_event event);
 
+/* A read refused because no node had reached the tip its tenant was served (consistency.h). */
+void gw_metrics_behind_tip(struct gw_metrics *m);
+
 /* A broadcast: its result (accepted by any node) and each node's outcome. */
 void gw_metrics_broadcast(struct gw_metrics *m, bool accepted);
 void gw_metrics_broadcast_node(struct gw_metrics *m, const char *node,

@@ -18,11 +18,23 @@
 /* Tip rows are keyed by the whole request at the quorum tip; immutable rows name their key
  * (IMM_*); every other row is never cached. */
 #define ROW_KEY(kind_, name_, alias_, cls_, key_, full_, writes_, weight_, pool_, desc_)           \
+    ROW_TENANT(kind_, name_, alias_, cls_, key_, full_, writes_, weight_, pool_, 0, desc_)
+/* tenant_: NAMES_TIP and OWN_WRITES (methods.h: names_tip, own_writes), or 0. */
+#define ROW_TENANT(kind_, name_, alias_, cls_, key_, full_, writes_, weight_, pool_, tenant_,      \
+                   desc_)                                                                          \
     {                                                                                              \
         .name = (name_), .aliases = {(alias_), NULL}, .kind = (kind_), .cls = (cls_),              \
         .key = (key_), .needs_full_node = (full_), .writes = (writes_), .weight = (weight_),       \
-        .description = (desc_), .pool_info = (pool_),                                              \
+        .description = (desc_), .pool_info = (pool_), .names_tip = ((tenant_)&NAMES_TIP) != 0,     \
+        .own_writes = ((tenant_)&OWN_WRITES) != 0,                                                 \
     }
+#define NAMES_TIP  1
+#define OWN_WRITES 2
+/* A tip or passthrough row with a per-tenant rule. */
+#define TENANT_ROW(kind_, name_, alias_, cls_, weight_, tenant_, desc_)                            \
+    ROW_TENANT(kind_, name_, alias_, cls_,                                                         \
+               (cls_) == METHOD_TIP ? METHOD_KEY_TIP : METHOD_KEY_NONE, METHOD_FULL_NO, READS,     \
+               weight_, false, tenant_, desc_)
 #define ROW_POOL(kind_, name_, alias_, cls_, full_, writes_, weight_, pool_, desc_)                \
     ROW_KEY(kind_, name_, alias_, cls_, (cls_) == METHOD_TIP ? METHOD_KEY_TIP : METHOD_KEY_NONE,   \
             full_, writes_, weight_, pool_, desc_)
@@ -88,7 +100,8 @@ static const struct method_info RPC_ROWS[] = {
      * only their transactions, so any node answers. block_header.depth is tip-relative. */
     IMM_RPC("get_block", "getblock", METHOD_KEY_HASH_OR_HEIGHT, ANY, BATCH,
             "A block by hash or height: header, blob, JSON and transaction hashes"),
-    RPC("get_block_count", "getblockcount", TIP, ANY, POINT, "The chain height"),
+    TENANT_ROW(METHOD_JSON_RPC, "get_block_count", "getblockcount", TIP, POINT, NAMES_TIP,
+               "The chain height"),
     /* Also takes "hashes" (a batch); orphan_status can flip on a reorg, depth moves with the
      * tip. */
     IMM_RPC("get_block_header_by_hash", "getblockheaderbyhash", BY_HASH, ANY, POINT,
@@ -108,11 +121,11 @@ static const struct method_info RPC_ROWS[] = {
              "Lists the node's peer connections (denied: restricted, exposes peers)"),
     RPC("get_fee_estimate", NO_ALIAS, TIP, ANY, POINT,
         "The dynamic per-byte fee estimate and fee levels"),
-    RPC("get_info", NO_ALIAS, TIP, ANY, POINT,
-        "Node and chain state: height, top hash, difficulty, sync state"),
+    TENANT_ROW(METHOD_JSON_RPC, "get_info", NO_ALIAS, TIP, POINT, NAMES_TIP,
+               "Node and chain state: height, top hash, difficulty, sync state"),
     /* Answers BUSY while the node is not synchronized. */
-    RPC("get_last_block_header", "getlastblockheader", TIP, ANY, POINT,
-        "The header of the top block"),
+    TENANT_ROW(METHOD_JSON_RPC, "get_last_block_header", "getlastblockheader", TIP, POINT,
+               NAMES_TIP, "The header of the top block"),
     DENY_RPC("get_miner_data", NO_ALIAS, READS,
              "Data for building a block template (denied: mining)"),
     /* to_height 0 means "up to the tip", which is what wallets send: a tip answer. With a
@@ -124,8 +137,8 @@ static const struct method_info RPC_ROWS[] = {
      * Restricted monerod refuses an empty amounts list and cutoffs older than 3 days. */
     RPC("get_output_histogram", NO_ALIAS, PASS, ANY, RANGE,
         "Output counts per amount (pre-RingCT decoy selection)"),
-    RPC("get_txpool_backlog", NO_ALIAS, PASS, ANY, BATCH,
-        "Weights and fees of the pool's transactions"),
+    TENANT_ROW(METHOD_JSON_RPC, "get_txpool_backlog", NO_ALIAS, PASS, BATCH, OWN_WRITES,
+               "Weights and fees of the pool's transactions"),
     /* Fixed per node build; brief caching only evens out mixed-version backends. */
     RPC("get_version", NO_ALIAS, TIP, ANY, POINT, "The node's RPC version; wallets call it first"),
     RPC("hard_fork_info", NO_ALIAS, TIP, ANY, POINT, "Current hard-fork version and voting state"),
@@ -182,8 +195,10 @@ static const struct method_info PATH_ROWS[] = {
      * whole pool (pool_info_extent full), which the wallet takes in place of what it had.
      * A wallet moved to another node therefore never skips a pool transaction, at the
      * cost of the whole pool's hashes per poll. */
-    ROW_POOL(METHOD_BIN_PATH, "/get_blocks.bin", "/getblocks.bin", TIP, UNPRUNED, READS, BULK, true,
-             "Wallet sync: blocks, transactions and output indices after the client's known chain"),
+    ROW_TENANT(
+        METHOD_BIN_PATH, "/get_blocks.bin", "/getblocks.bin", TIP, METHOD_KEY_TIP, UNPRUNED, READS,
+        BULK, true, NAMES_TIP,
+        "Wallet sync: blocks, transactions and output indices after the client's known chain"),
     /* Returns whole transactions with no prune option: a pruned node silently drops the ones it
      * pruned. Stock wallets use it to find a restore height by date. */
     IMM_BIN("/get_blocks_by_height.bin", "/getblocks_by_height.bin", METHOD_KEY_HEIGHTS, FULL,
@@ -192,9 +207,10 @@ static const struct method_info PATH_ROWS[] = {
     /* Like get_blocks.bin: relative to the client's block_ids and the current height. */
     BIN("/get_hashes.bin", "/gethashes.bin", PASS, ANY, RANGE,
         "Fast sync: block hashes after the client's known chain"),
-    JSON("/get_height", "/getheight", TIP, ANY, POINT, "The chain height and top block hash"),
-    JSON("/get_info", "/getinfo", TIP, ANY, POINT,
-         "Node and chain state: height, top hash, difficulty, sync state"),
+    TENANT_ROW(METHOD_JSON_PATH, "/get_height", "/getheight", TIP, POINT, NAMES_TIP,
+               "The chain height and top block hash"),
+    TENANT_ROW(METHOD_JSON_PATH, "/get_info", "/getinfo", TIP, POINT, NAMES_TIP,
+               "Node and chain state: height, top hash, difficulty, sync state"),
     /* Not refused by restricted monerod and harmless: the answering node's bandwidth caps. */
     JSON("/get_limit", NO_ALIAS, PASS, ANY, POINT, "The node's bandwidth limits"),
     DENY_JSON("/get_net_stats", READS, "The node's network traffic counters (denied: restricted)"),
@@ -216,25 +232,27 @@ static const struct method_info PATH_ROWS[] = {
     DENY_JSON("/get_peer_list", READS, "The node's peer list (denied: restricted, exposes peers)"),
     /* Allowed by restricted monerod; lists only peers that advertise a public RPC port. */
     JSON("/get_public_nodes", NO_ALIAS, PASS, ANY, BATCH, "Peers that advertise a public RPC port"),
-    JSON("/get_transaction_pool", NO_ALIAS, PASS, ANY, RANGE,
-         "Every pool transaction with its blob and spent key images"),
-    JSON("/get_transaction_pool_hashes", NO_ALIAS, PASS, ANY, BATCH,
-         "Hashes of the pool's transactions, hex"),
+    TENANT_ROW(METHOD_JSON_PATH, "/get_transaction_pool", NO_ALIAS, PASS, RANGE, OWN_WRITES,
+               "Every pool transaction with its blob and spent key images"),
+    TENANT_ROW(METHOD_JSON_PATH, "/get_transaction_pool_hashes", NO_ALIAS, PASS, BATCH, OWN_WRITES,
+               "Hashes of the pool's transactions, hex"),
     /* Named .bin but mapped with MAP_URI_AUTO_JON2: a JSON endpoint. Polled by every wallet. */
-    JSON("/get_transaction_pool_hashes.bin", NO_ALIAS, PASS, ANY, BATCH,
-         "Hashes of the pool's transactions, as a JSON blob (JSON despite its name)"),
-    JSON("/get_transaction_pool_stats", NO_ALIAS, PASS, ANY, BATCH,
-         "Pool statistics: counts, sizes, fees, histogram"),
+    TENANT_ROW(METHOD_JSON_PATH, "/get_transaction_pool_hashes.bin", NO_ALIAS, PASS, BATCH,
+               OWN_WRITES,
+               "Hashes of the pool's transactions, as a JSON blob (JSON despite its name)"),
+    TENANT_ROW(METHOD_JSON_PATH, "/get_transaction_pool_stats", NO_ALIAS, PASS, BATCH, OWN_WRITES,
+               "Pool statistics: counts, sizes, fees, histogram"),
     /* Mined transactions are fixed; pool and missed ones are not, and confirmations is
      * tip-relative. Without prune=true a complete answer for an old transaction needs a full
      * node (a pruned one answers OK with the prunable part missing). */
-    IMM_JSON("/get_transactions", "/gettransactions", BY_HASH, UNPRUNED, BATCH,
-             "Transactions by hash, from the chain or the pool"),
+    ROW_TENANT(METHOD_JSON_PATH, "/get_transactions", "/gettransactions", METHOD_IMMUTABLE, BY_HASH,
+               UNPRUNED, READS, BATCH, false, OWN_WRITES,
+               "Transactions by hash, from the chain or the pool"),
     DENY_JSON("/in_peers", WRITES,
               "Sets the node's incoming peer limit (denied: restricted, reconfigures)"),
     /* Spent status changes with every block and with the pool. */
-    JSON("/is_key_image_spent", NO_ALIAS, PASS, ANY, BATCH,
-         "Whether key images are spent on chain, in the pool, or unspent"),
+    TENANT_ROW(METHOD_JSON_PATH, "/is_key_image_spent", NO_ALIAS, PASS, BATCH, OWN_WRITES,
+               "Whether key images are spent on chain, in the pool, or unspent"),
     DENY_JSON("/mining_status", READS, "The node's miner state (denied: restricted, mining)"),
     DENY_JSON("/out_peers", WRITES,
               "Sets the node's outgoing peer limit (denied: restricted, reconfigures)"),

@@ -102,6 +102,12 @@ struct method_info {
      * of the same node (get_blocks.bin's requested_info and pool_info_since, wallets >=
      * 0.18.3): see plan_pool_rule (gateway/rpc/plan.h). */
     bool pool_info;
+    /* Per-tenant reads (gateway/rpc/consistency.h). names_tip: the answer names the chain
+     * height, so it raises the tip the tenant has been served and is checked against it.
+     * own_writes: a pool or transaction query that, after the tenant's broadcast, goes to
+     * the nodes that accepted the transaction. */
+    bool names_tip;
+    bool own_writes;
 };
 
 /* The row for a JSON-RPC method name (canonical or alias), or NULL. `name` need not be

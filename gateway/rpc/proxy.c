@@ -1,7 +1,8 @@
 /* proxy — ranked dispatch, retries, hedges, confirmations, caching and broadcast, as the
- * request's plan (rpc/plan.h) says.
+ * request's plan (rpc/plan.h) says, under the tenant's read rules (rpc/consistency.h: its
+ * served tip and the nodes that accepted its last transaction, kept in state/sessions.h).
  *
- * Longer than a module should be (about 1,100 lines): reads, their hedges, the cache and
+ * Longer than a module should be (about 1,250 lines): reads, their hedges, the cache and
  * the broadcast all work on the request's proxy_work. The broadcast (struct broadcast and
  * its calls) shares only answer_unavailable and fallback_nodes with the rest and is the
  * first to move into a module of its own. */
@@ -10,6 +11,7 @@
 #include "core/context.h"
 #include "http/answer.h"
 #include "limits/hold.h"
+#include "rpc/consistency.h"
 #include "rpc/epee.h"
 #include "ops/gw_metrics.h"
 #include "rpc/jsonrpc.h"
@@ -59,6 +61,8 @@ struct broadcast_slot {
 struct broadcast {
     struct gw_request *req; /* NULL once the request let go of it */
     struct gw_context *ctx;
+    int64_t tenant_id; /* whose transaction it is (read-your-writes); 0: none */
+    uint64_t accepted; /* nodes_bit of every node that accepted it so far */
     bool answered;
     struct hold_entry grace; /* after the first own acceptance */
     struct broadcast_slot *slots;
@@ -91,6 +95,13 @@ struct proxy_work {
     struct node_info current; /* the node of the attempt in flight */
     unsigned failures;        /* failed attempts so far (a retry is allowed after 1) */
     bool need_tip;            /* plan route tip: only nodes on the quorum tip */
+    /* The tenant's rules (rpc/consistency.h): the chain height an answer must not be
+     * below, the nodes that accepted its last transaction (0: any), and whether the read
+     * has already waited for the nodes to reach the floor. */
+    int64_t floor;
+    uint64_t only_nodes;
+    bool waited;
+    struct hold_entry tip_wait;
     /* A negative or pruned answer held while a second node is asked. */
     char *held_body;
     size_t held_len;
@@ -559,10 +570,24 @@ bool proxy_answer_from_cache(struct gw_request *req)
     enum cache_lookup hit = cache_get(req->ctx->cache, store.key, xg_monotonic_ms(), &stored, &len);
     if (hit == CACHE_MISS)
         return false;
+    /* A stored tip below the one the tenant was served is a miss for this tenant. */
+    int64_t served = req->tenant_id ? consistency_answer_height(req->info, stored, len,
+                                                                req->endpoint == GW_EP_BIN)
+                                    : -1;
+    if (served >= 0 &&
+        consistency_below(
+            consistency_floor(&req->plan,
+                              sessions_get(req->ctx->sessions, req->tenant_id).served_tip),
+            served)) {
+        free(stored);
+        return false;
+    }
     if (hit == CACHE_HIT_REFRESH)
         start_refresh(req, store.key);
     if (!render_hit(req, stored, len, store.store == PLAN_CACHE_SETTLED, q.height))
         return false;
+    if (served > 0)
+        sessions_served_tip(req->ctx->sessions, req->tenant_id, served);
     mark_degraded(req, &q);
     return true;
 }
@@ -575,8 +600,13 @@ static size_t pick_nodes(struct gw_request *req, bool need_tip, bool want_full, 
                          bool full_only)
 {
     struct proxy_work *px = req->px;
-    struct prober_pick pick = {
-        .need_tip = need_tip, .want_full = want_full, .exclude_id = exclude_id};
+    struct prober_pick pick = {.need_tip = need_tip,
+                               .want_full = want_full,
+                               .exclude_id = exclude_id,
+                               .min_height = px->floor,
+                               .only_nodes = px->only_nodes};
+    /* only_nodes: when none of the nodes that accepted the tenant's transaction may
+     * serve, prober_rank returns the others */
     px->ncandidates = prober_rank(req->ctx->prober, &pick, px->candidates, PROXY_MAX_CANDIDATES);
     size_t n = 0;
     for (size_t i = 0; i < px->ncandidates; i++) {
@@ -691,6 +721,62 @@ static void attempt_detach(struct proxy_work *px, const struct proxy_attempt *a)
         }
 }
 
+/* The read is answered 503 behind_served_tip: no node could answer at the chain tip the
+ * tenant has already been served. */
+static void answer_behind(struct gw_request *req)
+{
+    answer_error(req, ERR_BEHIND_SERVED_TIP, NULL);
+    answer_header_set(req, "Retry-After", "1");
+    gw_metrics_behind_tip(req->ctx->metrics);
+}
+
+static void on_tip_wait_due(struct hold_entry *e)
+{
+    struct proxy_work *px =
+        (struct proxy_work *)(void *)((char *)e - offsetof(struct proxy_work, tip_wait));
+    struct gw_request *req = px->req;
+    const char *why;
+    px->failures = 0;
+    if (pick_nodes(req, px->need_tip, req->plan.full_node, 0, false) > 0 &&
+        submit_attempt(req, &why))
+        return;
+    answer_behind(req);
+    hand_back(req);
+}
+
+/* Once, for a read whose nodes are all below its floor: it waits tip_wait (at most half
+ * the time it has left) for the prober to see a node at the tenant's tip, then is ranked
+ * and sent again. False when it has waited already, or cannot. */
+static bool wait_for_tip(struct gw_request *req)
+{
+    struct proxy_work *px = req->px;
+    int64_t now_us = xg_monotonic_us();
+    int64_t wait_us = req->ctx->tip_wait_ms * 1000;
+    if (wait_us > (req->deadline_us - now_us) / 2)
+        wait_us = (req->deadline_us - now_us) / 2;
+    if (px->waited || wait_us <= 0 || !req->ctx->timers)
+        return false;
+    px->waited = true;
+    return hold_add(req->ctx->timers, &px->tip_wait, now_us + wait_us, on_tip_wait_due);
+}
+
+/* The last answer names a tip below the tenant's floor (consistency_below): it is never
+ * sent. Another node is asked (a node behind is no failure of it), or the read waits once
+ * for the nodes to catch up, or it is refused. */
+static void on_behind(struct gw_request *req)
+{
+    struct proxy_work *px = req->px;
+    const char *why;
+    abandon_inflight(req, false);
+    if (px->next < px->ncandidates && xg_monotonic_us() < req->deadline_us &&
+        submit_attempt(req, &why))
+        return;
+    if (wait_for_tip(req))
+        return;
+    answer_behind(req);
+    hand_back(req);
+}
+
 static void on_node_done(const struct up_result *res, void *arg)
 {
     struct proxy_attempt *a = arg;
@@ -724,6 +810,17 @@ static void on_node_done(const struct up_result *res, void *arg)
     px->current = a->node;
     bool hedge = a->hedge;
     free(a);
+    if (!failed) {
+        int64_t served = consistency_answer_height(req->info, res->body, res->body_len,
+                                                   req->endpoint == GW_EP_BIN);
+        if (consistency_below(px->floor, served)) {
+            if (px->ninflight == 0)
+                on_behind(req); /* else the other attempt may have the tenant's tip */
+            return;
+        }
+        if (served > 0 && req->tenant_id)
+            sessions_served_tip(ctx->sessions, req->tenant_id, served);
+    }
     if (failed && px->ninflight > 0) {
         px->failures++; /* the other attempt may still answer: wait for it */
         return;
@@ -877,6 +974,11 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
 {
     struct proxy_work *px = req->px;
     px->phase = PHASE_READ;
+    struct session_view tenant = sessions_get(req->ctx->sessions, req->tenant_id);
+    px->floor = consistency_floor(&req->plan, tenant.served_tip);
+    if (req->ctx->read_your_writes_ms > 0)
+        px->only_nodes = consistency_writes_nodes(&req->plan, tenant.accepted,
+                                                  tenant.accepted_until_ms, xg_monotonic_ms());
     /* Historical reads may use a node a few blocks behind; everything else the tip. */
     px->need_tip = req->plan.route != PLAN_ROUTE_HISTORICAL;
     if (pick_nodes(req, px->need_tip, req->plan.full_node, 0, false) == 0 &&
@@ -993,6 +1095,12 @@ static void on_broadcast_done(const struct up_result *res, void *arg)
         s->body = up_result_take_body(res);
         xg_str_copy(s->type, sizeof s->type, res->content_type);
     }
+    if (s->outcome == BC_ACCEPTED && bc->tenant_id && ctx->read_your_writes_ms > 0) {
+        /* the tenant's pool and transaction queries go to these nodes for a while */
+        bc->accepted |= nodes_bit(s->node.id);
+        sessions_accepted(ctx->sessions, bc->tenant_id, bc->accepted,
+                          xg_monotonic_ms() + ctx->read_your_writes_ms);
+    }
     if (s->outcome == BC_FAILED)
         xg_log(XG_LOG_DEBUG, "broadcast_node_failed", "node %s: %s (HTTP %ld)", s->node.name,
                res->error ? res->error : up_outcome_name(res->outcome), res->http_status);
@@ -1054,6 +1162,7 @@ static bool dispatch_broadcast(struct gw_request *req, const struct prober_quoru
     }
     bc->req = req;
     bc->ctx = req->ctx;
+    bc->tenant_id = req->tenant_id;
     px->bc = bc;
     for (size_t i = 0; i < n; i++)
         bc->slots[i] = (struct broadcast_slot){.node = nodes[i], .outcome = BC_PENDING};
@@ -1119,6 +1228,8 @@ void proxy_request_free(struct gw_request *req)
     if (!req->px)
         return;
     abandon_inflight(req, false);
+    if (req->ctx->timers)
+        hold_cancel(req->ctx->timers, &req->px->tip_wait);
     release_held(req->px);
     struct broadcast *bc = req->px->bc;
     if (bc) { /* calls still out go on without the request */

@@ -46,6 +46,8 @@ static const struct registry_row REGISTRY[] = {
     {ERR_NO_NODE, "no_node", 502, -32603, "no node could answer"},
     {ERR_PRUNED_ONLY, "pruned_only", 503, -32603,
      "only a pruned node could answer and its answer is incomplete"},
+    {ERR_BEHIND_SERVED_TIP, "behind_served_tip", 503, -32603,
+     "no node has reached the chain tip already served to this access; retry shortly"},
     {ERR_BILLING_UNAVAILABLE, "billing_unavailable", 503, 0,
      "payments cannot be handled right now; try again shortly"},
     {ERR_PAYMENT_REQUIRED, "payment_required", 402, 0, "this endpoint is paid: see how_to_prove"},

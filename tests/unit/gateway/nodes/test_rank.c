@@ -20,11 +20,11 @@ static void test_key_order(void **state)
 {
     (void)state;
     struct rank_input in[] = {
-        {0, 1, NODE_PRIMARY, 1.0},  /* lagging primary */
-        {1, 0, NODE_PUBLIC, 1.0},   /* public fallback on the tip */
-        {2, 0, NODE_STANDBY, 1.0},  /* standby on the tip */
-        {3, 0, NODE_PRIMARY, 40.0}, /* slow primary on the tip */
-        {4, 0, NODE_PRIMARY, 2.0},  /* fast primary on the tip */
+        {0, 1, NODE_PRIMARY, 1.0, false},  /* lagging primary */
+        {1, 0, NODE_PUBLIC, 1.0, false},   /* public fallback on the tip */
+        {2, 0, NODE_STANDBY, 1.0, false},  /* standby on the tip */
+        {3, 0, NODE_PRIMARY, 40.0, false}, /* slow primary on the tip */
+        {4, 0, NODE_PRIMARY, 2.0, false},  /* fast primary on the tip */
     };
     size_t out[5];
     for (uint64_t rotation = 0; rotation < 4; rotation++) {
@@ -36,14 +36,34 @@ static void test_key_order(void **state)
     }
 }
 
+/* A node known below the tenant's floor ranks after every own node at or past it, however
+ * close to the quorum tip or fast it is, and still before a public node. */
+static void test_below_floor_after_the_others(void **state)
+{
+    (void)state;
+    struct rank_input in[] = {
+        {0, 0, NODE_PRIMARY, 1.0, true},   /* fast primary on the tip, below the floor */
+        {1, 2, NODE_STANDBY, 40.0, false}, /* slow, lagging standby at the floor */
+        {2, 0, NODE_PUBLIC, 1.0, false},   /* public */
+        {3, 0, NODE_STANDBY, 1.0, true},   /* standby below the floor */
+    };
+    size_t out[4];
+    for (uint64_t rotation = 0; rotation < 3; rotation++) {
+        order_of(in, 4, rotation, out);
+        size_t expected[] = {1, 0, 3, 2};
+        assert_memory_equal(out, expected, sizeof expected);
+    }
+    assert_int_equal(rank_servable(in, 4), 3);
+}
+
 static void test_rotation_among_equals(void **state)
 {
     (void)state;
     struct rank_input in[] = {
-        {0, 0, NODE_PRIMARY, 1.2}, /* bucket 0 */
-        {1, 0, NODE_PRIMARY, 3.9}, /* bucket 0: equal to 0 */
-        {2, 0, NODE_PRIMARY, 4.8}, /* bucket 0 */
-        {3, 0, NODE_STANDBY, 1.0}, /* its own group */
+        {0, 0, NODE_PRIMARY, 1.2, false}, /* bucket 0 */
+        {1, 0, NODE_PRIMARY, 3.9, false}, /* bucket 0: equal to 0 */
+        {2, 0, NODE_PRIMARY, 4.8, false}, /* bucket 0 */
+        {3, 0, NODE_STANDBY, 1.0, false}, /* its own group */
     };
     size_t out[4], first_counts[3] = {0};
     for (uint64_t rotation = 0; rotation < 30; rotation++) {
@@ -66,7 +86,7 @@ static void test_latency_buckets(void **state)
 {
     (void)state;
     /* 4.9 ms and 5.1 ms fall in different 5 ms buckets: the faster always leads. */
-    struct rank_input in[] = {{7, 0, NODE_PRIMARY, 5.1}, {9, 0, NODE_PRIMARY, 4.9}};
+    struct rank_input in[] = {{7, 0, NODE_PRIMARY, 5.1, false}, {9, 0, NODE_PRIMARY, 4.9, false}};
     size_t out[2];
     for (uint64_t rotation = 0; rotation < 3; rotation++) {
         order_of(in, 2, rotation, out);
@@ -80,9 +100,9 @@ static void test_public_after_lagging_own(void **state)
 {
     (void)state;
     struct rank_input in[] = {
-        {0, 0, NODE_PUBLIC, 0.5},   /* public on the tip, fastest */
-        {1, 3, NODE_STANDBY, 90.0}, /* standby 3 blocks behind, slow */
-        {2, 0, NODE_PUBLIC, 9.0},   /* another public on the tip */
+        {0, 0, NODE_PUBLIC, 0.5, false},   /* public on the tip, fastest */
+        {1, 3, NODE_STANDBY, 90.0, false}, /* standby 3 blocks behind, slow */
+        {2, 0, NODE_PUBLIC, 9.0, false},   /* another public on the tip */
     };
     size_t out[3];
     order_of(in, 3, 0, out);
@@ -107,7 +127,7 @@ static void test_servable(void **state)
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         struct rank_input in[4];
         for (size_t i = 0; i < rows[r].n; i++)
-            in[i] = (struct rank_input){i, 0, rows[r].p[i], 1.0};
+            in[i] = (struct rank_input){i, 0, rows[r].p[i], 1.0, false};
         assert_int_equal(rank_servable(in, rows[r].n), rows[r].servable);
     }
 }
@@ -117,7 +137,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_order),       cmocka_unit_test(test_public_after_lagging_own),
         cmocka_unit_test(test_servable),        cmocka_unit_test(test_rotation_among_equals),
-        cmocka_unit_test(test_latency_buckets),
+        cmocka_unit_test(test_latency_buckets), cmocka_unit_test(test_below_floor_after_the_others),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
