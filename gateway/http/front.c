@@ -372,14 +372,16 @@ bool front_stream_begin(struct front_conn *c, unsigned status, const struct fron
     c->out_head_len = (size_t)(o - c->out_head);
     c->state = FC_STREAM;
     c->stream_over = false;
-    touch(c);
+    untime(c); /* a stream is not idle-timed: its handler bounds how long it lasts */
     stream_kick(c);
     return true;
 }
 
 bool front_stream_write(struct front_conn *c, const char *data, size_t len)
 {
-    if (c->state != FC_STREAM || c->stream_over || front_peer_left(c))
+    /* a front end that stops takes no more: its streams end within their next write */
+    if (c->state != FC_STREAM || c->stream_over || front_peer_left(c) ||
+        atomic_load(&c->f->quiescing))
         return false;
     if (!out_append(c, data, len)) {
         c->gone = true; /* out of memory: the stream ends */
@@ -805,9 +807,9 @@ static bool advance_stream(struct front_conn *c)
     }
     if (c->gone)
         return false;
-    if (c->out_sent < c->out_head_len && !write_answer(c))
-        return false;
-    if (c->state == FC_STREAM && c->out_sent == c->out_head_len)
+    bool all_out = c->out_sent == c->out_head_len || write_answer(c);
+    untime(c); /* write_answer marked activity; streams are not idle-timed */
+    if (all_out)
         c->out_sent = c->out_head_len = 0; /* all out: the buffer starts over */
     return false;
 }

@@ -17,7 +17,8 @@
  * 100-continue, strict parsing (hreq.h). Limits: the request head (431), the body
  * (declared or received beyond the limit: the handler is told and answers 413; the
  * connection then closes), idle and slow connections (closed after the idle timeout
- * without activity; a request waiting on its handler is not timed out here), a
+ * without activity; a request waiting on its handler, or a streamed answer, is not
+ * timed out here), a
  * connection count (further connections are accepted and closed at once), and the
  * process's descriptors (when they run out, lingering sockets are given up first, then
  * the listener pauses instead of spinning).
@@ -130,8 +131,9 @@ __attribute__((warn_unused_result)) bool front_respond(struct front_conn *c, uns
 __attribute__((warn_unused_result)) bool front_stream_begin(struct front_conn *c, unsigned status,
                                                             const struct front_header *headers,
                                                             size_t nheaders);
-/* Queues len bytes of the stream (copied); false when the client left or memory ran out
- * (the stream is then over for the client: end it). Engine thread only. */
+/* Queues len bytes of the stream (copied); false when the client left, the front end is
+ * stopping (front_quiesce) or memory ran out: the stream is then over, end it. Engine
+ * thread only. */
 bool front_stream_write(struct front_conn *c, const char *data, size_t len);
 /* Ends the stream: what was written is sent, then the connection closes. */
 void front_stream_end(struct front_conn *c);
