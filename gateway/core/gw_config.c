@@ -119,8 +119,9 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("xmr402", "max_proof", XG_CFG_SIZE, xmr402_max_proof, "2k", 64, 4096, false,
         "longest transaction proof accepted in Authorization: XMR402 (400 beyond)"),
     KEY("xmr402", "streams", XG_CFG_INT, xmr402_streams, "256", 0, 100000, false,
-        "event streams (v2.1 SSE: accepted, then confirmed) open at once on the plain-HTTP "
-        "front end; beyond, 503 streams_full (0 = none: challenges carry no features=\"sse\")"),
+        "event streams (v2.1 SSE: accepted, then confirmed) open at once, served by the own "
+        "front end (front_end = native); beyond, 503 streams_full (0 = none: challenges carry "
+        "no features=\"sse\")"),
     KEY("xmr402", "stream_max_duration", XG_CFG_DURATION, xmr402_stream_max_ms, "1h", 1000,
         86400000, false,
         "an event stream still short of the tier's confirmations after this long ends with "

@@ -195,7 +195,7 @@ static const struct front_ops mhd_ops = {
     .header_join = mhd_header_join,
     .query_arg = mhd_query_arg,
     /* No streams: libmicrohttpd would need a callback response fed from the loop's
-     * thread; the TLS front end sends no XMR402 features="sse" instead (xmr402_flow.h). */
+     * thread; this front end's challenges carry no XMR402 features="sse" (xmr402_flow.h). */
 };
 
 /* ---- libmicrohttpd's callbacks --------------------------------------------------------- */

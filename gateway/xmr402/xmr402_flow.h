@@ -23,9 +23,8 @@
  *                              "new_purchase": true
  *       malformed header     → 400 INVALID_XMR402_FORMAT (answered at once)
  *       accepted, with Accept: text/event-stream (v2.1 SSE; the challenge said
- *       features="sse", only where streams are served: the plain-HTTP front end, and
- *       [xmr402] streams > 0)
- *                            → 200 text/event-stream: event: accepted (the pending
+ *       features="sse", only where streams are served: the own front end ([server] front_end =
+ * native), and [xmr402] streams > 0) → 200 text/event-stream: event: accepted (the pending
  *                              allowance and the token the payment buys), keep-alive
  *                              comments, billing asked again every retry_after, event:
  *                              confirmed (provisioned), the end; 503 streams_full when
