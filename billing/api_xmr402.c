@@ -14,7 +14,8 @@
  *          200 provisioned: token, handle, tier limits, receipt (the same every time)
  *          200 pending: proven, short of the tier's confirmations, and one request of the
  *              pending allowance ([xmr402] pending_requests) taken: the tier's limits and
- *              what is left (the gateway serves the request; no credentials yet)
+ *              what is left (the gateway serves the request; no credentials yet, but
+ *              with "reveal":true the token the payment buys: reveal_token)
  *          202 seen / confirming / late (honoured): confirmations, required, retry_after,
  *              for a client that sent "mode":"confirmations" or with no pending allowance
  *          429 pending_spent: the allowance is used up; Retry-After
@@ -385,6 +386,7 @@ struct verify {
     struct settle_result settled;
     int64_t late_grace_s;
     bool wants_202; /* "mode":"confirmations": the client waits through 202 itself */
+    bool reveal;    /* "reveal":true (the gateway's event stream): pending names the token */
     /* what billing recorded of the txid before ("" when nothing): bl_xmr402_payment_of_txid */
     char stored_invoice[API_INVOICE_ID_SIZE];
     char stored_state[16];
@@ -430,6 +432,7 @@ static bool parse_verify_body(const char *body, struct verify *v, char *msg, siz
         snprintf(v->invoice, sizeof v->invoice, "%s", json_string_value(inv));
     const char *mode = json_string_value(json_object_get(doc, "mode"));
     v->wants_202 = mode && strcmp(mode, BL_XMR402_MODE_CONFIRMATIONS) == 0;
+    v->reveal = json_is_true(json_object_get(doc, "reveal"));
     ok = true;
 out:
     json_decref(doc);
@@ -746,6 +749,29 @@ static enum MHD_Result reply_waiting(const struct xg_httpd_request *req, const s
     return xg_reply_json_with(req->conn, 202, body, headers);
 }
 
+/* The token this payment buys, named at acceptance for the gateway's event stream
+ * (xmr402_flow.h): it is derived from the nonce under [billing] token_key, as provisioning
+ * derives a new tenant's (bl_keys.h), and authenticates
+ * nothing until the tenant exists (the tier's confirmations), so a double spend that
+ * ends the allowance leaves it worthless. Who holds the proof may read it, as after
+ * provisioning within the credentials window. */
+static void reveal_token(const struct api *api, const struct verify *v, json_t *body)
+{
+    uint8_t seed[TOKEN_RAW_LEN];
+    char token[TOKEN_TEXT_SIZE], url[512];
+    if (bl_xmr402_token_seed(api->keys.token, v->inv.nonce, seed)) { /* as a new tenant gets */
+        token_format(seed, token);
+        snprintf(url, sizeof url, "%s/v1/%s", api->gateway_url, token);
+        json_object_set_new(body, "token", json_string(token));
+        json_object_set_new(body, "rpc_url", json_string(url));
+        json_object_set_new(body, "gateway_url", json_string(api->gateway_url));
+    }
+    json_object_set_new(body, "retry_after", json_integer(api->xmr402_retry_after_s));
+    OPENSSL_cleanse(seed, sizeof seed);
+    OPENSSL_cleanse(token, sizeof token);
+    OPENSSL_cleanse(url, sizeof url);
+}
+
 /* A proven payment short of its confirmations: one request of the pending allowance
  * (bl_xmr402_pending_take), served by the gateway at the tier's rate. Spent, expired or
  * double-spent: refused with the reason (the gateway never turns it into a new purchase). */
@@ -784,6 +810,8 @@ static enum MHD_Result reply_pending(const struct xg_httpd_request *req, struct 
         "daily_quota", (json_int_t)xg_pg_int64(res, 0, 3), "pending_until_unix",
         (json_int_t)xg_pg_int64(res, 0, 4));
     PQclear(res);
+    if (body && v->reveal)
+        reveal_token(api, v, body);
     return xg_reply_json(req->conn, 200, body);
 }
 

@@ -146,6 +146,16 @@ const struct xg_cfg_key gw_config_keys[] = {
         "the tier a 402 sells unless the agent asks for another (?tier= or X-XMR402-Tier)"),
     KEY("xmr402", "max_proof", XG_CFG_SIZE, xmr402_max_proof, "2k", 64, 4096, false,
         "longest transaction proof accepted in Authorization: XMR402 (400 beyond)"),
+    KEY("xmr402", "streams", XG_CFG_INT, xmr402_streams, "256", 0, 100000, false,
+        "event streams (v2.1 SSE: accepted, then confirmed) open at once, served by the own "
+        "front end (front_end = native); beyond, 503 streams_full (0 = none: challenges carry "
+        "no features=\"sse\")"),
+    KEY("xmr402", "stream_max_duration", XG_CFG_DURATION, xmr402_stream_max_ms, "1h", 1000,
+        86400000, false,
+        "an event stream still short of the tier's confirmations after this long ends with "
+        "event: error (stream_timeout); the proof keeps working"),
+    KEY("xmr402", "stream_keepalive", XG_CFG_DURATION, xmr402_stream_keepalive_ms, "5s", 100,
+        600000, false, "a ': keep-alive' comment goes down an idle event stream this often"),
     KEY("log", "level", XG_CFG_STRING, log_level, "info", 0, 0, true, "debug, info, warn or error"),
     KEY("log", "slow_request", XG_CFG_DURATION, slow_request_ms, "1s", 0, 600000, true,
         "requests at least this slow are counted per method and summed up in one log line a "

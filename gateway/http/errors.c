@@ -46,6 +46,8 @@ static const struct errors_row errors_table[ERRORS_COUNT] = {
     ROW(ERR_MALFORMED_TIER, "malformed_tier", 400, 0,
         "a tier id is lower-case letters, digits, - and _"),
     ROW(ERR_MALFORMED_XMR402, "malformed_xmr402", 400, 0, "malformed XMR402 credentials"),
+    ROW(ERR_STREAMS_FULL, "streams_full", 503, 0,
+        "too many event streams are open; retry later, or without Accept: text/event-stream"),
 };
 
 const struct errors_row *errors_get(enum errors_code code)

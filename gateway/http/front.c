@@ -36,6 +36,7 @@ enum fc_state {
     FC_READ_BODY,  /* reading the body the head announced */
     FC_HANDLER,    /* the handler has the request; no answer yet */
     FC_WRITE,      /* the answer is being sent */
+    FC_STREAM,     /* a streamed answer: the handler holds the request and writes as it goes */
     FC_CLOSED,     /* socket closed; freed by front_run */
 };
 
@@ -49,6 +50,7 @@ struct front_conn {
     bool peer_shut;   /* the peer sent all it will send (EPOLLRDHUP) */
     bool close_after; /* close once this answer is sent */
     bool resumed;     /* on the front's resumed list */
+    bool stream_over; /* FC_STREAM: the handler ended the stream; close once it is sent */
     struct sockaddr_storage peer;
 
     /* Activity order for the idle timeout (only while reading or writing). */
@@ -203,8 +205,8 @@ static void conn_close(struct front_conn *c)
     }
     c->gone = true;
     untime(c);
-    if (c->state == FC_HANDLER)
-        return; /* freed once the handler answers (front_respond) */
+    if (c->state == FC_HANDLER || c->state == FC_STREAM)
+        return; /* freed once the handler answers (front_respond) or ends its stream */
     end_request(c);
     if (c->state == FC_CLOSED)
         return;
@@ -355,6 +357,85 @@ bool front_respond(struct front_conn *c, unsigned status, const struct front_hea
     c->out_body_owned = body_owned;
     c->out_sent = 0;
     return true;
+}
+
+/* Appends to the output being sent; false when memory runs out. */
+static bool out_append(struct front_conn *c, const char *data, size_t len)
+{
+    if (!grow(&c->out_head, &c->out_head_cap, c->out_head_len + len, FRONT_HEAD_RESERVE))
+        return false;
+    memcpy(c->out_head + c->out_head_len, data, len);
+    c->out_head_len += len;
+    return true;
+}
+
+/* Puts c on the resumed list so that front_run flushes its stream (or closes it). */
+static void stream_kick(struct front_conn *c)
+{
+    front_resume(c);
+}
+
+bool front_stream_begin(struct front_conn *c, unsigned status, const struct front_header *headers,
+                        size_t nheaders)
+{
+    struct front *f = c->f;
+    if (c->gone || c->state != FC_HANDLER)
+        return false;
+    c->close_after = true;
+    const char *reason = MHD_get_reason_phrase_for(status);
+    size_t need = FRONT_HEAD_RESERVE + strlen(reason);
+    for (size_t i = 0; i < nheaders; i++)
+        need += strlen(headers[i].name) + strlen(headers[i].value) + 4;
+    if (!head_reserve(c, need)) {
+        c->gone = true;
+        return false;
+    }
+    release_output(c);
+    char *o = c->out_head, num[24];
+    o += put(o, "HTTP/1.1 ");
+    xg_str_u64(num, status);
+    o += put(o, num);
+    *o++ = ' ';
+    o += put(o, reason);
+    o += put(o, "\r\n");
+    o += put(o, date_line(f));
+    for (size_t i = 0; i < nheaders; i++) {
+        o += put(o, headers[i].name);
+        o += put(o, ": ");
+        o += put(o, headers[i].value);
+        o += put(o, "\r\n");
+    }
+    /* no length: the stream's end is the connection's */
+    o += put(o, "Cache-Control: no-cache\r\nConnection: close\r\n\r\n");
+    c->out_head_len = (size_t)(o - c->out_head);
+    c->state = FC_STREAM;
+    c->stream_over = false;
+    untime(c); /* a stream is not idle-timed: its handler bounds how long it lasts */
+    stream_kick(c);
+    return true;
+}
+
+bool front_stream_write(struct front_conn *c, const char *data, size_t len)
+{
+    /* a front end that stops takes no more: its streams end within their next write */
+    if (c->state != FC_STREAM || c->stream_over || front_peer_left(c) ||
+        atomic_load(&c->f->quiescing))
+        return false;
+    if (!out_append(c, data, len)) {
+        c->gone = true; /* out of memory: the stream ends */
+        stream_kick(c);
+        return false;
+    }
+    stream_kick(c);
+    return true;
+}
+
+void front_stream_end(struct front_conn *c)
+{
+    if (c->state != FC_STREAM)
+        return;
+    c->stream_over = true;
+    stream_kick(c);
 }
 
 /* An answer of the front end's own (malformed or oversized request): sent, then closed. */
@@ -789,6 +870,27 @@ static void next_request(struct front_conn *c)
     touch(c);
 }
 
+/* A streamed answer: sends what the handler wrote so far. Once the handler ended the
+ * stream and all of it is out, the connection closes (true: on to FC_WRITE's close). A
+ * client that left is closed at once; the handler holds the request until it ends the
+ * stream (it learns through front_stream_write or front_peer_left). */
+static bool advance_stream(struct front_conn *c)
+{
+    if (front_peer_left(c) && c->fd >= 0)
+        conn_close(c); /* keeps c (the handler holds it); gone from now on */
+    if (c->stream_over) {
+        c->state = FC_WRITE; /* sends the rest (or drops it when gone), then closes */
+        return true;
+    }
+    if (c->gone)
+        return false;
+    bool all_out = c->out_sent == c->out_head_len || write_answer(c);
+    untime(c); /* write_answer marked activity; streams are not idle-timed */
+    if (all_out)
+        c->out_sent = c->out_head_len = 0; /* all out: the buffer starts over */
+    return false;
+}
+
 /* Moves c on as far as it can go without waiting. */
 static void advance(struct front_conn *c)
 {
@@ -812,6 +914,10 @@ static void advance(struct front_conn *c)
         case FC_HANDLER:
         case FC_CLOSED:
             return;
+        case FC_STREAM:
+            if (!advance_stream(c))
+                return;
+            break;
         case FC_WRITE:
             if (c->gone) {
                 c->state = FC_READ_HEAD;
@@ -839,6 +945,12 @@ static void on_conn_event(struct loop_watch *w, uint32_t events)
         c->writable = true;
     if ((events & (EPOLLHUP | EPOLLERR)) && c->state == FC_HANDLER) {
         conn_close(c); /* the handler's answer will be dropped */
+        return;
+    }
+    if (c->state == FC_STREAM && (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
+        /* a stream's client sends nothing more: its close (or reset) means it left */
+        c->gone = true;
+        conn_close(c);
         return;
     }
     advance(c);
@@ -979,6 +1091,10 @@ void front_run(void *front)
         if (!f->resumed_head)
             f->resumed_tail = NULL;
         c->resumed = false;
+        if (c->state == FC_STREAM) {
+            advance(c);
+            continue;
+        }
         if (c->state != FC_HANDLER)
             continue;
         f->handler.on_resume(f->handler.cls, c, c->req);

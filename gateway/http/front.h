@@ -17,10 +17,11 @@
  * 100-continue, strict parsing (hreq.h). Limits: the request head (431), the body
  * (declared or received beyond the limit: the handler is told and answers 413; the
  * connection then closes), idle connections (closed after the idle timeout without
- * activity; a request waiting on its handler is not timed out here), slow ones (a head
- * not complete within the header timeout of its first byte, a body under the minimum
- * rate: 408, xg_guard.h), connections per client address (xg_addrcap.h: 503 at accept),
- * a connection count (further connections are accepted and closed at once), and the
+ * activity; a request waiting on its handler, or a streamed answer, is not timed out
+ * here), slow ones (a head not complete within the header timeout of its first byte, a
+ * body under the minimum rate: 408, xg_guard.h), connections per client address
+ * (xg_addrcap.h: 503 at accept), a connection count (further connections are accepted
+ * and closed at once), and the
  * process's descriptors (when they run out, lingering sockets are given up first, then
  * the listener pauses instead of spinning).
  *
@@ -132,6 +133,23 @@ __attribute__((warn_unused_result)) bool front_respond(struct front_conn *c, uns
                                                        size_t nheaders, const char *body,
                                                        size_t len, bool body_owned);
 
+/* A streamed answer (text/event-stream): the head goes out now with status and headers,
+ * no length and Connection: close; the handler keeps the request and writes to it with
+ * front_stream_write until front_stream_end, after which the rest is sent and the
+ * connection closes (then on_completed). A client that closes or shuts its side has left:
+ * writes fail and front_peer_left says so; the handler still ends the stream. Same
+ * calling rules as front_respond; false when c cannot stream now (its client left, out of
+ * memory). */
+__attribute__((warn_unused_result)) bool front_stream_begin(struct front_conn *c, unsigned status,
+                                                            const struct front_header *headers,
+                                                            size_t nheaders);
+/* Queues len bytes of the stream (copied); false when the client left, the front end is
+ * stopping (front_quiesce) or memory ran out: the stream is then over, end it. Engine
+ * thread only. */
+bool front_stream_write(struct front_conn *c, const char *data, size_t len);
+/* Ends the stream: what was written is sent, then the connection closes. */
+void front_stream_end(struct front_conn *c);
+
 /* The request's answer is ready: on_resume runs from the engine loop, after the current
  * batch of events (never inside this call). Engine thread only. */
 void front_resume(struct front_conn *c);
@@ -188,6 +206,12 @@ struct front_ops {
     /* every copy of header name joined with ',' (hreq_header_join); false when too long */
     bool (*header_join)(const void *conn, const char *name, char *out, size_t outlen);
     bool (*query_arg)(const void *conn, const char *name, char *out, size_t outlen);
+    /* A streamed answer, as front_stream_begin, _write and _end; NULL when this front end
+     * cannot stream (the request path then never offers one). */
+    bool (*stream_begin)(void *conn, unsigned status, const struct front_header *headers,
+                         size_t nheaders);
+    bool (*stream_write)(void *conn, const char *data, size_t len);
+    void (*stream_end)(void *conn);
 };
 
 /* A client connection of either front end. */

@@ -54,6 +54,22 @@ static bool native_query_arg(const void *conn, const char *name, char *out, size
     return hreq_query_arg(front_request_head(conn), name, out, outlen);
 }
 
+static bool native_stream_begin(void *conn, unsigned status, const struct front_header *headers,
+                                size_t nheaders)
+{
+    return front_stream_begin(conn, status, headers, nheaders);
+}
+
+static bool native_stream_write(void *conn, const char *data, size_t len)
+{
+    return front_stream_write(conn, data, len);
+}
+
+static void native_stream_end(void *conn)
+{
+    front_stream_end(conn);
+}
+
 const struct front_ops front_native_ops = {
     .respond = native_respond,
     .suspend = native_suspend,
@@ -64,6 +80,9 @@ const struct front_ops front_native_ops = {
     .header_count = native_header_count,
     .header_join = native_header_join,
     .query_arg = native_query_arg,
+    .stream_begin = native_stream_begin,
+    .stream_write = native_stream_write,
+    .stream_end = native_stream_end,
 };
 
 /* The app said to drop the connection: it is closed from the loop (front_abandon). */

@@ -196,6 +196,8 @@ static const struct front_ops mhd_ops = {
     .header_count = mhd_header_count,
     .header_join = mhd_header_join,
     .query_arg = mhd_query_arg,
+    /* No streams: libmicrohttpd would need a callback response fed from the loop's
+     * thread; this front end's challenges carry no XMR402 features="sse" (xmr402_flow.h). */
 };
 
 /* ---- libmicrohttpd's callbacks --------------------------------------------------------- */

@@ -599,6 +599,9 @@ static enum front_result serve_admitted(struct gw_request *req, const struct ten
 static enum front_result continue_resumed(struct gw_request *req)
 {
     struct tenant_row bought;
+    enum front_result streamed;
+    if (xmr402_flow_stream_open(req, &streamed))
+        return streamed;
     if (xmr402_flow_take_tenant(req, &bought)) {
         /* served now as the tenant billing just provisioned */
         json_decref(req->rpc_id); /* classification reads the id again */

@@ -64,7 +64,9 @@ struct gw_metrics {
     /* the request path */
     struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited, *burst_delay,
         *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes, *slow,
-        *hedges, *behind_tip, *notify_applied, *notify_seconds, *full_reloads, *client_closes;
+        *hedges, *behind_tip, *notify_applied, *notify_seconds, *full_reloads, *client_closes,
+        *xmr402_streams;
+    atomic_long xmr402_streams_open; /* the gauge's count, and [xmr402] streams' cap */
     struct xg_metric_labels *close_reason;
     struct xg_guard_counts clients;
     /* collected */
@@ -269,10 +271,13 @@ static bool request_families(struct gw_metrics *m)
                                 "refused at accept over max_connections_per_address.",
                                 (struct xg_metric_labels *[]){m->close_reason}, 1)
             : NULL;
-    return m->client_closes && m->requests && m->outcomes && m->duration && m->auth_failures &&
-           m->rate_limited && m->burst_delay && m->payment_required && m->node_requests &&
-           m->node_duration && m->broadcasts && m->broadcast_nodes && m->slow && m->hedges &&
-           m->behind_tip && m->notify_applied && m->notify_seconds && m->full_reloads;
+    m->xmr402_streams = xg_metric_gauge(
+        m->reg, "xmrgate_gateway_xmr402_streams_open",
+        "XMR402 event streams open (accepted, waiting for confirmations).", NULL, 0);
+    return m->xmr402_streams && m->client_closes && m->requests && m->outcomes && m->duration &&
+           m->auth_failures && m->rate_limited && m->burst_delay && m->payment_required &&
+           m->node_requests && m->node_duration && m->broadcasts && m->broadcast_nodes && m->slow &&
+           m->hedges && m->behind_tip && m->notify_applied && m->notify_seconds && m->full_reloads;
 }
 
 #define PLAIN_GAUGE(name, help)   xg_metric_gauge(m->reg, name, help, NULL, 0)
@@ -451,6 +456,26 @@ void gw_metrics_burst_delayed(struct gw_metrics *m, double seconds)
 {
     if (m)
         xg_metric_observe(m->burst_delay, NULL, seconds);
+}
+
+bool gw_metrics_xmr402_stream_open(struct gw_metrics *m, long cap)
+{
+    if (!m)
+        return cap > 0;
+    long n = atomic_fetch_add(&m->xmr402_streams_open, 1) + 1;
+    if (n > cap) {
+        atomic_fetch_sub(&m->xmr402_streams_open, 1);
+        return false;
+    }
+    xg_metric_set(m->xmr402_streams, NULL, (double)n);
+    return true;
+}
+
+void gw_metrics_xmr402_stream_closed(struct gw_metrics *m)
+{
+    if (m)
+        xg_metric_set(m->xmr402_streams, NULL,
+                      (double)(atomic_fetch_sub(&m->xmr402_streams_open, 1) - 1));
 }
 
 void gw_metrics_payment_required(struct gw_metrics *m)

@@ -110,6 +110,10 @@ void gw_metrics_rate_limited(struct gw_metrics *m, bool quota);
 /* A request over its burst bucket held for `seconds` instead of refused. */
 void gw_metrics_burst_delayed(struct gw_metrics *m, double seconds);
 void gw_metrics_payment_required(struct gw_metrics *m);
+/* An XMR402 event stream takes one of cap places (all loops together): false when all
+ * are taken (nothing counted then). Each true is followed by one _closed. */
+bool gw_metrics_xmr402_stream_open(struct gw_metrics *m, long cap);
+void gw_metrics_xmr402_stream_closed(struct gw_metrics *m);
 
 /* One call to a node (client traffic, not probes). */
 void gw_metrics_node_call(struct gw_metrics *m, const char *node, enum gw_node_outcome outcome,

@@ -236,6 +236,60 @@ bool xmr402_challenge_header(char *buf, size_t len, const char *address, const c
     return n > 0 && (size_t)n < len;
 }
 
+bool xmr402_challenge_add_sse(char *buf, size_t len)
+{
+    static const char features[] = ", features=\"sse\"";
+    size_t used = strlen(buf);
+    if (used + sizeof features > len)
+        return false;
+    memcpy(buf + used, features, sizeof features);
+    return true;
+}
+
+/* A media range's q is zero: "q=0", "q=0.", "q=0.0", "q=0.00", "q=0.000". */
+static bool q_zero(const char *params, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (params[i] != ';')
+            continue;
+        size_t j = i + 1;
+        while (j < n && (params[j] == ' ' || params[j] == '\t'))
+            j++;
+        if (j + 1 < n && (params[j] == 'q' || params[j] == 'Q') && params[j + 1] == '=') {
+            j += 2;
+            if (j >= n || params[j] != '0')
+                return false;
+            for (j++; j < n && params[j] != ';'; j++)
+                if (params[j] != '.' && params[j] != '0' && params[j] != ' ' && params[j] != '\t')
+                    return false;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool xmr402_accepts_stream(const char *accept)
+{
+    static const char type[] = "text/event-stream";
+    const size_t tlen = sizeof type - 1;
+    for (const char *p = accept; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        const char *r = p;
+        while (n > 0 && (*r == ' ' || *r == '\t')) {
+            r++;
+            n--;
+        }
+        size_t k = 0; /* the type ends at ';', blank or the range's end */
+        while (k < n && r[k] != ';' && r[k] != ' ' && r[k] != '\t')
+            k++;
+        if (k == tlen && strncasecmp(r, type, tlen) == 0 && !q_zero(r + k, n - k))
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
 static const struct {
     const char *code;
     enum xmr402_refusal draft, extended;

@@ -89,4 +89,12 @@ __attribute__((warn_unused_result)) bool
 xmr402_challenge_header(char *buf, size_t len, const char *address, const char *amount,
                         const char *message, int64_t timestamp);
 
+/* Appends `, features="sse"` to a challenge header in buf (v2.1: the answer to this
+ * request may be an event stream). False when buf is too small (buf is then unchanged). */
+__attribute__((warn_unused_result)) bool xmr402_challenge_add_sse(char *buf, size_t len);
+
+/* True when an Accept header value asks for text/event-stream: one of its media ranges is
+ * exactly that type (case-insensitive, parameters allowed) without q=0. NULL: false. */
+bool xmr402_accepts_stream(const char *accept);
+
 #endif

@@ -1,8 +1,12 @@
-/* xmr402_flow — see xmr402_flow.h. */
+/* xmr402_flow — see xmr402_flow.h. Over 700 lines: the event stream (its second half) is
+ * the same conversation with billing as the first answer, on the same per-request state
+ * and the same calls; split off, it would need that state in a header of its own. */
 #include "xmr402/xmr402_flow.h"
 
 #include "core/context.h"
 #include "http/answer.h"
+#include "http/sse.h"
+#include "limits/hold.h"
 #include "token.h"
 #include "nodes/upstream.h"
 #include "xg_hex.h"
@@ -14,6 +18,7 @@
 
 #include <jansson.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +52,19 @@ struct xmr402_work {
     size_t nheaders;
     atomic_bool serve; /* provisioned: server.c serves as `tenant` */
     struct tenant_row tenant;
+    /* The v2.1 event stream (xmr402_flow_stream_open); engine thread only. */
+    bool wants_stream;   /* Accept: text/event-stream where streams are served */
+    bool stream_counted; /* holds one of [xmr402] streams' places until freed */
+    bool stream_ready;   /* billing accepted: the next resume opens the stream */
+    bool stream_over;    /* ended (or to end once the poll in flight is back) */
+    bool polling;        /* a verify is out to billing */
+    char *first_event;   /* the frame the stream opens with (owned) */
+    size_t first_len;
+    bool first_is_final; /* provisioned at once: the stream ends after it */
+    char invoice[64];
+    int64_t retry_after_s;
+    int64_t until_us, next_poll_us; /* monotonic; until_us is 0 until the stream opens */
+    struct hold_entry tick;
 };
 
 /* ---- small helpers ----------------------------------------------------------------- */
@@ -74,6 +92,12 @@ static char *status_url(const struct gw_context *ctx, const char *path)
     return url;
 }
 
+/* Event streams are served here: the front end can stream and [xmr402] streams allows. */
+static bool stream_offered(const struct gw_request *req)
+{
+    return req->ctx->cfg->xmr402_streams > 0 && req->client.ops->stream_begin;
+}
+
 /* Turns billing's challenge object into our 402 body and WWW-Authenticate header. */
 static bool adopt_challenge(struct xmr402_work *w, json_t *body, const json_t *challenge)
 {
@@ -82,7 +106,8 @@ static bool adopt_challenge(struct xmr402_work *w, json_t *body, const json_t *c
     const char *amount = json_string_value(json_object_get(challenge, "amount"));
     const char *message = json_string_value(json_object_get(challenge, "message"));
     json_int_t ts = json_integer_value(json_object_get(challenge, "timestamp"));
-    if (!xmr402_challenge_header(header, sizeof header, address, amount, message, ts))
+    if (!xmr402_challenge_header(header, sizeof header, address, amount, message, ts) ||
+        (stream_offered(w->req) && !xmr402_challenge_add_sse(header, sizeof header)))
         return false;
     work_header(w, "WWW-Authenticate", header);
     json_object_update_missing(body, (json_t *)challenge);
@@ -114,7 +139,8 @@ static bool submit(struct xmr402_work *w, const char *path, json_t *payload,
     struct up_header headers[] = {{"Content-Type", "application/json"},
                                   {XG_XMR402_CLIENT_HDR, w->client},
                                   {XG_XMR402_SIG_HDR, sig}};
-    int64_t left_ms = (req->deadline_us - xg_monotonic_us()) / 1000;
+    /* an open stream has outlived its request's deadline: each poll gets the full time */
+    int64_t left_ms = w->until_us ? BILLING_TIMEOUT : (req->deadline_us - xg_monotonic_us()) / 1000;
     struct up_job job;
     bool ok = up_job_init(&job, url, sizeof url, cfg->xmr402_billing_url, path,
                           up_timeout_within(left_ms, BILLING_TIMEOUT), on_done, w);
@@ -347,6 +373,220 @@ static bool on_refusal(struct xmr402_work *w, json_t *doc, long status)
     return false;
 }
 
+/* ---- the v2.1 event stream ---------------------------------------------------------------
+ *
+ * A proof sent with Accept: text/event-stream, accepted by billing, is answered with a
+ * stream instead of the resource: "event: accepted" at once (the pending allowance and
+ * the token the payment buys, which billing names for the stream), a ": keep-alive"
+ * comment every [xmr402] stream_keepalive, billing asked again every retry_after in the
+ * confirmations mode (which spends no allowance), then "event: confirmed" with the
+ * provisioned credentials, and the end. A refusal on the way (a double spend) or
+ * [xmr402] stream_max_duration ends it with "event: error". A client that leaves ends it
+ * at the next tick (or when the poll in flight is back): nothing is charged for it. */
+
+/* The JSON of an event, framed (sse.h); NULL when memory runs out. doc is taken. */
+static char *frame(const char *event, json_t *doc, size_t *len)
+{
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    char *out = text ? sse_event(event, text, len) : NULL;
+    free(text);
+    return out;
+}
+
+/* billing's provisioned answer as the draft's confirmed event. */
+static json_t *confirmed_doc(const json_t *doc)
+{
+    const json_t *tn = json_object_get(doc, "tenant");
+    json_t *ev = json_pack(
+        "{s:s, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "status", "confirmed",
+        "access_token", json_object_get(doc, "token"), "login", json_object_get(doc, "login"),
+        "rpc_url", json_object_get(doc, "rpc_url"), "gateway_url",
+        json_object_get(doc, "gateway_url"), "invoice", json_object_get(doc, "invoice"), "receipt",
+        json_object_get(doc, "receipt"), "handle", json_object_get(tn, "handle"), "tier",
+        json_object_get(tn, "tier"), "valid_until", json_object_get(tn, "valid_until"));
+    if (ev && json_object_get(doc, "credentials")) /* withheld past the credentials window */
+        json_object_set(ev, "credentials", json_object_get(doc, "credentials"));
+    return ev;
+}
+
+/* billing accepted the proof (pending, or provisioned already): the stream opens at the
+ * next resume (xmr402_flow_stream_open) with the first event built here. */
+static void on_stream_accepted(struct xmr402_work *w, const json_t *doc, bool provisioned)
+{
+    const char *invoice = json_string_value(json_object_get(doc, "invoice"));
+    json_t *ev;
+    if (provisioned) {
+        ev = confirmed_doc(doc);
+    } else {
+        json_int_t conf = json_integer_value(json_object_get(doc, "confirmations"));
+        ev = json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:O?, s:I, s:O?, s:O?, s:O?}", "status",
+                       conf > 0 ? "confirming" : "mempool", "access_token",
+                       json_object_get(doc, "token"), "rpc_url", json_object_get(doc, "rpc_url"),
+                       "gateway_url", json_object_get(doc, "gateway_url"), "invoice",
+                       json_object_get(doc, "invoice"), "txid", json_object_get(doc, "txid"),
+                       "confirmations", conf, "confirmations_required",
+                       json_object_get(doc, "confirmations_required"), "pending_left",
+                       json_object_get(doc, "pending_left"), "pending_until_unix",
+                       json_object_get(doc, "pending_until_unix"));
+    }
+    w->first_event = frame(provisioned ? "confirmed" : "accepted", ev, &w->first_len);
+    if (!w->first_event || !invoice || strlen(invoice) >= sizeof w->invoice) {
+        answer_xmr402_error(w->req, ERR_BILLING_ANSWER, NULL);
+        return;
+    }
+    xg_str_copy(w->invoice, sizeof w->invoice, invoice);
+    w->retry_after_s = json_integer_value(json_object_get(doc, "retry_after"));
+    w->first_is_final = provisioned;
+    w->stream_ready = true;
+}
+
+static void stream_write(struct xmr402_work *w, const char *data, size_t len)
+{
+    const struct front_client *c = &w->req->client;
+    if (!c->ops->stream_write(c->conn, data, len))
+        w->stream_over = true; /* the client left */
+}
+
+static void stream_event(struct xmr402_work *w, const char *event, json_t *doc)
+{
+    size_t len = 0;
+    char *f = frame(event, doc, &len);
+    if (f)
+        stream_write(w, f, len);
+    free(f);
+}
+
+/* Ends the stream now, or once the poll in flight is back (its callback holds w). */
+static void stream_close(struct xmr402_work *w)
+{
+    w->stream_over = true;
+    if (hold_queued(&w->tick))
+        hold_cancel(w->req->ctx->timers, &w->tick);
+    if (!w->polling)
+        w->req->client.ops->stream_end(w->req->client.conn);
+}
+
+static void on_stream_tick(struct hold_entry *e);
+
+static void stream_schedule(struct xmr402_work *w)
+{
+    const struct gw_config *cfg = w->req->ctx->cfg;
+    int64_t due = xg_monotonic_us() + cfg->xmr402_stream_keepalive_ms * 1000;
+    if (!w->polling && w->next_poll_us < due)
+        due = w->next_poll_us;
+    if (w->until_us < due)
+        due = w->until_us;
+    if (!hold_add(w->req->ctx->timers, &w->tick, due, on_stream_tick))
+        stream_close(w); /* out of memory */
+}
+
+static void on_stream_poll(const struct up_result *res, void *arg)
+{
+    struct xmr402_work *w = arg;
+    json_t *doc = billing_json(res);
+    long status = doc ? res->http_status : 0;
+    const char *state = json_string_value(json_object_get(doc, "state"));
+    json_int_t retry = json_integer_value(json_object_get(doc, "retry_after"));
+    w->polling = false;
+    if (w->stream_over) {
+        stream_close(w);
+    } else if (status == 200 && state && strcmp(state, "provisioned") == 0) {
+        stream_event(w, "confirmed", confirmed_doc(doc));
+        stream_close(w);
+    } else if (status == 202 || status == 200 || status == 429) {
+        w->next_poll_us = xg_monotonic_us() + (retry > 0 ? retry : 5) * 1000000;
+    } else if (status >= 400 && status < 500) { /* refused: a double spend, an expiry */
+        json_t *err = json_object_get(doc, "error");
+        stream_event(
+            w, "error",
+            json_pack("{s:s, s:O}", "status", "refused", "error", json_is_object(err) ? err : doc));
+        stream_close(w);
+    } else { /* billing is away: ask again later, within the stream's time */
+        xg_log(XG_LOG_WARN, "xmr402_stream_poll_failed", "invoice %s: %s (HTTP %ld)", w->invoice,
+               res->outcome == UP_OK ? "unexpected answer" : res->error, res->http_status);
+        w->next_poll_us = xg_monotonic_us() + (int64_t)10 * 1000000;
+    }
+    json_decref(doc);
+}
+
+static void stream_poll(struct xmr402_work *w)
+{
+    json_t *payload = json_pack("{s:s, s:s, s:s, s:s}", "txid", w->auth.txid, "proof",
+                                w->auth.proof, "invoice", w->invoice, "mode", XMR402_MODE_EXTENDED);
+    w->polling = payload != NULL;
+    if (w->polling && !submit(w, "/api/xmr402/verify", payload, on_stream_poll)) {
+        w->polling = false; /* the engine is stopping */
+        stream_close(w);
+    }
+}
+
+static void on_stream_tick(struct hold_entry *e)
+{
+    struct xmr402_work *w =
+        (struct xmr402_work *)(void *)((char *)e - offsetof(struct xmr402_work, tick));
+    int64_t now = xg_monotonic_us();
+    if (w->stream_over || gw_request_client_left(w->req)) {
+        stream_close(w);
+        return;
+    }
+    if (now >= w->until_us) {
+        stream_event(w, "error",
+                     json_pack("{s:s, s:{s:s, s:s}}", "status", "timeout", "error", "code",
+                               "stream_timeout", "message",
+                               "still short of the tier's confirmations; the proof keeps "
+                               "working and the invoice's status URL tells when it is done"));
+        stream_close(w);
+        return;
+    }
+    if (!w->polling && now >= w->next_poll_us) {
+        stream_poll(w);
+    } else {
+        size_t len = 0;
+        char *c = sse_comment("keep-alive", &len);
+        if (c)
+            stream_write(w, c, len);
+        free(c);
+    }
+    if (w->stream_over)
+        stream_close(w);
+    else
+        stream_schedule(w);
+}
+
+bool xmr402_flow_stream_open(struct gw_request *req, enum front_result *rc)
+{
+    struct xmr402_work *w = req->xmr402;
+    if (!w || !w->stream_ready)
+        return false;
+    w->stream_ready = false;
+    const struct gw_config *cfg = req->ctx->cfg;
+    struct front_header h[MAX_HEADERS + 3];
+    size_t n = 0;
+    char id[GW_REQUEST_ID_SIZE];
+    gw_request_id_text(req->id, id);
+    h[n++] = (struct front_header){"Content-Type", SSE_CONTENT_TYPE};
+    h[n++] = (struct front_header){"X-Accel-Buffering", "no"}; /* a proxy in front: pass on */
+    h[n++] = (struct front_header){"X-Request-Id", id};
+    for (size_t i = 0; i < w->nheaders; i++)
+        h[n++] = (struct front_header){w->headers[i].name, w->headers[i].value};
+    req->status = 200;
+    if (!req->client.ops->stream_begin(req->client.conn, 200, h, n)) {
+        *rc = FRONT_CLOSE;
+        return true;
+    }
+    int64_t now = xg_monotonic_us();
+    w->until_us = now + cfg->xmr402_stream_max_ms * 1000;
+    w->next_poll_us = now + (w->retry_after_s > 0 ? w->retry_after_s : 5) * 1000000;
+    stream_write(w, w->first_event, w->first_len);
+    if (w->first_is_final || w->stream_over)
+        stream_close(w);
+    else
+        stream_schedule(w);
+    *rc = FRONT_DONE;
+    return true;
+}
+
 static void on_verify(const struct up_result *res, void *arg)
 {
     struct xmr402_work *w = arg;
@@ -354,7 +594,10 @@ static void on_verify(const struct up_result *res, void *arg)
     json_t *doc = billing_json(res);
     long status = doc ? res->http_status : 0;
     const char *state = json_string_value(json_object_get(doc, "state"));
-    if (status == 200 && state && strcmp(state, "pending") == 0) {
+    if (w->wants_stream && status == 200 && state &&
+        (strcmp(state, "pending") == 0 || strcmp(state, "provisioned") == 0)) {
+        on_stream_accepted(w, doc, strcmp(state, "provisioned") == 0);
+    } else if (status == 200 && state && strcmp(state, "pending") == 0) {
         on_pending(w, doc);
     } else if (status == 200 && state && strcmp(state, "provisioned") == 0) {
         on_provisioned(w, doc);
@@ -433,11 +676,23 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     }
     w->has_proof = true;
     w->extended = xmr402_mode_extended(gw_request_header(req, XMR402_MODE_HEADER));
+    /* a stream waits through the confirmations itself: the 202 mode has no stream */
+    w->wants_stream = !w->extended && stream_offered(req) &&
+                      xmr402_accepts_stream(gw_request_header(req, "Accept"));
+    if (w->wants_stream &&
+        !gw_metrics_xmr402_stream_open(req->ctx->metrics, req->ctx->cfg->xmr402_streams)) {
+        work_header(w, "Retry-After", "30");
+        answer_xmr402_error(req, ERR_STREAMS_FULL, NULL);
+        return false; /* before billing: the allowance is not touched */
+    }
+    w->stream_counted = w->wants_stream;
     json_t *payload = json_pack("{s:s, s:s}", "txid", w->auth.txid, "proof", w->auth.proof);
     if (payload && w->auth.invoice[0])
         json_object_set_new(payload, "invoice", json_string(w->auth.invoice));
     if (payload && w->extended)
         json_object_set_new(payload, "mode", json_string(XMR402_MODE_EXTENDED));
+    if (payload && w->wants_stream)
+        json_object_set_new(payload, "reveal", json_true());
     if (submit(w, "/api/xmr402/verify", payload, on_verify))
         return true;
     answer_unavailable(w, "the upstream engine is stopping");
@@ -474,6 +729,11 @@ void xmr402_flow_request_free(struct gw_request *req)
         return;
     for (size_t i = 0; i < w->nheaders; i++)
         free(w->headers[i].value);
+    if (hold_queued(&w->tick))
+        hold_cancel(req->ctx->timers, &w->tick);
+    if (w->stream_counted)
+        gw_metrics_xmr402_stream_closed(req->ctx->metrics);
+    free(w->first_event);
     json_decref(w->carry);
     memset(&w->auth, 0, sizeof w->auth);
     free(w);

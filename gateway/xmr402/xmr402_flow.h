@@ -22,6 +22,13 @@
  *       expired              → 402 with reason invoice_expired, a NEW challenge and
  *                              "new_purchase": true
  *       malformed header     → 400 INVALID_XMR402_FORMAT (answered at once)
+ *       accepted, with Accept: text/event-stream (v2.1 SSE; the challenge said
+ *       features="sse", only where streams are served: the own front end ([server] front_end =
+ * native), and [xmr402] streams > 0) → 200 text/event-stream: event: accepted (the pending
+ *                              allowance and the token the payment buys), keep-alive
+ *                              comments, billing asked again every retry_after, event:
+ *                              confirmed (provisioned), the end; 503 streams_full when
+ *                              [xmr402] streams are open already
  * The tier a bare 402 sells is [xmr402] default_tier; an agent asks for another with
  * ?tier=<id> or X-XMR402-Tier: <id>. The agent's address goes to billing, signed, for
  * its per-client challenge limit (xg_xmr402.h); it is bound to nothing else.
@@ -58,6 +65,11 @@ bool xmr402_flow_take_tenant(struct gw_request *req, struct tenant_row *tenant);
 void xmr402_flow_each_header(const struct gw_request *req,
                              void (*add)(void *ctx, const char *name, const char *value),
                              void *ctx);
+
+/* After the connection resumed: true when the answer is the v2.1 event stream (opened
+ * here, then written from the loop's timers until it ends; *rc says what the front end
+ * does now). False when it is no stream: the request goes on as before. */
+bool xmr402_flow_stream_open(struct gw_request *req, enum front_result *rc);
 
 void xmr402_flow_request_free(struct gw_request *req);
 

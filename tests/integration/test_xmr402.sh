@@ -64,8 +64,8 @@ x4_call "" /v1/get_height
 assert_eq "an agent endpoint without credentials: 402" 402 "$X4_STATUS"
 A_ADDR=$(x4_param address) A_AMOUNT=$(x4_param amount) A_MSG=$(x4_param message)
 A_INV=$(jq -r '.invoice' <<<"$X4_BODY")
-check "WWW-Authenticate: XMR402 address, amount, message, timestamp" \
-	grep -Eq '^WWW-Authenticate: XMR402 address="[0-9A-Za-z]{95}", amount="[0-9]+", message="[0-9a-f]{32}", timestamp="[0-9]+"$' \
+check "WWW-Authenticate: XMR402 address, amount, message, timestamp, features=\"sse\" (v2.1)" \
+	grep -Eq '^WWW-Authenticate: XMR402 address="[0-9A-Za-z]{95}", amount="[0-9]+", message="[0-9a-f]{32}", timestamp="[0-9]+", features="sse"$' \
 	<<<"$X4_HEADERS"
 assert_json "the body: invoice, tier, amount, address, URI, expiry, status URL, how to prove" \
 	"$X4_BODY" "(.invoice | test(\"^[0-9a-f-]{36}\$\")) and .tier == \"$X4_TIER\" and

@@ -6,7 +6,9 @@
 # it and marks tx1 double_spend_seen, which billing reads from the node: the view-only
 # wallet never learns it of a transaction it already holds); the same credential is then
 # 403 not_counted, never a 402 to pay again; tx2 then replaces tx1 in the chain after a
-# pool flush, billing records tx1 gone, and the answer stays 403 not_counted.
+# pool flush, billing records tx1 gone, and the answer stays 403 not_counted. An event
+# stream (v2.1 SSE) opened on tx1 before the double spend gets event: error (not_counted)
+# and ends, instead of waiting for a confirmation that never comes.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/xmr402_lib.sh
@@ -42,6 +44,16 @@ AUTH=$(x4_auth "$TX1_ID" "$(x4_proof "$TX1_ID" "$ADDR" "$MSG")")
 x4_call "$AUTH"
 assert_eq "tx1 proven: served from the pending allowance" 200 "$X4_STATUS"
 check "saying so" test -n "$(x4_header X-XMR402-Pending)"
+STREAM=$(mktemp)
+defer rm -f "$STREAM"
+curl -sN --max-time 120 --interface "$X4_FROM" -H 'Content-Type: application/json' \
+	-H 'Accept: text/event-stream' -H "Authorization: $AUTH" \
+	--data-binary '{"jsonrpc":"2.0","id":"t","method":"get_info"}' \
+	"$GATEWAY_URL/v1/json_rpc" >"$STREAM" 2>&1 &
+STREAM_PID=$!
+defer stop_pid "$STREAM_PID"
+streamed() { grep -q "^event: $1\$" "$STREAM"; }
+check_here "an event stream on tx1 opens with event: accepted" wait_until 30 streamed accepted
 
 # ---- the double spend reaches the node -------------------------------------------------
 sent=$(curl -s "$NODE_A_URL/send_raw_transaction" \
@@ -59,6 +71,12 @@ assert_json "not_counted, saying it is double-spent" "$X4_BODY" \
 	'.code == "INVALID_PROOF_OR_FUNDS_MISSING" and .error.code == "not_counted" and
 	 (.error.message | test("double"))'
 check "and no challenge to pay again" test -z "$(x4_header WWW-Authenticate)"
+stream_over() { ! kill -0 "$STREAM_PID" 2>/dev/null; }
+check_here "the stream ends" wait_until 30 stream_over
+check "with event: error, never event: confirmed" bash -c \
+	'grep -q "^event: error$" "$1" && ! grep -q "^event: confirmed" "$1"' _ "$STREAM"
+assert_json "saying not_counted" "$(grep -A1 '^event: error$' "$STREAM" | sed -n 's/^data: //p')" \
+	'.status == "refused" and .error.code == "not_counted"'
 used=$(psql_q "SELECT xmr402_pending_used FROM invoices WHERE id = '$INV'")
 
 # ---- tx2 replaces tx1 in the chain -------------------------------------------------------

@@ -6,6 +6,11 @@
 # tenant is provisioned; past the credentials window a replayed proof no longer shows the
 # token. A bad proof is 403 with no challenge, a malformed header 400, an
 # underpayment 403 (funds missing), an expired challenge a 402 for a new purchase.
+# v2.1 SSE: the challenge says features="sse"; a proof sent with Accept:
+# text/event-stream gets event: accepted (the token the payment buys; the pending
+# allowance serves meanwhile), then event: confirmed at the tier's confirmations, on one
+# stream that then ends; a client that leaves mid-stream costs nothing; a gateway whose
+# [xmr402] streams are taken answers 503 streams_full before asking billing.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/xmr402_lib.sh
@@ -127,3 +132,108 @@ assert_eq "a proof for an expired, unpaid challenge: 402" 402 "$X4_STATUS"
 assert_json "with a fresh challenge, marked as a new purchase" "$X4_BODY" \
 	".new_purchase == true and .invoice != \"$E_INV\" and .error.code == \"invoice_expired\""
 check "in WWW-Authenticate" test -n "$(x4_param address)"
+
+# ---- v2.1: one event stream from acceptance to confirmation --------------------------
+# shellcheck source=tests/integration/ops_lib.sh
+. "$(dirname "$0")/ops_lib.sh"
+STREAMS=xmrgate_gateway_xmr402_streams_open
+SSE_DIR=$(mktemp -d)
+defer rm -rf "$SSE_DIR"
+# sse_run NAME GATEWAY [CLIENT ARGS…]: the draft client in SSE mode, in the background,
+# its lines in $SSE_DIR/NAME; SSE_PID
+sse_run() {
+	local name=$1 gw=$2
+	shift 2
+	: >"$SSE_DIR/$name"
+	python3 "$(dirname "$0")/xmr402_draft_client.py" --sse --source "$X4_FROM" \
+		--max-piconero "$CAP" "$@" "$gw/v1/json_rpc?tier=$DRAFT_TIER" "$PAYER_WALLET_URL" \
+		>"$SSE_DIR/$name" 2>&1 &
+	SSE_PID=$!
+	defer stop_pid "$SSE_PID"
+}
+sse_line() { grep -m 1 "$2" "$SSE_DIR/$1"; }
+sse_has() { grep -q "$2" "$SSE_DIR/$1"; }
+sse_done() { ! kill -0 "$1" 2>/dev/null; }
+
+x4_from_fresh
+sse_run full "$GATEWAY_URL"
+FULL_PID=$SSE_PID
+check_here "the stream opens with event: accepted" wait_until 90 sse_has full '"event": "accepted"' ||
+	sed 's/^/# /' "$SSE_DIR/full"
+ACC=$(sse_line full '"event": "accepted"')
+assert_json "accepted carries status mempool and the token the payment buys" "$ACC" \
+	'.data.status == "mempool" and (.data.access_token | startswith("xg_")) and
+	 .data.pending_left > 0 and .data.confirmations == 0 and
+	 .data.confirmations_required == '"$DRAFT_CONFIRMATIONS"
+S_TOKEN=$(jq -r .data.access_token <<<"$ACC") S_INV=$(jq -r .data.invoice <<<"$ACC")
+S_AUTH=$(jq -r .authorization <<<"$(sse_line full '"authorization"')")
+assert_eq "one stream is open" 1 "$(metric "$GATEWAY_ADMIN_URL" "$STREAMS")"
+x4_call "$S_AUTH" "/v1/json_rpc?tier=$DRAFT_TIER" get_block_count
+assert_eq "while it is open, the accepted payment serves an RPC call (the pending allowance)" \
+	200 "$X4_STATUS"
+assert_json "with the RPC answer" "$X4_BODY" '.result.count > 0'
+reply=$(rpc "$GATEWAY_URL/v1/$S_TOKEN" get_block_count 2>&1)
+not_served() { ! xg_json_holds '.count > 0' "$1"; }
+check "the token authenticates nothing before the tier's confirmations" not_served "$reply"
+sleep 3
+assert_eq "billing's polls spend no allowance (only the acceptance and the call above)" 2 \
+	"$(psql_q "SELECT xmr402_pending_used FROM invoices WHERE id = '$S_INV'")"
+x4_mine_while "$FULL_PID" 120
+wait "$FULL_PID"
+assert_eq "the client read accepted, then confirmed, then the end of the stream" 0 "$?" ||
+	sed 's/^/# /' "$SSE_DIR/full"
+CONF=$(sse_line full '"event": "confirmed"')
+assert_json "confirmed carries the provisioned credentials: the same token" "$CONF" \
+	".data.status == \"confirmed\" and .data.access_token == \"$S_TOKEN\" and
+	 (.data.login | endswith(\":$S_TOKEN\")) and .data.tier == \"$DRAFT_TIER\" and
+	 .data.receipt != null"
+assert_json "on the same stream, which then ended" "$(tail -n 1 "$SSE_DIR/full")" \
+	'.status == 200 and .events == ["accepted", "confirmed"] and
+	 (.headers["content-type"] | startswith("text/event-stream"))'
+assert_eq "the invoice is provisioned" provisioned \
+	"$(psql_q "SELECT state FROM invoices WHERE id = '$S_INV'")"
+reply=$(rpc "$GATEWAY_URL/v1/$S_TOKEN" get_block_count 2>&1)
+check "the token from event: accepted works for an RPC call" xg_json_holds '.count > 0' "$reply"
+check_here "no stream is open any more" wait_until 15 metric_is "$GATEWAY_ADMIN_URL" "$STREAMS" 0
+
+# a client that leaves mid-stream costs nothing
+x4_from_fresh
+sse_run leave "$GATEWAY_URL" --leave-after-accepted
+LEAVE_PID=$SSE_PID
+check_here "a client that leaves after accepted exits" wait_until 90 sse_done "$LEAVE_PID"
+wait "$LEAVE_PID"
+assert_eq "having read accepted" 0 "$?" || sed 's/^/# /' "$SSE_DIR/leave"
+L_INV=$(jq -r .data.invoice <<<"$(sse_line leave '"event": "accepted"')")
+check_here "the gateway ends its stream: no stream open" \
+	wait_until 20 metric_is "$GATEWAY_ADMIN_URL" "$STREAMS" 0
+assert_eq "the allowance paid for the acceptance only" 1 \
+	"$(psql_q "SELECT xmr402_pending_used FROM invoices WHERE id = '$L_INV'")"
+reply=$(rpc "$GATEWAY_URL/v1/$S_TOKEN" get_block_count 2>&1)
+check "the gateway keeps serving" xg_json_holds '.count > 0' "$reply"
+
+# the stream cap: a gateway with room for one stream refuses the second, clearly
+cap_port=$((XG_PORT_BASE + 62)) cap_admin=$((XG_PORT_BASE + 63))
+check_here "a gateway with [xmr402] streams = 1 starts" start_gateway sse-cap "$cap_port" \
+	"$cap_admin" XMRGATE_XMR402_STREAMS=1 || exit 1
+CAP_GW=$(gw_url "$cap_port")
+x4_from_fresh
+sse_run cap "$CAP_GW"
+CAP_PID=$SSE_PID
+check_here "its one stream opens" wait_until 90 sse_has cap '"event": "accepted"' ||
+	sed 's/^/# /' "$SSE_DIR/cap"
+C_AUTH=$(jq -r .authorization <<<"$(sse_line cap '"authorization"')")
+C_INV=$(jq -r .data.invoice <<<"$(sse_line cap '"event": "accepted"')")
+used=$(psql_q "SELECT xmr402_pending_used FROM invoices WHERE id = '$C_INV'")
+out=$(curl -sS --max-time 30 -D - --interface "$X4_FROM" -H 'Content-Type: application/json' \
+	-H 'Accept: text/event-stream' -H "Authorization: $C_AUTH" \
+	--data-binary '{"jsonrpc":"2.0","id":"t","method":"get_info"}' \
+	"$CAP_GW/v1/json_rpc?tier=$DRAFT_TIER" | tr -d '\r')
+check "a second stream: 503" grep -q '^HTTP/1.1 503' <<<"$out"
+assert_json "streams_full, saying so" "$(sed '1,/^$/d' <<<"$out")" \
+	'.protocol == "XMR402" and .error.code == "streams_full" and (.error.message | length) > 0'
+check "with Retry-After" grep -qi '^Retry-After: [0-9]' <<<"$out"
+assert_eq "refused before billing: no allowance spent" "$used" \
+	"$(psql_q "SELECT xmr402_pending_used FROM invoices WHERE id = '$C_INV'")"
+stop_pid "$CAP_PID"
+check_here "the stream's place is free again once its client left" \
+	wait_until 20 metric_is "http://127.0.0.1:$cap_admin" "$STREAMS" 0

@@ -3,7 +3,7 @@
 draft), not to xmrgate: it knows 200, 402, 400 and 403 and nothing else.
 
     xmr402_draft_client.py URL WALLET_RPC_URL [--source ADDRESS] [--max-piconero N]
-                           [--ttl SECONDS]
+                           [--ttl SECONDS] [--sse] [--leave-after-accepted]
 
 The loop, as the draft words it: POST a JSON-RPC request to URL; on 402 read
 WWW-Authenticate: XMR402 address="…", amount="<piconero>", message="<nonce>",
@@ -13,6 +13,13 @@ MAX_XMR_PER_REQUEST); pay it with the wallet's `transfer`, sign `get_tx_proof` o
 address and message, and repeat the request at once with
     Authorization: XMR402 txid="<txid>", proof="<signature>"
 which must be answered 200 with the resource. Only the standard library.
+
+With --sse (v2.1 streaming) the challenge must carry features="sse"; the retry adds
+Accept: text/event-stream and reads the answer as a stream of events: `event: accepted`
+with {"status":"mempool","access_token":…} first, then `event: confirmed`, then the
+stream's end. Each event is printed as one JSON line as it arrives ({"event", "data",
+"at"}), so that a caller can act on it while the stream stays open; the summary object
+comes last. --leave-after-accepted closes the connection right after `accepted`.
 
 Prints one JSON object on stdout: the final status, the body, the headers, the
 challenge, txid, and the wall-clock times of the payment and the answer. Exit status 0
@@ -46,6 +53,59 @@ def post(url, body, headers, source):
         conn.close()
 
 
+def read_events(resp, on_event):
+    """Reads text/event-stream from resp until it ends, calling on_event(name, data) for
+    each event (the WHATWG framing: field lines, a blank line ends an event, ':' starts
+    a comment); stops early when on_event returns False. Returns the events read."""
+    events, name, data = [], None, []
+    while True:
+        raw = resp.fp.readline()
+        if not raw:
+            return events
+        line = raw.decode().rstrip("\r\n")
+        if line == "":
+            if data or name:
+                ev = (name or "message", "\n".join(data))
+                events.append(ev)
+                name, data = None, []
+                if on_event(*ev) is False:
+                    return events
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)
+
+
+def stream(url, body, headers, source, leave_after_accepted):
+    """POSTs body with Accept: text/event-stream; prints each event as a JSON line as it
+    comes. Returns (status, headers, events, text when no stream)."""
+    u = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=600,
+                                      source_address=(source, 0) if source else None)
+    path = u.path + ("?" + u.query if u.query else "")
+    try:
+        conn.request("POST", path, body=body, headers=dict(
+            {"Content-Type": "application/json", "Accept": "text/event-stream"}, **headers))
+        r = conn.getresponse()
+        hdrs = {k.lower(): v for k, v in r.getheaders()}
+        if r.status != 200 or not hdrs.get("content-type", "").startswith("text/event-stream"):
+            return r.status, hdrs, [], r.read().decode()
+
+        def on_event(name, data):
+            print(json.dumps({"event": name, "data": json.loads(data), "at": time.time()}),
+                  flush=True)
+            return not (leave_after_accepted and name == "accepted")
+
+        return r.status, hdrs, read_events(r, on_event), None
+    finally:
+        conn.close()
+
+
 def wallet(url, method, params):
     body = json.dumps({"jsonrpc": "2.0", "id": "0", "method": method, "params": params})
     status, _, text = post(url.rstrip("/") + "/json_rpc", body, {}, None)
@@ -69,6 +129,8 @@ def main():
     ap.add_argument("--source", default=None)
     ap.add_argument("--max-piconero", type=int, default=DEFAULT_CAP)
     ap.add_argument("--ttl", type=int, default=300)
+    ap.add_argument("--sse", action="store_true")
+    ap.add_argument("--leave-after-accepted", action="store_true")
     args = ap.parse_args()
 
     request = json.dumps({"jsonrpc": "2.0", "id": "draft", "method": "get_info"})
@@ -91,6 +153,10 @@ def main():
         out.update(status=status, error="challenge expired (timestamp is unix ms)")
         print(json.dumps(out))
         return 1
+    if args.sse and "sse" not in ch.get("features", "").split(","):
+        out.update(status=status, error="the challenge offers no event stream")
+        print(json.dumps(out))
+        return 1
     amount = int(ch["amount"])
     if amount > args.max_piconero:
         out.update(status=status, error="over the spending cap")
@@ -108,6 +174,21 @@ def main():
     authorization = f'XMR402 txid="{txid}", proof="{proof}"'
     out.update(authorization=authorization, proof=proof)
 
+    if args.sse:
+        print(json.dumps({"paid": txid, "authorization": authorization}), flush=True)
+        status, headers, events, text = stream(args.url, request,
+                                               {"Authorization": authorization}, args.source,
+                                               args.leave_after_accepted)
+        names = [name for name, _ in events]
+        out.update(status=status, headers=headers, body=text, events=names,
+                   ended_at=time.time())
+        want = ["accepted"] if args.leave_after_accepted else ["accepted", "confirmed"]
+        if status != 200:
+            out["error"] = "no event stream"
+        elif names != want:
+            out["error"] = "the events were not " + " then ".join(want)
+        print(json.dumps(out))
+        return 0 if "error" not in out else 1
     status, headers, text = post(args.url, request, {"Authorization": authorization},
                                  args.source)
     out.update(status=status, headers=headers, body=text, answered_at=time.time())

@@ -57,6 +57,8 @@ static const struct registry_row REGISTRY[] = {
     {ERR_MALFORMED_TIER, "malformed_tier", 400, 0,
      "a tier id is lower-case letters, digits, - and _"},
     {ERR_MALFORMED_XMR402, "malformed_xmr402", 400, 0, "malformed XMR402 credentials"},
+    {ERR_STREAMS_FULL, "streams_full", 503, 0,
+     "too many event streams are open; retry later, or without Accept: text/event-stream"},
 };
 
 static void test_registry_rows(void **state)

@@ -203,6 +203,49 @@ static void test_challenge_header(void **state)
     assert_false(xmr402_challenge_header(buf, 20, "8Abc", "1250000000", "00ff", 1));
 }
 
+static void test_challenge_sse(void **state)
+{
+    (void)state;
+    char buf[XMR402_CHALLENGE_SIZE];
+    assert_true(xmr402_challenge_header(buf, sizeof buf, "8Abc", "1", "00ff", 17));
+    assert_true(xmr402_challenge_add_sse(buf, sizeof buf));
+    assert_string_equal(buf, "XMR402 address=\"8Abc\", amount=\"1\", message=\"00ff\", "
+                             "timestamp=\"17\", features=\"sse\"");
+    char small[16] = "XMR402 a=\"b\"";
+    assert_false(xmr402_challenge_add_sse(small, sizeof small));
+    assert_string_equal(small, "XMR402 a=\"b\""); /* unchanged */
+}
+
+static const struct {
+    const char *accept;
+    bool want;
+} ACCEPTS[] = {
+    {"text/event-stream", true},
+    {"TEXT/Event-Stream", true},
+    {"application/json, text/event-stream", true},
+    {"text/event-stream;charset=utf-8", true},
+    {"  text/event-stream ; q=0.5", true},
+    {"text/event-stream;q=1", true},
+    {"text/event-stream;q=0", false},
+    {"text/event-stream; q=0.000", false},
+    {"text/event-stream;q=0.001", true},
+    {"text/event-streams", false},
+    {"text/*", false}, /* a stream is asked for by name */
+    {"*/*", false},
+    {"application/json", false},
+    {"", false},
+    {NULL, false},
+};
+
+static void test_accepts_stream(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof ACCEPTS / sizeof ACCEPTS[0]; i++)
+        if (xmr402_accepts_stream(ACCEPTS[i].accept) != ACCEPTS[i].want)
+            fail_msg("Accept: %s: want %d", ACCEPTS[i].accept ? ACCEPTS[i].accept : "(none)",
+                     ACCEPTS[i].want);
+}
+
 /* The draft's client sends exactly this (the reference server's strict pattern). */
 static void test_parse_draft_strict_form(void **state)
 {
@@ -274,7 +317,8 @@ int main(void)
         cmocka_unit_test(test_parse_well_formed),       cmocka_unit_test(test_parse_malformed),
         cmocka_unit_test(test_parse_oversized),         cmocka_unit_test(test_parse_proof_at_limit),
         cmocka_unit_test(test_auth_hands_over_xmr402),  cmocka_unit_test(test_tier_ids),
-        cmocka_unit_test(test_challenge_header),
+        cmocka_unit_test(test_challenge_header),        cmocka_unit_test(test_challenge_sse),
+        cmocka_unit_test(test_accepts_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
