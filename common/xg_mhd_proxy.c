@@ -23,7 +23,7 @@
 
 /* The longest header taken: a v1 header is at most 107 bytes; v2 with HAProxy's TLVs
  * (ALPN, authority, SSL details) stays well under this. */
-#define PROXY_MAX_HEADER 2048
+#define PROXY_MAX_HEADER      2048
 #define PROXY_DEFAULT_PENDING 1024
 
 struct pending {

@@ -13,7 +13,9 @@
 # X-Forwarded-For a client sends itself is ignored, through a balancer and directly; a
 # direct connection to a proxy_protocol listener from an untrusted peer without a PROXY
 # header is refused (on billing's too, where an untrusted peer's own header is read past
-# and its addresses ignored, and the balancer's health check may omit it).
+# and its addresses ignored, and the balancer's health check may omit it). A third gateway
+# speaks TLS with proxy_protocol on: a PROXY v1 header sent by hand before the handshake
+# names the client its challenge limit counts, and curl --haproxy-protocol gets through.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/billing_lib.sh"
 
@@ -34,6 +36,7 @@ g2_port=$((XG_PORT_BASE + 92)) g2_admin=$((XG_PORT_BASE + 93))
 ha_port=$((XG_PORT_BASE + 94))
 ng_billing=$((XG_PORT_BASE + 95)) ng_gateway=$((XG_PORT_BASE + 96))
 ha_billing=$((XG_PORT_BASE + 97))
+g3_port=$((XG_PORT_BASE + 98)) g3_admin=$((XG_PORT_BASE + 99))
 
 bt_setup
 bt_tier "$TIER" 1000000000 1
@@ -52,6 +55,10 @@ gw_env=(XMRGATE_SERVER_TRUSTED_PROXIES=127.0.0.1 XMRGATE_SERVER_PROXY_PROTOCOL=t
 	XMRGATE_XMR402_BILLING_URL="$billing")
 check_here "gateway 1 with proxy_protocol starts" start_gateway lb1 "$g1_port" "$g1_admin" "${gw_env[@]}"
 check_here "gateway 2 with proxy_protocol starts" start_gateway lb2 "$g2_port" "$g2_admin" "${gw_env[@]}"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+	-keyout "$work/key.pem" -out "$work/cert.pem" >/dev/null 2>&1
+check_here "a TLS gateway with proxy_protocol starts" start_gateway lb3 "$g3_port" "$g3_admin" \
+	"${gw_env[@]}" XMRGATE_SERVER_TLS_CERT="$work/cert.pem" XMRGATE_SERVER_TLS_KEY="$work/key.pem"
 
 cat >"$work/haproxy.cfg" <<CFG
 global
@@ -182,6 +189,39 @@ direct=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --interface "$(src
 assert_eq "an untrusted peer without a PROXY header is refused (no answer)" 000 "$direct"
 assert_eq "the trusted peer (the balancer's address) may omit the header" 402 \
 	"$(challenge "http://127.0.0.1:$g1_port" 127.0.0.1)"
+
+# ---- the gateway's TLS listener with proxy_protocol -----------------------------------------
+# A challenge over TLS to the third gateway from 127.0.0.1 (trusted), whose PROXY v1 header,
+# sent by hand before the handshake, names NAMED; prints the status (000: refused).
+tls_challenge() {
+	python3 - "$g3_port" "$1" "$TIER" <<'PY'
+import socket, ssl, sys
+port, named, tier = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+body = b'{"jsonrpc":"2.0","id":"t","method":"get_info"}'
+try:
+    raw = socket.create_connection(("127.0.0.1", port), timeout=30)
+    raw.sendall(("PROXY TCP4 %s 127.0.0.1 40000 %d\r\n" % (named, port)).encode())
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+    s.sendall(b"POST /v1/json_rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+              b"Content-Type: application/json\r\nX-XMR402-Tier: " + tier.encode() +
+              b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    print(s.recv(64).decode(errors="replace").split(" ")[1])
+except (OSError, IndexError):
+    print("000")
+PY
+}
+TLS=https://127.0.0.1:$g3_port
+burst_then_429 "over TLS, the client a PROXY v1 header names gets its burst of challenges, then 429" \
+	402 tls_challenge "$(src 20)"
+assert_eq "over TLS, another client named by the same balancer still gets its challenge" 402 \
+	"$(tls_challenge "$(src 21)")"
+assert_eq "over TLS, curl --haproxy-protocol (v1) from an untrusted peer is answered" 402 \
+	"$(challenge "$TLS" "$(src 22)" -k --haproxy-protocol)"
+assert_eq "over TLS, an untrusted peer without a PROXY header is refused (no answer)" 000 \
+	"$(challenge "$TLS" "$(src 22)" -k)"
 
 # ---- nginx in front of billing ---------------------------------------------------------------
 NB=http://127.0.0.1:$ng_billing
