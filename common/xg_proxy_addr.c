@@ -395,7 +395,7 @@ enum xg_proxy_opening_verdict xg_proxy_opening_read(const struct xg_proxy_trust 
         out->skip = h.len;
         out->version = h.version;
         if (trusted && h.source.family != 0)
-            out->client = h.source;
+            out->client = out->named = h.source;
         return XG_PROXY_OPENING_PASS;
     case XG_PROXY_HEADER_INCOMPLETE:
         return len >= max_len ? XG_PROXY_OPENING_REFUSE : XG_PROXY_OPENING_WAIT;

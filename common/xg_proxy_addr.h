@@ -104,6 +104,7 @@ enum xg_proxy_opening_verdict {
 struct xg_proxy_opening {
     size_t skip;               /* the header's bytes (0: a trusted peer speaking HTTP) */
     struct xg_proxy_ip client; /* a trusted peer's named client, else the peer itself */
+    struct xg_proxy_ip named;  /* what a trusted peer's header named (family 0: none) */
     int version;               /* 1, 2, or 0 when there was no header */
 };
 /* A trusted peer's header names the client (v2 LOCAL and v1 UNKNOWN name none: the peer

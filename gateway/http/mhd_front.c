@@ -462,13 +462,14 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
     bool tls = opt->tls_cert != NULL;
     struct mhd_front *m = calloc(1, sizeof *m);
     struct linger_budget budget = LINGER_BUDGET_DEFAULT;
-    if (m)
+    if (m) {
+        m->handoff[0] = m->handoff[1] = -1;
         m->linger = linger_new(l, &budget, LINGER_MAX_SOCKETS);
+    }
     if (!m || !m->linger) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    m->handoff[0] = m->handoff[1] = -1;
     m->app = *app;
     m->loop = l;
     m->max_body = opt->max_body;

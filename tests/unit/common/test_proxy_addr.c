@@ -375,6 +375,11 @@ static void test_opening(void **state)
         char text[XG_PROXY_ADDR_TEXT];
         xg_proxy_ip_format(&o.client, text, sizeof text);
         assert_string_equal(text, cases[i].client);
+        /* only a header from a trusted peer names anyone (the cap counts that one) */
+        xg_proxy_ip_format(&o.named, text, sizeof text);
+        bool names = o.version != 0 && strcmp(cases[i].peer, "127.0.0.1") == 0 &&
+                     strcmp(cases[i].client, "127.0.0.1") != 0;
+        assert_string_equal(text, names ? cases[i].client : "");
     }
 }
 
