@@ -217,6 +217,7 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
         .timeout_s = 30,
         .routes = api_routes,
         .trusted_proxies = &cfg->trust,
+        .proxy_protocol = cfg->proxy_protocol,
         .guard = {.header_timeout_ms = cfg->header_timeout_ms,
                   .body_grace_ms = cfg->body_grace_ms,
                   .body_min_rate = (uint64_t)cfg->body_min_rate},

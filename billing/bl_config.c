@@ -25,9 +25,12 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("server", "max_body", XG_CFG_SIZE, max_body, "16k", 256, 1 << 20, false,
         "largest API request body (413 beyond)"),
     KEY("server", "trusted_proxies", XG_CFG_STRING, trusted_proxies, "", 0, 0, false,
-        "load balancers whose X-Forwarded-For names the client (free-tier grants and the "
-        "invoice and XMR402 limits are per client): CIDRs or addresses, comma-separated "
-        "(\"\" = none)"),
+        "load balancers whose PROXY header and X-Forwarded-For name the client (free-tier "
+        "grants and the invoice and XMR402 limits are per client): CIDRs or addresses, "
+        "comma-separated (\"\" = none)"),
+    KEY("server", "proxy_protocol", XG_CFG_BOOL, proxy_protocol, "false", 0, 0, false,
+        "each API connection starts with a PROXY header (v1 or v2); one from outside "
+        "trusted_proxies without a valid header is refused"),
     KEY("server", "header_timeout", XG_CFG_DURATION, header_timeout_ms, "10s", 1000, 600000, false,
         "a request head must be complete this long after the connection opened, whatever "
         "trickles in"),
@@ -38,7 +41,8 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("server", "max_connections_per_address", XG_CFG_INT, max_connections_per_address, "64", 0,
         1000000, false,
         "connections one client address may hold open; more are refused at accept (0 = no "
-        "cap; trusted_proxies peers are exempt)"),
+        "cap); a trusted_proxies peer counts as the client its PROXY header names, and is "
+        "exempt without proxy_protocol"),
     KEY("server", "web_dir", XG_CFG_STRING, web_dir, "web", 0, 0, false,
         "directory of the buy and invoice pages"),
     KEY("admin", "bind", XG_CFG_STRING, admin_bind, "127.0.0.1", 0, 0, false,
@@ -210,6 +214,12 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     char why[160];
     if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
         snprintf(err, errlen, "[server] trusted_proxies: %s", why);
+        goto bad;
+    }
+    if (cfg->proxy_protocol && cfg->trust.n == 0) {
+        snprintf(err, errlen,
+                 "[server] proxy_protocol: set trusted_proxies to the balancers "
+                 "whose PROXY header is believed");
         goto bad;
     }
     if (!xg_proxy_trust_parse(cfg->hook_allow, &cfg->hook_allow_list, why, sizeof why)) {

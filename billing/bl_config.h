@@ -20,6 +20,7 @@ struct bl_config {
     int64_t max_connections_per_address;
     char *web_dir;
     char *trusted_proxies; /* as configured; parsed into trust */
+    bool proxy_protocol;   /* a PROXY header starts each API connection */
     /* [admin] */
     char *admin_bind;
     int64_t admin_port;

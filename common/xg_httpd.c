@@ -10,6 +10,7 @@
 #include "xg_clock.h"
 #include "xg_log.h"
 #include "xg_mhd_guard.h"
+#include "xg_mhd_proxy.h"
 #include "xg_reply.h"
 
 #include <arpa/inet.h>
@@ -41,6 +42,7 @@ struct xg_httpd {
     struct xg_guard_counts counts;
     struct xg_addrcap *addrcap;
     struct xg_mhd_guard *guard;
+    struct xg_mhd_proxy *proxy; /* proxy_protocol: it accepts, not libmicrohttpd */
     pthread_t sweeper;
     bool sweeping;
     pthread_mutex_t sweep_lock;
@@ -303,8 +305,41 @@ static bool start_guard(struct xg_httpd *srv, const struct xg_httpd_options *opt
     return srv->guard && (opt->max_per_address == 0 || srv->addrcap);
 }
 
+/* A connection whose PROXY header was read: libmicrohttpd takes it from here (and closes
+ * it itself when it cannot). */
+static void on_proxied(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct xg_httpd *srv = ctx;
+    (void)MHD_add_connection(srv->daemon, fd, addr, addrlen);
+}
+
+static bool start_proxy(struct xg_httpd *srv, const struct xg_httpd_options *opt,
+                        const struct sockaddr_storage *addr, bool ipv6, char *err, size_t errlen)
+{
+    struct xg_mhd_proxy_options popt = {
+        .addr = (const struct sockaddr *)addr,
+        .addrlen = ipv6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
+        .trust = &srv->trust,
+        .header_timeout_ms = opt->guard.header_timeout_ms > 0 ? opt->guard.header_timeout_ms
+                                                              : XG_GUARD_HEADER_TIMEOUT_MS,
+        .counts = &srv->counts,
+        .hand = on_proxied,
+        .ctx = srv,
+    };
+    char why[160];
+    srv->proxy = xg_mhd_proxy_start(&popt, why, sizeof why);
+    if (!srv->proxy) {
+        snprintf(err, errlen, "cannot listen on %s port %u: %s", opt->bind_addr,
+                 (unsigned)opt->port, why);
+        return false;
+    }
+    srv->port = xg_mhd_proxy_port(srv->proxy);
+    return true;
+}
+
 static void server_free(struct xg_httpd *srv)
 {
+    xg_mhd_proxy_stop(srv->proxy);
     stop_sweeper(srv);
     xg_mhd_guard_free(srv->guard);
     xg_addrcap_free(srv->addrcap);
@@ -341,27 +376,40 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
         return NULL;
     }
 
+    /* MHD_USE_ITC: connections handed in from the PROXY reader's thread are seen at once */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
+                     MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0) |
+                     (opt->proxy_protocol ? MHD_USE_NO_LISTEN_SOCKET : 0);
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv}, /* first, or MHD complains */
-        {MHD_OPTION_SOCK_ADDR, 0, &addr},
+        {opt->proxy_protocol ? MHD_OPTION_CONNECTION_TIMEOUT : MHD_OPTION_SOCK_ADDR,
+         opt->proxy_protocol ? opt->timeout_s : 0, opt->proxy_protocol ? NULL : &addr},
         {MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout_s, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, srv},
         {opt->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, opt->threads, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
-    srv->daemon = MHD_start_daemon(flags, opt->port, xg_mhd_guard_accept, srv->guard, on_request,
-                                   srv, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+    srv->daemon =
+        MHD_start_daemon(flags, opt->proxy_protocol ? 0 : opt->port, xg_mhd_guard_accept,
+                         srv->guard, on_request, srv, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, errlen, "cannot listen on %s port %u: %s", opt->bind_addr,
                  (unsigned)opt->port, srv->last_log[0] ? srv->last_log : "unknown error");
         server_free(srv);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    srv->port = info ? info->port : opt->port;
+    if (opt->proxy_protocol) {
+        if (!start_proxy(srv, opt, &addr, ipv6, err, errlen)) {
+            MHD_stop_daemon(srv->daemon);
+            server_free(srv);
+            return NULL;
+        }
+    } else {
+        const union MHD_DaemonInfo *info =
+            MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+        srv->port = info ? info->port : opt->port;
+    }
     srv->sweeping = pthread_create(&srv->sweeper, NULL, sweep_main, srv) == 0;
     if (!srv->sweeping) {
         snprintf(err, errlen, "cannot start the slow-client sweeper");
@@ -379,6 +427,10 @@ uint16_t xg_httpd_port(const struct xg_httpd *srv)
 
 void xg_httpd_quiesce(struct xg_httpd *srv)
 {
+    if (srv->proxy) {
+        xg_mhd_proxy_quiesce(srv->proxy);
+        return;
+    }
     if (srv->quiesced_fd != MHD_INVALID_SOCKET)
         return;
     srv->quiesced_fd = MHD_quiesce_daemon(srv->daemon);
@@ -393,7 +445,9 @@ void xg_httpd_stop(struct xg_httpd *srv)
 {
     if (!srv)
         return;
-    stop_sweeper(srv); /* first: it shuts sockets the daemon is about to close */
+    xg_mhd_proxy_stop(srv->proxy); /* first: it hands sockets to the daemon */
+    srv->proxy = NULL;
+    stop_sweeper(srv); /* then: it shuts sockets the daemon is about to close */
     MHD_stop_daemon(srv->daemon);
     /* MHD hands the listening socket to the caller on quiesce, to close after the stop */
     if (srv->quiesced_fd != MHD_INVALID_SOCKET)

@@ -52,9 +52,11 @@ struct xg_httpd_options {
     size_t max_body;                     /* bytes; larger bodies get 413              */
     unsigned timeout_s;                  /* idle connection timeout                   */
     const struct xg_httpd_route *routes; /* terminated by {NULL,NULL,NULL} */
-    /* Peers whose X-Forwarded-For names the client (copied; NULL = nobody). libmicrohttpd
-     * reads the connection itself, so these listeners take no PROXY protocol header. */
+    /* Peers whose PROXY header and X-Forwarded-For name the client (copied; NULL =
+     * nobody). proxy_protocol: each connection starts with a PROXY header, read by
+     * xg_mhd_proxy.h before libmicrohttpd takes the socket (a trusted peer may omit it). */
     const struct xg_proxy_trust *trusted_proxies;
+    bool proxy_protocol;
     /* Slow clients (xg_mhd_guard.h): a head_timeout_ms of 0 takes xg_guard.h's defaults.
      * max_per_address: connections one client address may hold open (0 = no cap). */
     struct xg_guard_limits guard;

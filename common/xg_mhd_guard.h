@@ -16,8 +16,10 @@
  *
  * The cap: libmicrohttpd's accept policy refuses an address that holds its cap already,
  * before any memory is spent; the connection's start takes the place (and shuts a
- * connection that lost a race for the last one); its close gives it back. These
- * listeners take no PROXY header, so trusted_proxies peers are exempt.
+ * connection that lost a race for the last one); its close gives it back. A
+ * trusted_proxies peer is exempt; with proxy_protocol (xg_mhd_proxy.h) libmicrohttpd
+ * reports the client a balancer's PROXY header named instead of the balancer, and that
+ * client counts (a header naming none leaves the balancer, exempt).
  *
  * Threads: every entry point is thread-safe (one mutex, held for a list walk at most);
  * xg_mhd_guard_sweep runs on whichever thread the caller ticks it from. */

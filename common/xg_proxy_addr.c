@@ -378,3 +378,30 @@ bool xg_proxy_client_addr(const struct xg_proxy_trust *t, const struct xg_proxy_
     xg_proxy_ip_format(&client, out, outlen);
     return true;
 }
+
+enum xg_proxy_opening_verdict xg_proxy_opening_read(const struct xg_proxy_trust *t,
+                                                    const struct xg_proxy_ip *peer, const void *buf,
+                                                    size_t len, size_t max_len,
+                                                    struct xg_proxy_opening *out)
+{
+    memset(out, 0, sizeof *out);
+    out->client = *peer;
+    if (len == 0)
+        return XG_PROXY_OPENING_WAIT;
+    bool trusted = t && xg_proxy_trusted(t, peer);
+    struct xg_proxy_header h;
+    switch (xg_proxy_header_parse(buf, len, max_len, &h)) {
+    case XG_PROXY_HEADER_OK:
+        out->skip = h.len;
+        out->version = h.version;
+        if (trusted && h.source.family != 0)
+            out->client = out->named = h.source;
+        return XG_PROXY_OPENING_PASS;
+    case XG_PROXY_HEADER_INCOMPLETE:
+        return len >= max_len ? XG_PROXY_OPENING_REFUSE : XG_PROXY_OPENING_WAIT;
+    case XG_PROXY_HEADER_INVALID:
+        break;
+    }
+    /* no header at all from the balancer itself (it speaks HTTP): it stands for itself */
+    return trusted && !h.signature ? XG_PROXY_OPENING_PASS : XG_PROXY_OPENING_REFUSE;
+}

@@ -92,6 +92,29 @@ struct xg_proxy_header {
 enum xg_proxy_header_result xg_proxy_header_parse(const void *buf, size_t len, size_t max_len,
                                                   struct xg_proxy_header *out);
 
+/* What a listener with the PROXY protocol does with the bytes a connection opened with
+ * (buf[0..len), read without consuming them): the rule of every such listener. peer is the
+ * socket's. */
+enum xg_proxy_opening_verdict {
+    XG_PROXY_OPENING_WAIT,   /* too few bytes yet: wait for more (within header_timeout) */
+    XG_PROXY_OPENING_PASS,   /* skip `skip` bytes; the connection is from `client` */
+    XG_PROXY_OPENING_REFUSE, /* close unanswered: malformed, too long, or an untrusted peer
+                              * without a header */
+};
+struct xg_proxy_opening {
+    size_t skip;               /* the header's bytes (0: a trusted peer speaking HTTP) */
+    struct xg_proxy_ip client; /* a trusted peer's named client, else the peer itself */
+    struct xg_proxy_ip named;  /* what a trusted peer's header named (family 0: none) */
+    int version;               /* 1, 2, or 0 when there was no header */
+};
+/* A trusted peer's header names the client (v2 LOCAL and v1 UNKNOWN name none: the peer
+ * stands for itself); a trusted peer may omit the header (a balancer's health check); an
+ * untrusted peer must send one, whose addresses are ignored. max_len bounds a header. */
+enum xg_proxy_opening_verdict xg_proxy_opening_read(const struct xg_proxy_trust *t,
+                                                    const struct xg_proxy_ip *peer, const void *buf,
+                                                    size_t len, size_t max_len,
+                                                    struct xg_proxy_opening *out);
+
 /* The client address of a request into out (XG_PROXY_ADDR_TEXT bytes): peer is the
  * connection's peer (the socket's, or a trusted PROXY header's source), xff the request's
  * X-Forwarded-For values joined with ',' in the order they came (NULL or "" when none).

@@ -34,8 +34,8 @@ const struct xg_cfg_key gw_config_keys[] = {
         "load balancers whose PROXY header and X-Forwarded-For name the client: CIDRs or "
         "addresses, IPv4 or IPv6, comma-separated (\"\" = none)"),
     KEY("server", "proxy_protocol", XG_CFG_BOOL, proxy_protocol, "false", 0, 0, false,
-        "each connection to the native front end starts with a PROXY header (v1 or v2); "
-        "one from outside trusted_proxies without a valid header is refused"),
+        "each connection starts with a PROXY header (v1 or v2; before TLS on HTTPS); one "
+        "from outside trusted_proxies without a valid header is refused"),
     KEY("server", "max_body", XG_CFG_SIZE, max_body, "1m", 1024, 64 << 20, false,
         "largest request body accepted (413 beyond)"),
     KEY("server", "connection_timeout", XG_CFG_DURATION, connection_timeout_ms, "30s", 1000,
@@ -204,13 +204,6 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
     char why[160];
     if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
         snprintf(err, errlen, "[server] trusted_proxies: %s", why);
-        goto bad;
-    }
-    if (cfg->proxy_protocol && (cfg->tls_cert[0] || strcmp(cfg->front_end, "native") != 0)) {
-        snprintf(err, errlen,
-                 "[server] proxy_protocol: served by the native front end only "
-                 "(plain HTTP); libmicrohttpd and HTTPS listeners take "
-                 "X-Forwarded-For from trusted_proxies");
         goto bad;
     }
     if (cfg->proxy_protocol && cfg->trust.n == 0) {

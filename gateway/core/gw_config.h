@@ -20,7 +20,7 @@ struct gw_config {
     int64_t loops;         /* event loops (threads) serving clients and nodes */
     char *front_end;       /* "native" or "libmicrohttpd" (plain HTTP; HTTPS is libmicrohttpd) */
     char *trusted_proxies; /* as configured; parsed into trust */
-    bool proxy_protocol;   /* native front end: a PROXY header starts each connection */
+    bool proxy_protocol;   /* a PROXY header starts each connection (every front end) */
     int64_t max_body;
     int64_t connection_timeout_ms;
     int64_t header_timeout_ms, body_grace_ms, body_min_rate; /* slow clients (xg_guard.h) */

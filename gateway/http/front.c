@@ -700,39 +700,38 @@ static bool cap_take(struct front_conn *c, const struct xg_proxy_ip *peer,
     return c->capped;
 }
 
-/* The PROXY header before a connection's first request (front_options.proxy_protocol).
- * Closed without an answer, as the spec asks, when it is malformed or when an untrusted
- * peer sends none; an untrusted peer's header is read past and its addresses ignored. */
+/* The PROXY header before a connection's first request (front_options.proxy_protocol),
+ * by the rule of every PROXY listener (xg_proxy_opening_read). Closed without an answer,
+ * as the spec asks, when it is malformed or when an untrusted peer sends none; an
+ * untrusted peer's header is read past and its addresses ignored. */
 static void read_proxy(struct front_conn *c)
 {
     struct front *f = c->f;
     struct xg_proxy_ip socket_peer;
-    bool trusted = xg_proxy_ip_from_sockaddr((const struct sockaddr *)&c->peer, &socket_peer) &&
-                   xg_proxy_trusted(&f->opt.trusted_proxies, &socket_peer);
+    if (!xg_proxy_ip_from_sockaddr((const struct sockaddr *)&c->peer, &socket_peer))
+        memset(&socket_peer, 0, sizeof socket_peer); /* not an IP socket: trusts nobody */
     for (;;) {
-        if (c->in_len > 0) {
-            struct xg_proxy_header h;
-            enum xg_proxy_header_result r =
-                xg_proxy_header_parse(c->in, c->in_len, f->opt.max_head, &h);
-            if (r == XG_PROXY_HEADER_OK) {
-                if (trusted && h.source.family != 0)
-                    set_peer(c, &h.source);
-                memmove(c->in, c->in + h.len, c->in_len - h.len);
-                c->in_len -= h.len;
-                c->state = FC_READ_HEAD;
-                if (c->cap_later && !cap_take(c, &socket_peer, trusted ? &h.source : NULL))
-                    conn_close(c);
-                return;
-            }
-            if (r == XG_PROXY_HEADER_INVALID && trusted && !h.signature) {
-                c->state = FC_READ_HEAD; /* the balancer itself, speaking HTTP: exempt */
+        struct xg_proxy_opening o;
+        switch (xg_proxy_opening_read(&f->opt.trusted_proxies, &socket_peer, c->in, c->in_len,
+                                      f->opt.max_head, &o)) {
+        case XG_PROXY_OPENING_WAIT:
+            break;
+        case XG_PROXY_OPENING_REFUSE:
+            conn_close(c);
+            return;
+        case XG_PROXY_OPENING_PASS:
+            c->state = FC_READ_HEAD;
+            if (o.version == 0) { /* the balancer itself, speaking HTTP: exempt */
                 c->cap_later = false;
                 return;
             }
-            if (r == XG_PROXY_HEADER_INVALID) {
+            if (o.named.family != 0)
+                set_peer(c, &o.named);
+            memmove(c->in, c->in + o.skip, c->in_len - o.skip);
+            c->in_len -= o.skip;
+            if (c->cap_later && !cap_take(c, &socket_peer, &o.named))
                 conn_close(c);
-                return;
-            }
+            return;
         }
         size_t want = c->in_len + 512;
         if (want > f->opt.max_head)

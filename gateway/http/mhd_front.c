@@ -4,16 +4,20 @@
 #include "http/linger.h"
 #include "xg_httpd.h"
 #include "xg_mhd_guard.h"
+#include "xg_mhd_proxy.h"
 #include "xg_str.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 struct mhd_front {
@@ -23,6 +27,20 @@ struct mhd_front {
     struct linger_set *linger; /* the sockets libmicrohttpd closed, draining; NULL at stop */
     struct xg_mhd_guard *guard;
     size_t max_body;
+    /* proxy_protocol: the PROXY reader's thread queues each socket whose header it read
+     * into a pipe; the loop's thread takes them and adds them to the daemon (libmicrohttpd
+     * run from outside adds a connection on the caller's thread only) */
+    struct xg_mhd_proxy *proxy;
+    int handoff[2];
+    struct loop_watch handoff_watch;
+};
+
+/* One socket on its way from the PROXY reader to the daemon (well under PIPE_BUF, so
+ * each write is whole). */
+struct handoff {
+    int fd;
+    socklen_t addrlen;
+    struct sockaddr_storage addr;
 };
 
 /* One request on a libmicrohttpd connection: its con_cls, freed at completion. */
@@ -335,6 +353,83 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
     return strlen(s);
 }
 
+/* ---- the PROXY protocol (proxy_protocol) ---------------------------------------------- */
+
+/* The PROXY reader's thread: a socket whose header was read, for the loop's thread. */
+static void on_proxied(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct mhd_front *m = ctx;
+    struct handoff h = {.fd = fd, .addrlen = addrlen};
+    memcpy(&h.addr, addr, addrlen);
+    ssize_t n;
+    do
+        n = write(m->handoff[1], &h, sizeof h);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof h)
+        close(fd); /* the loop is that far behind: refuse rather than queue more */
+}
+
+/* The loop's thread: libmicrohttpd takes the queued sockets (and closes one it cannot). */
+static void on_handoff(struct loop_watch *w, uint32_t events)
+{
+    (void)events;
+    struct mhd_front *m =
+        (struct mhd_front *)((char *)w - offsetof(struct mhd_front, handoff_watch));
+    struct handoff h;
+    while (read(m->handoff[0], &h, sizeof h) == (ssize_t)sizeof h)
+        (void)MHD_add_connection(m->daemon, h.fd, (const struct sockaddr *)&h.addr, h.addrlen);
+}
+
+static bool start_proxy(struct mhd_front *m, const struct mhd_front_options *opt, struct loop *l,
+                        char *err, size_t errlen)
+{
+    if (pipe2(m->handoff, O_NONBLOCK | O_CLOEXEC) != 0) {
+        m->handoff[0] = m->handoff[1] = -1;
+        snprintf(err, errlen, "cannot create the PROXY handoff pipe: %s", strerror(errno));
+        return false;
+    }
+    m->handoff_watch.on_event = on_handoff;
+    if (!loop_watch_add(l, m->handoff[0], EPOLLIN, &m->handoff_watch)) {
+        snprintf(err, errlen, "cannot watch the PROXY handoff pipe");
+        return false;
+    }
+    struct xg_mhd_proxy_options popt = {
+        .addr = (const struct sockaddr *)&opt->addr,
+        .addrlen = sizeof opt->addr,
+        .reuse_port = true, /* one port, all loops */
+        .trust = opt->trust,
+        .header_timeout_ms = opt->guard.header_timeout_ms > 0 ? opt->guard.header_timeout_ms
+                                                              : XG_GUARD_HEADER_TIMEOUT_MS,
+        .max_pending = opt->max_connections,
+        .counts = opt->counts,
+        .hand = on_proxied,
+        .ctx = m,
+    };
+    char why[160];
+    m->proxy = xg_mhd_proxy_start(&popt, why, sizeof why);
+    if (!m->proxy) {
+        snprintf(err, errlen, "cannot listen on %s (PROXY protocol): %s", opt->name, why);
+        return false;
+    }
+    return true;
+}
+
+static void stop_proxy(struct mhd_front *m)
+{
+    xg_mhd_proxy_stop(m->proxy); /* first: no more handoffs */
+    m->proxy = NULL;
+    if (m->handoff[0] >= 0) {
+        struct handoff h;
+        loop_watch_remove(m->loop, m->handoff[0]);
+        while (read(m->handoff[0], &h, sizeof h) == (ssize_t)sizeof h)
+            close(h.fd);
+        close(m->handoff[0]);
+    }
+    if (m->handoff[1] >= 0)
+        close(m->handoff[1]);
+    m->handoff[0] = m->handoff[1] = -1;
+}
+
 /* ---- the daemon on the loop's thread --------------------------------------------------- */
 
 /* The upstream engine's thread runs the daemon: accept, read, answer, resume; and the
@@ -369,8 +464,10 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
     bool tls = opt->tls_cert != NULL;
     struct mhd_front *m = calloc(1, sizeof *m);
     struct linger_budget budget = LINGER_BUDGET_DEFAULT;
-    if (m)
+    if (m) {
+        m->handoff[0] = m->handoff[1] = -1;
         m->linger = linger_new(l, &budget, LINGER_MAX_SOCKETS);
+    }
     if (!m || !m->linger) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -396,13 +493,22 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
     if (tls)
         flags |= MHD_USE_TLS;
+    /* proxy_protocol: xg_mhd_proxy listens instead (the listening options then repeat a
+     * harmless one, as the array ends at the first MHD_OPTION_END) */
+    bool pp = opt->proxy_protocol;
+    if (pp)
+        flags |= MHD_USE_NO_LISTEN_SOCKET;
     struct MHD_OptionItem options[] = {
-        {MHD_OPTION_SOCK_ADDR, 0, (void *)&opt->addr},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)opt->connection_timeout_s, NULL},
+        {pp ? MHD_OPTION_CONNECTION_TIMEOUT : MHD_OPTION_SOCK_ADDR,
+         pp ? (intptr_t)opt->connection_timeout_s : 0, pp ? NULL : (void *)&opt->addr},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)opt->max_connections, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)opt->max_head, NULL},
-        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
-        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL}, /* SO_REUSEPORT: one port, all loops */
+        {pp ? MHD_OPTION_CONNECTION_TIMEOUT : MHD_OPTION_LISTEN_BACKLOG_SIZE,
+         pp ? (intptr_t)opt->connection_timeout_s : 1024, NULL},
+        /* SO_REUSEPORT: one port, all loops */
+        {pp ? MHD_OPTION_CONNECTION_TIMEOUT : MHD_OPTION_LISTENING_ADDRESS_REUSE,
+         pp ? (intptr_t)opt->connection_timeout_s : 1, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, m},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, m},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL},
@@ -424,6 +530,8 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
     struct loop_host host = {
         .fd = epoll_fd->epoll_fd, .run = on_host_run, .timeout_ms = on_host_timeout, .ctx = m};
     loop_attach_host(l, &host);
+    if (pp && !start_proxy(m, opt, l, err, errlen))
+        goto fail;
     return m;
 fail:
     mhd_front_stop(m);
@@ -432,12 +540,18 @@ fail:
 
 uint16_t mhd_front_port(const struct mhd_front *m)
 {
+    if (m->proxy)
+        return xg_mhd_proxy_port(m->proxy);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(m->daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
 }
 
 void mhd_front_quiesce(struct mhd_front *m)
 {
+    if (m->proxy) {
+        xg_mhd_proxy_quiesce(m->proxy);
+        return;
+    }
     MHD_socket fd = MHD_quiesce_daemon(m->daemon);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
@@ -447,6 +561,7 @@ void mhd_front_stop(struct mhd_front *m)
 {
     if (!m)
         return;
+    stop_proxy(m);
     linger_free(m->linger); /* first: the daemon's last closes do not linger */
     m->linger = NULL;
     if (m->daemon)

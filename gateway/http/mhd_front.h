@@ -45,7 +45,11 @@ struct mhd_front_options {
     struct xg_guard_limits guard;       /* as front_options.guard */
     struct xg_addrcap *addrcap;         /* as front_options.addrcap */
     struct xg_guard_counts *counts;     /* as front_options.counts */
-    const struct xg_proxy_trust *trust; /* trusted_proxies: exempt from the cap (copied) */
+    const struct xg_proxy_trust *trust; /* trusted_proxies (copied) */
+    /* Each connection starts with a PROXY header (before TLS), read by xg_mhd_proxy.h on a
+     * thread of its own; the socket then reaches the daemon on the loop's thread with the
+     * client's address. */
+    bool proxy_protocol;
 };
 
 /* Starts the daemon on addr (SO_REUSEPORT) and hands it to loop l; app (copied) gets the

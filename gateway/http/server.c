@@ -854,6 +854,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         .addrcap = srv->addrcap,
         .counts = gw_metrics_client_counts(loop->ctx.metrics),
         .trust = &cfg->trust,
+        .proxy_protocol = cfg->proxy_protocol,
     };
     loop->mhd = mhd_front_start(&opt, &loop->app, up_engine_loop(loop->ctx.up), err, errlen);
     return loop->mhd != NULL;

@@ -2,15 +2,20 @@
 # Behind a load balancer, per-client limits still count each client apart. Two gateways
 # ([server] proxy_protocol = true, trusted_proxies = 127.0.0.1) sit behind Debian's HAProxy
 # (send-proxy-v2) and behind nginx (X-Forwarded-For, no PROXY header: the trusted peer may
-# omit it); a billing (trusted_proxies = 127.0.0.1) sits behind nginx. Clients come from
+# omit it); a billing (trusted_proxies = 127.0.0.1) sits behind nginx, another one
+# (proxy_protocol = true) behind HAProxy (send-proxy-v2). Clients come from
 # loopback aliases (curl --interface 127.0.0.N), so each balancer sees a different peer.
 #
 # Asserted: the XMR402 challenge limit (billing's, keyed by the address the gateway
 # vouches for) gives each client its own bucket through HAProxy and through nginx, across
-# both gateways; billing's invoice and free-tier limits do the same through nginx; an
+# both gateways; billing's invoice and free-tier limits do the same through nginx and
+# through HAProxy's PROXY header on billing's libmicrohttpd listener; an
 # X-Forwarded-For a client sends itself is ignored, through a balancer and directly; a
 # direct connection to a proxy_protocol listener from an untrusted peer without a PROXY
-# header is refused.
+# header is refused (on billing's too, where an untrusted peer's own header is read past
+# and its addresses ignored, and the balancer's health check may omit it). A third gateway
+# speaks TLS with proxy_protocol on: a PROXY v1 header sent by hand before the handshake
+# names the client its challenge limit counts, and curl --haproxy-protocol gets through.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/billing_lib.sh"
 
@@ -30,6 +35,8 @@ g1_port=$((XG_PORT_BASE + 90)) g1_admin=$((XG_PORT_BASE + 91))
 g2_port=$((XG_PORT_BASE + 92)) g2_admin=$((XG_PORT_BASE + 93))
 ha_port=$((XG_PORT_BASE + 94))
 ng_billing=$((XG_PORT_BASE + 95)) ng_gateway=$((XG_PORT_BASE + 96))
+ha_billing=$((XG_PORT_BASE + 97))
+g3_port=$((XG_PORT_BASE + 98)) g3_admin=$((XG_PORT_BASE + 99))
 
 bt_setup
 bt_tier "$TIER" 1000000000 1
@@ -39,11 +46,19 @@ bt_config lb 0 "[server]" "trusted_proxies = 127.0.0.1" \
 check "billing with trusted_proxies starts" bt_start lb
 billing=$(bt_api lb)
 billing_port=${billing##*:}
+bt_config lbp 1 "[server]" "trusted_proxies = 127.0.0.1" "proxy_protocol = true" \
+	"[invoices]" "create_per_hour = 1" "create_burst = $BURST" "free_per_hour = 1" "free_burst = 1"
+check "billing with proxy_protocol starts" bt_start lbp
+billing_pp=$(bt_api lbp)
 
 gw_env=(XMRGATE_SERVER_TRUSTED_PROXIES=127.0.0.1 XMRGATE_SERVER_PROXY_PROTOCOL=true
 	XMRGATE_XMR402_BILLING_URL="$billing")
 check_here "gateway 1 with proxy_protocol starts" start_gateway lb1 "$g1_port" "$g1_admin" "${gw_env[@]}"
 check_here "gateway 2 with proxy_protocol starts" start_gateway lb2 "$g2_port" "$g2_admin" "${gw_env[@]}"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+	-keyout "$work/key.pem" -out "$work/cert.pem" >/dev/null 2>&1
+check_here "a TLS gateway with proxy_protocol starts" start_gateway lb3 "$g3_port" "$g3_admin" \
+	"${gw_env[@]}" XMRGATE_SERVER_TLS_CERT="$work/cert.pem" XMRGATE_SERVER_TLS_KEY="$work/key.pem"
 
 cat >"$work/haproxy.cfg" <<CFG
 global
@@ -60,6 +75,11 @@ backend gateways
     balance roundrobin
     server g1 127.0.0.1:$g1_port send-proxy-v2
     server g2 127.0.0.1:$g2_port send-proxy-v2
+frontend billing
+    bind 127.0.0.1:$ha_billing
+    default_backend billing
+backend billing
+    server b1 127.0.0.1:${billing_pp##*:} send-proxy-v2
 CFG
 /usr/sbin/haproxy -f "$work/haproxy.cfg" -db >"$work/haproxy.log" 2>&1 &
 defer stop_pid "$!"
@@ -107,6 +127,7 @@ defer stop_pid "$!"
 balancers_up() {
 	curl -s -o /dev/null "http://127.0.0.1:$ha_port/v1/json_rpc" -d '{}' &&
 		curl -sf -o /dev/null "http://127.0.0.1:$ng_billing/api/tiers" &&
+		curl -sf -o /dev/null "http://127.0.0.1:$ha_billing/api/tiers" &&
 		curl -s -o /dev/null "http://127.0.0.1:$ng_gateway/v1/json_rpc" -d '{}'
 }
 check "HAProxy and nginx listen" wait_until 20 balancers_up ||
@@ -169,6 +190,39 @@ assert_eq "an untrusted peer without a PROXY header is refused (no answer)" 000 
 assert_eq "the trusted peer (the balancer's address) may omit the header" 402 \
 	"$(challenge "http://127.0.0.1:$g1_port" 127.0.0.1)"
 
+# ---- the gateway's TLS listener with proxy_protocol -----------------------------------------
+# A challenge over TLS to the third gateway from 127.0.0.1 (trusted), whose PROXY v1 header,
+# sent by hand before the handshake, names NAMED; prints the status (000: refused).
+tls_challenge() {
+	python3 - "$g3_port" "$1" "$TIER" <<'PY'
+import socket, ssl, sys
+port, named, tier = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+body = b'{"jsonrpc":"2.0","id":"t","method":"get_info"}'
+try:
+    raw = socket.create_connection(("127.0.0.1", port), timeout=30)
+    raw.sendall(("PROXY TCP4 %s 127.0.0.1 40000 %d\r\n" % (named, port)).encode())
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+    s.sendall(b"POST /v1/json_rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+              b"Content-Type: application/json\r\nX-XMR402-Tier: " + tier.encode() +
+              b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    print(s.recv(64).decode(errors="replace").split(" ")[1])
+except (OSError, IndexError):
+    print("000")
+PY
+}
+TLS=https://127.0.0.1:$g3_port
+burst_then_429 "over TLS, the client a PROXY v1 header names gets its burst of challenges, then 429" \
+	402 tls_challenge "$(src 20)"
+assert_eq "over TLS, another client named by the same balancer still gets its challenge" 402 \
+	"$(tls_challenge "$(src 21)")"
+assert_eq "over TLS, curl --haproxy-protocol (v1) from an untrusted peer is answered" 402 \
+	"$(challenge "$TLS" "$(src 22)" -k --haproxy-protocol)"
+assert_eq "over TLS, an untrusted peer without a PROXY header is refused (no answer)" 000 \
+	"$(challenge "$TLS" "$(src 22)" -k)"
+
 # ---- nginx in front of billing ---------------------------------------------------------------
 NB=http://127.0.0.1:$ng_billing
 burst_then_429 "through nginx one buyer gets its burst of invoices, then 429" 201 \
@@ -189,6 +243,37 @@ expect=()
 for ((i = 0; i < BURST; i++)); do expect+=(201); done
 assert_eq "directly, a spoofed X-Forwarded-For per request still ends in 429" "${expect[*]} 429" \
 	"${got[*]}"
+
+# ---- HAProxy, send-proxy-v2, in front of billing's libmicrohttpd listener -------------------
+HB=http://127.0.0.1:$ha_billing
+burst_then_429 "through HAProxy one buyer gets its burst of invoices, then 429" 201 \
+	invoice "$HB" "$(src 14)" "$TIER"
+assert_eq "through HAProxy another buyer still gets an invoice" 201 "$(invoice "$HB" "$(src 15)" "$TIER")"
+assert_eq "through HAProxy a buyer's own X-Forwarded-For is ignored: still 429" 429 \
+	"$(invoice "$HB" "$(src 14)" "$TIER" -H "X-Forwarded-For: $(src 16)")"
+assert_eq "and the address it named was not charged" 201 "$(invoice "$HB" "$(src 16)" "$TIER")"
+assert_eq "free tier through HAProxy: one grant per buyer" "201 429" \
+	"$(invoice "$HB" "$(src 17)" free) $(invoice "$HB" "$(src 17)" free)"
+assert_eq "free tier through HAProxy: another buyer gets its own" 201 "$(invoice "$HB" "$(src 18)" free)"
+direct=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --interface "$(src 19)" \
+	"$billing_pp/api/tiers")
+assert_eq "billing: an untrusted peer without a PROXY header is refused (no answer)" 000 "$direct"
+assert_eq "billing: the trusted peer (the balancer's health check) may omit the header" 200 \
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --interface 127.0.0.1 "$billing_pp/api/tiers")"
+assert_eq "billing: an untrusted peer's own PROXY v1 header is read past" 200 \
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --interface "$(src 19)" \
+		--haproxy-protocol "$billing_pp/api/tiers")"
+malformed=$(python3 - "${billing_pp##*:}" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(b"PROXY TCP4 nonsense\r\nGET /api/tiers HTTP/1.0\r\n\r\n")
+try:
+    print(s.recv(64).decode(errors="replace")[:12])
+except OSError:
+    print("")
+PY
+)
+assert_eq "billing: a malformed PROXY header is refused, even from the trusted peer" "" "$malformed"
 
 # Both gateways took challenges: the balancers spread them.
 for a in "$g1_admin" "$g2_admin"; do

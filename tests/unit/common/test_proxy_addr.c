@@ -322,12 +322,74 @@ static void test_client_addr(void **state)
     assert_string_equal(out, "127.0.0.1"); /* nobody trusted: X-Forwarded-For never read */
 }
 
+static void test_opening(void **state)
+{
+    (void)state;
+    struct xg_proxy_trust t;
+    char err[64];
+    assert_true(xg_proxy_trust_parse("127.0.0.1", &t, err, sizeof err));
+    static const uint8_t v2_local[16] = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51,
+                                         0x55, 0x49, 0x54, 0x0a, 0x20, 0x00, 0x00, 0x00};
+    static const struct {
+        const char *peer;
+        const char *bytes;
+        size_t len; /* 0: strlen(bytes) */
+        enum xg_proxy_opening_verdict want;
+        size_t skip;
+        const char *client;
+    } cases[] = {
+        /* a trusted balancer's header names the client */
+        {"127.0.0.1", "PROXY TCP4 192.0.2.9 127.0.0.1 5000 80\r\nGET /", 0, XG_PROXY_OPENING_PASS,
+         40, "192.0.2.9"},
+        /* an untrusted peer must send one, and is itself whatever it names */
+        {"198.51.100.4", "PROXY TCP4 192.0.2.9 127.0.0.1 5000 80\r\n", 0, XG_PROXY_OPENING_PASS, 40,
+         "198.51.100.4"},
+        {"198.51.100.4", "GET / HTTP/1.1\r\n", 0, XG_PROXY_OPENING_REFUSE, 0, NULL},
+        /* the balancer's own health check may omit it */
+        {"127.0.0.1", "GET /healthz HTTP/1.1\r\n", 0, XG_PROXY_OPENING_PASS, 0, "127.0.0.1"},
+        /* v1 UNKNOWN and v2 LOCAL name nobody: the balancer stands for itself */
+        {"127.0.0.1", "PROXY UNKNOWN\r\n", 0, XG_PROXY_OPENING_PASS, 15, "127.0.0.1"},
+        {"127.0.0.1", (const char *)v2_local, sizeof v2_local, XG_PROXY_OPENING_PASS, 16,
+         "127.0.0.1"},
+        /* a prefix waits; a malformed header is refused, trusted or not */
+        {"127.0.0.1", "PROXY TCP4 192.0", 0, XG_PROXY_OPENING_WAIT, 0, NULL},
+        {"127.0.0.1", "P", 0, XG_PROXY_OPENING_WAIT, 0, NULL},
+        {"127.0.0.1", "", 0, XG_PROXY_OPENING_WAIT, 0, NULL},
+        {"127.0.0.1", "PROXY TCP4 nonsense\r\n", 0, XG_PROXY_OPENING_REFUSE, 0, NULL},
+        {"198.51.100.4", "PROXY TCP9 1 2 3 4\r\n", 0, XG_PROXY_OPENING_REFUSE, 0, NULL},
+        /* a header still incomplete at the bound is refused */
+        {"127.0.0.1", "PROXY TCP4 192.0.2.9 127.0.0.1 50", 20, XG_PROXY_OPENING_REFUSE, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct xg_proxy_ip peer = ip(cases[i].peer);
+        size_t len = cases[i].len ? cases[i].len : strlen(cases[i].bytes);
+        size_t max = i == sizeof cases / sizeof cases[0] - 1 ? 20 : 4096;
+        struct xg_proxy_opening o;
+        enum xg_proxy_opening_verdict v =
+            xg_proxy_opening_read(&t, &peer, cases[i].bytes, len, max, &o);
+        if (v != cases[i].want)
+            fail_msg("case %zu: verdict %d, want %d", i, (int)v, (int)cases[i].want);
+        if (v != XG_PROXY_OPENING_PASS)
+            continue;
+        assert_int_equal(o.skip, cases[i].skip);
+        char text[XG_PROXY_ADDR_TEXT];
+        xg_proxy_ip_format(&o.client, text, sizeof text);
+        assert_string_equal(text, cases[i].client);
+        /* only a header from a trusted peer names anyone (the cap counts that one) */
+        xg_proxy_ip_format(&o.named, text, sizeof text);
+        bool names = o.version != 0 && strcmp(cases[i].peer, "127.0.0.1") == 0 &&
+                     strcmp(cases[i].client, "127.0.0.1") != 0;
+        assert_string_equal(text, names ? cases[i].client : "");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ip_parse),        cmocka_unit_test(test_trust_parse),
         cmocka_unit_test(test_trusted),         cmocka_unit_test(test_header_parse),
         cmocka_unit_test(test_header_v1_bound), cmocka_unit_test(test_client_addr),
+        cmocka_unit_test(test_opening),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
