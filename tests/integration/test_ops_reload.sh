@@ -84,8 +84,19 @@ check "a changed key that needs a restart is named" bash -c \
 check "it still serves the tenant" serves
 
 # --- SIGTERM with requests in flight ------------------------------------------------------
-sleep 1.5 # the counts of the requests above reach PostgreSQL (flushed every second)
-used_before=$(psql_q_db "SELECT coalesce(sum(used), 0) FROM usage_daily")
+# The counts of the requests above reach PostgreSQL at the next flush (at least every 5 s,
+# docs/LIMITS.md): wait until the sum has held still for longer than one interval.
+used_before=$(psql_q_db "SELECT coalesce(sum(used), 0) FROM usage_daily") still=0
+for _ in $(seq 40); do
+	sleep 1
+	now=$(psql_q_db "SELECT coalesce(sum(used), 0) FROM usage_daily")
+	if [[ $now == "$used_before" ]]; then
+		still=$((still + 1))
+		((still < 7)) || break
+	else
+		used_before=$now still=0
+	fi
+done
 weight=$(curl -s -H "Authorization: Bearer $NEW_TOKEN" -d '{"path":"/get_transaction_pool_hashes"}' \
 	"$ADM/v1/route" | jq -r '.quota_weight')
 N=12
