@@ -25,7 +25,10 @@ static int64_t bin_height(const char *body, size_t len)
         memcmp(status, "OK", 2) != 0 || !epee_find(&root, "current_height", &v) ||
         !epee_get_uint(&v, &height) || height > INT64_MAX)
         return -1;
-    return (int64_t)height;
+    /* A chain has at least its genesis block: 0 states no height. A pool-only answer
+     * (requested_info 2) carries current_height 0 (monerod 0.18.4, checked on regtest), and
+     * taking it for a height would refuse every such answer as behind the served tip. */
+    return height == 0 ? -1 : (int64_t)height;
 }
 
 static int64_t json_height(const char *name, const char *body, size_t len)

@@ -88,6 +88,23 @@ def until_prompt(child, timeout, done):
             answered = len(text)
 
 
+def unlock_if_locked(child):
+    """Answers a password prompt the wallet printed while it waited for a command (a lock
+    after inactivity, should it still come), so the next command is not taken for the
+    password."""
+    text = ""
+    try:
+        while True:
+            text += child.read_nonblocking(65536, timeout=QUIET)
+    except pexpect.TIMEOUT:
+        pass
+    except pexpect.EOF:
+        return  # the command that follows reports it
+    if PASSWORD.search(clean(text)):
+        child.sendline("")
+        until_prompt(child, COMMAND_TIMEOUT, re.compile(r"\S"))
+
+
 def main():
     if len(sys.argv) < 4 or sys.argv[2] != "--":
         sys.stderr.write(__doc__)
@@ -106,13 +123,23 @@ def main():
     except NoPrompt as e:
         answer("(start)", ok=False, error=e.why, output=e.text)
         return 1
+    # The console locks itself after inactivity-lock-timeout (90 s on 0.18.4) and then
+    # takes the next line as the password: the test waits longer than that between
+    # commands (mining, the payer's transfer), so the lock is turned off first.
+    child.sendline("set inactivity-lock-timeout 0")
+    try:
+        until_prompt(child, COMMAND_TIMEOUT, re.compile(r"\S"))
+    except NoPrompt as e:
+        answer("(set inactivity-lock-timeout 0)", ok=False, error=e.why, output=e.text)
+        return 1
     for line in sys.stdin:
         command, _, done = line.rstrip("\n").partition("\t")
         command = command.strip()
         if not command:
             continue
-        child.sendline(command)
         try:
+            unlock_if_locked(child)
+            child.sendline(command)
             output = until_prompt(child, COMMAND_TIMEOUT, re.compile(done or r"\S"))
             answer(command, ok=True, output=output)
         except NoPrompt as e:

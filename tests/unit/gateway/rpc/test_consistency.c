@@ -113,6 +113,10 @@ static void test_bin_height(void **state)
                            "current_height\x05" U64("\x2a") "\x06status\x0a\x10"
                                                             "BUSY"),
          -1},
+        /* a pool-only answer (requested_info 2): monerod 0.18.4 states current_height 0 */
+        {BYTES(EPEE_HEADER "\x08\x0e"
+                           "current_height\x05" U64("\x00") "\x06status\x0a\x08OK"),
+         -1},
         {BYTES(EPEE_HEADER "\x04\x06status\x0a\x08OK"), -1}, /* no height */
         {BYTES("\x01\x02\x03"), -1},                         /* not portable storage */
     };
