@@ -10,6 +10,7 @@
 
 #include "xg_clock.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -47,6 +48,10 @@ struct xg_mhd_proxy {
 
 static void pending_drop(struct xg_mhd_proxy *p, struct pending *c, bool close_fd)
 {
+    /* The list's invariant (the analyzer cannot see it): c is the head exactly when it has
+     * no predecessor, the tail exactly when it has no successor. */
+    assert((c->prev == NULL) == (p->head == c));
+    assert((c->next == NULL) == (p->tail == c));
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -238,11 +243,15 @@ static bool listen_on(struct xg_mhd_proxy *p, char *err, size_t errlen)
         snprintf(err, errlen, "%s", strerror(errno));
         return false;
     }
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    if (getsockname(p->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
-        p->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                 : ((struct sockaddr_in *)&ss)->sin_port);
+    union {
+        struct sockaddr_storage ss;
+        struct sockaddr_in v4;
+        struct sockaddr_in6 v6;
+    } a;
+    memset(&a, 0, sizeof a); /* getsockname fills it; zeroed for the analyzer */
+    socklen_t sl = sizeof a;
+    if (getsockname(p->listen_fd, (struct sockaddr *)&a, &sl) == 0)
+        p->port = ntohs(a.ss.ss_family == AF_INET6 ? a.v6.sin6_port : a.v4.sin_port);
     return true;
 }
 
