@@ -128,7 +128,9 @@ def main():
     # commands (mining, the payer's transfer), so the lock is turned off first.
     child.sendline("set inactivity-lock-timeout 0")
     try:
-        until_prompt(child, COMMAND_TIMEOUT, re.compile(r"\S"))
+        # Done once its password question was asked (and answered): 0.18.4 redraws its
+        # prompt before it asks, so a prompt alone does not mean the command finished.
+        until_prompt(child, COMMAND_TIMEOUT, re.compile(r"[Pp]assword"))
     except NoPrompt as e:
         answer("(set inactivity-lock-timeout 0)", ok=False, error=e.why, output=e.text)
         return 1
