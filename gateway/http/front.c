@@ -296,6 +296,37 @@ static size_t put(char *at, const char *s)
     return n;
 }
 
+/* Bytes a head needs: the reserve for the fixed lines, the reason and the headers. */
+static size_t head_need(const char *reason, const struct front_header *headers, size_t nheaders)
+{
+    size_t need = FRONT_HEAD_RESERVE + strlen(reason);
+    for (size_t i = 0; i < nheaders; i++)
+        need += strlen(headers[i].name) + strlen(headers[i].value) + 4;
+    return need;
+}
+
+/* Writes the status line, Date and the caller's headers at o; returns the end. The
+ * caller reserved head_need bytes and adds its framing lines and the blank line. */
+static char *put_status_headers(char *o, struct front *f, unsigned status, const char *reason,
+                                const struct front_header *headers, size_t nheaders)
+{
+    char num[24];
+    o += put(o, "HTTP/1.1 ");
+    xg_str_u64(num, status);
+    o += put(o, num);
+    *o++ = ' ';
+    o += put(o, reason);
+    o += put(o, "\r\n");
+    o += put(o, date_line(f));
+    for (size_t i = 0; i < nheaders; i++) {
+        o += put(o, headers[i].name);
+        o += put(o, ": ");
+        o += put(o, headers[i].value);
+        o += put(o, "\r\n");
+    }
+    return o;
+}
+
 bool front_respond(struct front_conn *c, unsigned status, const struct front_header *headers,
                    size_t nheaders, const char *body, size_t len, bool body_owned)
 {
@@ -319,29 +350,15 @@ bool front_respond(struct front_conn *c, unsigned status, const struct front_hea
         body_owned = true;
     }
     const char *reason = MHD_get_reason_phrase_for(status);
-    size_t need = FRONT_HEAD_RESERVE + strlen(reason);
-    for (size_t i = 0; i < nheaders; i++)
-        need += strlen(headers[i].name) + strlen(headers[i].value) + 4;
+    size_t need = head_need(reason, headers, nheaders);
     if (!head_reserve(c, need) || (len > 0 && !body)) {
         if (body_owned)
             free((void *)body);
         c->gone = true; /* out of memory: drop the connection */
         return false;
     }
-    char *o = c->out_head, num[24];
-    o += put(o, "HTTP/1.1 ");
-    xg_str_u64(num, status);
-    o += put(o, num);
-    *o++ = ' ';
-    o += put(o, reason);
-    o += put(o, "\r\n");
-    o += put(o, date_line(f));
-    for (size_t i = 0; i < nheaders; i++) {
-        o += put(o, headers[i].name);
-        o += put(o, ": ");
-        o += put(o, headers[i].value);
-        o += put(o, "\r\n");
-    }
+    char num[24];
+    char *o = put_status_headers(c->out_head, f, status, reason, headers, nheaders);
     o += put(o, "Content-Length: ");
     xg_str_u64(num, len);
     o += put(o, num);
@@ -383,28 +400,13 @@ bool front_stream_begin(struct front_conn *c, unsigned status, const struct fron
         return false;
     c->close_after = true;
     const char *reason = MHD_get_reason_phrase_for(status);
-    size_t need = FRONT_HEAD_RESERVE + strlen(reason);
-    for (size_t i = 0; i < nheaders; i++)
-        need += strlen(headers[i].name) + strlen(headers[i].value) + 4;
+    size_t need = head_need(reason, headers, nheaders);
     if (!head_reserve(c, need)) {
         c->gone = true;
         return false;
     }
     release_output(c);
-    char *o = c->out_head, num[24];
-    o += put(o, "HTTP/1.1 ");
-    xg_str_u64(num, status);
-    o += put(o, num);
-    *o++ = ' ';
-    o += put(o, reason);
-    o += put(o, "\r\n");
-    o += put(o, date_line(f));
-    for (size_t i = 0; i < nheaders; i++) {
-        o += put(o, headers[i].name);
-        o += put(o, ": ");
-        o += put(o, headers[i].value);
-        o += put(o, "\r\n");
-    }
+    char *o = put_status_headers(c->out_head, f, status, reason, headers, nheaders);
     /* no length: the stream's end is the connection's */
     o += put(o, "Cache-Control: no-cache\r\nConnection: close\r\n\r\n");
     c->out_head_len = (size_t)(o - c->out_head);
