@@ -17,6 +17,10 @@
 #include <urcu-bp.h>
 
 #define CHAIN_RECORD (HEALTH_REORG_MAX + 1)
+/* Ranking by client latency (rank.h): the time constant of its decay after a peak, and how
+ * long the last client answer stands for the node before its probes' EMA is used again. */
+#define PROBER_CLIENT_DECAY_MS 2000
+#define PROBER_CLIENT_FRESH_MS 10000
 
 struct prober_node {
     struct node_info info;
@@ -32,6 +36,10 @@ struct prober_node {
     char *info_body, *header_body;
     double rtt_ms;
     struct hedge_window latency; /* client requests' good answers */
+    unsigned outstanding;        /* client requests sent to it and not answered (rank.h) */
+    int64_t last_good_ms;        /* when it last answered a client request usably (0: never) */
+    double client_ms;            /* rank_peak_ewma of its timed good answers' latencies */
+    int64_t client_at_ms;        /* when client_ms last took one in (0: never) */
 };
 
 /* One job's completion target. */
@@ -595,7 +603,11 @@ static size_t rank_matching(struct prober *p, const struct prober_pick *pick, bo
         if ((full_only && n->info.pruned) || !may_serve(p, n, pick, now))
             continue;
         bool below = pick->min_height > 0 && node_height(n) < pick->min_height;
-        in[count++] = (struct rank_input){i, n->tip_distance, n->info.priority, n->h.ema_ms, below};
+        /* Its client answers' latency while they are recent, else its probes'. */
+        double ms = n->client_at_ms && now - n->client_at_ms < PROBER_CLIENT_FRESH_MS ? n->client_ms
+                                                                                      : n->h.ema_ms;
+        in[count++] =
+            (struct rank_input){i, n->tip_distance, n->info.priority, ms, below, n->outstanding};
     }
     rank_order(in, count, atomic_fetch_add(&p->rotation, 1), p->opt.latency_bucket_ms, order);
     count = rank_servable(in, count); /* public nodes only while no own node can serve */
@@ -650,26 +662,62 @@ bool prober_attempt_begin(struct prober *p, int32_t id)
     return ok;
 }
 
+/* The breaker hears one client request's outcome. Called with the lock held. */
+static void record_outcome(struct prober *p, struct prober_node *n, bool success)
+{
+    enum health_breaker before = n->h.breaker;
+    health_breaker_record(&n->h, success, xg_monotonic_ms(), &p->opt.health);
+    if (before != n->h.breaker && n->h.breaker == HEALTH_BREAKER_OPEN)
+        xg_log(XG_LOG_WARN, "breaker_open", "node %s: client requests failing, paused",
+               n->info.name);
+}
+
 void prober_report(struct prober *p, int32_t id, bool success)
 {
     pthread_mutex_lock(&p->lock);
     struct prober_node *n = find_node(p, id);
-    if (n) {
-        enum health_breaker before = n->h.breaker;
-        health_breaker_record(&n->h, success, xg_monotonic_ms(), &p->opt.health);
-        if (before != n->h.breaker && n->h.breaker == HEALTH_BREAKER_OPEN)
-            xg_log(XG_LOG_WARN, "breaker_open", "node %s: client requests failing, paused",
-                   n->info.name);
-    }
+    if (n)
+        record_outcome(p, n, success);
     pthread_mutex_unlock(&p->lock);
 }
 
-void prober_latency(struct prober *p, int32_t id, double ms)
+void prober_sent(struct prober *p, int32_t id, int delta)
 {
     pthread_mutex_lock(&p->lock);
     struct prober_node *n = find_node(p, id);
-    if (n)
-        hedge_window_add(&n->latency, ms);
+    if (n && (delta > 0 || n->outstanding > 0))
+        n->outstanding += delta > 0 ? 1u : (unsigned)-1;
+    pthread_mutex_unlock(&p->lock);
+}
+
+void prober_overtaken(struct prober *p, int32_t id)
+{
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, id);
+    if (n && xg_monotonic_ms() - n->last_good_ms >= p->opt.hedge.cap_ms)
+        record_outcome(p, n, false);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void prober_answered(struct prober *p, int32_t id, bool success, double ms)
+{
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, id);
+    if (n) {
+        /* A node whose row changed while the request was out starts again at 0. */
+        if (n->outstanding > 0)
+            n->outstanding--;
+        record_outcome(p, n, success);
+        int64_t now = xg_monotonic_ms();
+        if (success)
+            n->last_good_ms = now;
+        if (success && ms >= 0) {
+            hedge_window_add(&n->latency, ms);
+            n->client_ms = rank_peak_ewma(n->client_at_ms ? n->client_ms : -1, ms,
+                                          now - n->client_at_ms, PROBER_CLIENT_DECAY_MS);
+            n->client_at_ms = now;
+        }
+    }
     pthread_mutex_unlock(&p->lock);
 }
 

@@ -23,7 +23,8 @@
  * are. The rounds at the probe interval go on whether or not a node publishes.
  *
  * The request path reads the state through prober_rank / prober_quorum and feeds client
- * request outcomes back (prober_report: the circuit breaker). The state sits behind one
+ * request outcomes back (prober_answered, prober_report: the circuit breaker; the requests
+ * outstanding per node, which ranking weighs). The state sits behind one
  * mutex held for microseconds; the functions copy out what the caller keeps.
  *
  * Transitions are logged (node_down, node_up, node_dropped, quorum_degraded,
@@ -124,8 +125,23 @@ bool prober_attempt_begin(struct prober *p, int32_t id);
 /* A client request's outcome on node id: success = a usable answer. */
 void prober_report(struct prober *p, int32_t id, bool success);
 
-/* A client request's good answer from node id took ms: its hedge delay follows them. */
-void prober_latency(struct prober *p, int32_t id, double ms);
+/* delta 1: a client request is about to be sent to node id (or queued for one of its
+ * connections); it counts as outstanding there, which ranks the node behind less loaded
+ * ones (rank.h), until prober_answered. delta -1: it was not sent after all. */
+void prober_sent(struct prober *p, int32_t id, int delta);
+
+/* A hedge to another node answered first while node id still had the read. The breaker
+ * counts it as a failure only when the node has answered no client request usably for
+ * the hedge cap (the longest a hedge waits, 500 ms by default): a frozen node then leaves
+ * rotation after breaker_failures such reads instead of after as many timeouts, while a
+ * node that is slow under load, or stalled for a moment by its machine, but answering is
+ * not paused for breaker_open_ms, which would pile its load on the others. */
+void prober_overtaken(struct prober *p, int32_t id);
+
+/* The answer (or failure) of a request counted by prober_sent: no longer outstanding, its
+ * outcome told to the breaker as prober_report does, and, for a good answer, its latency
+ * ms (>= 0) added to the node's hedge window (its hedge delay follows them). */
+void prober_answered(struct prober *p, int32_t id, bool success, double ms);
 
 /* How long to wait for node id before hedging a read to the next node (hedge.h); -1 when
  * hedging is off. A read was sent: the budget earns its share. */

@@ -504,7 +504,8 @@ static void on_refresh_done(const struct up_result *res, void *arg)
             free(body);
         }
     }
-    prober_report(job->ctx->prober, job->node_id, res->outcome == UP_OK && res->http_status < 500);
+    prober_answered(job->ctx->prober, job->node_id, res->outcome == UP_OK && res->http_status < 500,
+                    -1);
     if (!stored)
         cache_refresh_failed(job->ctx->cache, job->key);
     free(job);
@@ -537,7 +538,9 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         up_job_post(&uj, req->forward_body, req->forward_len);
     if (req->endpoint != GW_EP_BIN)
         up_job_headers(&uj, headers, 1);
+    prober_sent(req->ctx->prober, node.id, 1);
     if (!up_submit(req->ctx->up, &uj)) {
+        prober_sent(req->ctx->prober, node.id, -1);
         cache_refresh_failed(req->ctx->cache, key);
         free(job);
     }
@@ -795,9 +798,7 @@ static void on_node_done(const struct up_result *res, void *arg)
         proxy_retryable(res->outcome, res->http_status) || f.busy || res->outcome != UP_OK;
     /* An abandoned attempt still tells the breaker how its node did (a frozen node's
      * timeout), but its answer goes nowhere. */
-    prober_report(ctx->prober, a->node.id, !failed);
-    if (!failed)
-        prober_latency(ctx->prober, a->node.id, res->seconds * 1000.0);
+    prober_answered(ctx->prober, a->node.id, !failed, res->seconds * 1000.0);
     gw_metrics_node_call(ctx->metrics, a->node.name,
                          gw_metrics_node_outcome(res->outcome, res->http_status, f.busy),
                          res->seconds);
@@ -827,11 +828,11 @@ static void on_node_done(const struct up_result *res, void *arg)
     }
     if (!failed && hedge) {
         /* The hedge won: the first node did not answer in its own p95 and then some. The
-         * breaker hears it now, not at the node's timeout, so that a frozen node leaves
-         * rotation after breaker_failures such reads instead of after as many timeouts. */
+         * breaker hears it now, not at the node's timeout, when the node has gone silent
+         * (prober_overtaken). */
         for (size_t i = 0; i < px->ninflight; i++)
             if (!px->inflight[i]->hedge)
-                prober_report(ctx->prober, px->inflight[i]->node.id, false);
+                prober_overtaken(ctx->prober, px->inflight[i]->node.id);
         gw_metrics_hedge(ctx->metrics, GW_HEDGE_WON);
     }
     if (!failed)
@@ -920,7 +921,9 @@ static bool submit_one(struct gw_request *req, bool hedge, const char **why)
     if (req->endpoint != GW_EP_BIN)
         up_job_headers(&job, json_headers, 1);
     *why = "the gateway is stopping, or out of memory";
+    prober_sent(req->ctx->prober, a->node.id, 1); /* before: the answer may come first */
     if (!up_submit(req->ctx->up, &job)) {
+        prober_sent(req->ctx->prober, a->node.id, -1);
         free(a);
         return false;
     }

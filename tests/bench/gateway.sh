@@ -8,16 +8,19 @@
 # rotates from round to round, and the table shows each target's median run (by
 # requests/s; failures summed over the rounds).
 #
-# XG_BENCH_CALLS (default "get_info get_block_count blocks_by_height blocks_at_tip") and
-# XG_BENCH_CONNS (default "1 16 64") pick a subset of the table's rows; XG_BENCH_FRONT_END
-# (default native) sets the gateway's [server] front_end.
+# XG_BENCH_CALLS (default "get_info get_block_count blocks_by_height blocks_at_tip
+# pool_hashes") and XG_BENCH_CONNS (default "1 16 64") pick a subset of the table's rows;
+# XG_BENCH_FRONT_END (default native) sets the gateway's [server] front_end; XG_BENCH_NODES=3
+# puts nodes A, B and C behind both the gateway and HAProxy (round-robin) instead of node A
+# alone ("direct" stays node A).
 #
 # Starts a bench stack (XG_VAR=var/bench, XG_PORT_BASE=29100) unless one is running,
 # then, for get_info and get_block_count (/json_rpc) and get_blocks_by_height.bin (block 1,
 # which the gateway caches, and the top block, which it proxies every time), at
 # 1, 16 and 64 connections, runs wrk against: node A directly, HAProxy (Debian's, http
-# mode, keep-alive, at most 20 connections to the node) in front of node A, and a
-# gateway whose only node is node A. Prints a Markdown table (requests/s, p50, p99,
+# mode, keep-alive, at most 20 connections to each node) in front of node A, and a
+# gateway whose only node is node A; and /get_transaction_pool_hashes, which no rule may
+# cache (the pool changes without the tip), proxied every time. Prints a Markdown table (requests/s, p50, p99,
 # failed requests, and the gateway's ratios) for docs/BENCHMARKS.md.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,7 +52,12 @@ psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS xmrgate_bench WITH (
 	-c "CREATE DATABASE xmrgate_bench"
 XMRGATE_DATABASE_URL=$db_url "$REPO/bin/xmrgate-billing" --config "$XG_VAR/etc/billing.ini" \
 	migrate 2>/dev/null
-psql -X -q "$db_url" -c "INSERT INTO nodes (name, url) VALUES ('a', '$NODE_A_URL')" \
+NODES=${XG_BENCH_NODES:-1}
+[[ $NODES == 1 || $NODES == 3 ]] || { echo "XG_BENCH_NODES must be 1 or 3" >&2; exit 2; }
+psql -X -q "$db_url" -c "INSERT INTO nodes (name, url) VALUES ('a', '$NODE_A_URL')"
+[[ $NODES == 3 ]] && psql -X -q "$db_url" \
+	-c "INSERT INTO nodes (name, url) VALUES ('b', '$NODE_B_URL'), ('c', '$NODE_C_URL')"
+psql -X -q "$db_url" \
 	-c "INSERT INTO tiers (id, name, burst_rps, daily_quota, price_currency, price_minor,
 	    confirmations) VALUES ('bench', 'Bench', 1000000, 1000000000000, 'XMR', 1, 1)"
 creds=$(XMRGATE_DATABASE_URL=$db_url "$REPO/bin/xmrgate-billing" \
@@ -61,7 +69,10 @@ XMRGATE_DATABASE_URL=$db_url XMRGATE_SERVER_PORT=$GW_PORT XMRGATE_ADMIN_PORT=$GW
 	XMRGATE_SERVER_FRONT_END=${XG_BENCH_FRONT_END:-native} XMRGATE_LOG_LEVEL=warn \
 	"$REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" 2>"$work/gateway.log" &
 pids+=($!)
-node=${NODE_A_URL#http://}
+servers="    server a ${NODE_A_URL#http://} maxconn 20"
+[[ $NODES == 3 ]] && servers+="
+    server b ${NODE_B_URL#http://} maxconn 20
+    server c ${NODE_C_URL#http://} maxconn 20"
 cat >"$work/haproxy.cfg" <<CFG
 global
     maxconn 4096
@@ -76,8 +87,9 @@ frontend bench
     bind 127.0.0.1:$HA_PORT
     default_backend node
 backend node
+    balance roundrobin
     http-reuse always
-    server a $node maxconn 20
+$servers
 CFG
 haproxy -f "$work/haproxy.cfg" -db >"$work/haproxy.log" 2>&1 &
 pids+=($!)
@@ -89,6 +101,7 @@ done
 
 printf '{"jsonrpc":"2.0","id":"0","method":"get_info"}' >"$work/get_info"
 printf '{"jsonrpc":"2.0","id":"0","method":"get_block_count"}' >"$work/get_block_count"
+printf '{}' >"$work/pool_hashes"
 # get_blocks_by_height.bin (epee) for block 1, settled long ago (cached), and for the top
 # block, which no rule may cache (proxied to the node every time).
 . "$REPO/tests/epee_bodies.sh"
@@ -118,9 +131,10 @@ median_run() {
 
 echo "| call | conns | direct req/s | HAProxy req/s | gateway req/s | gw/direct | gw/HAProxy | p50 direct / HAProxy / gw (µs) | p99 direct / HAProxy / gw (µs) | failed direct / HAProxy / gw |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height blocks_at_tip}; do
+for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height blocks_at_tip pool_hashes}; do
 	case $call in
 	blocks_by_height | blocks_at_tip) path=/get_blocks_by_height.bin ctype="" ;;
+	pool_hashes) path=/get_transaction_pool_hashes ctype=application/json ;;
 	*) path=/json_rpc ctype=application/json ;;
 	esac
 	for conns in ${XG_BENCH_CONNS:-1 16 64}; do
