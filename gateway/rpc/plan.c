@@ -206,6 +206,15 @@ bool plan_supplement_settled(const struct plan *p, const struct plan_chain *chai
     return true;
 }
 
+int64_t plan_tip_ttl(const struct plan *p, int64_t tip_ttl_ms, const struct plan_supplement *s,
+                     int64_t quorum_height)
+{
+    if (p->settles && s && s->chain_height == quorum_height &&
+        tip_ttl_ms < PLAN_SUPPLEMENT_TIP_TTL_MS)
+        return PLAN_SUPPLEMENT_TIP_TTL_MS;
+    return tip_ttl_ms;
+}
+
 bool plan_pool_rule(char *body, size_t *len, bool *asks_pool)
 {
     bool removed;

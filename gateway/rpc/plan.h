@@ -129,6 +129,19 @@ struct plan_supplement {
 bool plan_supplement_settled(const struct plan *p, const struct plan_chain *chain,
                              const struct plan_supplement *s, int64_t *top);
 
+/* A chain supplement's tip entry lives this long at most: its answer at one quorum tip is
+ * a function of the body and that tip's chain alone (no pool, nothing that moves between
+ * blocks), and the tip hash in its key makes it unreachable once the tip moves. */
+#define PLAN_SUPPLEMENT_TIP_TTL_MS INT64_C(600000)
+
+/* How long a tip entry of the planned request is served: tip_ttl_ms (the probe interval),
+ * or for a chain supplement (plan.settles) answer s (NULL: none read) from a node exactly
+ * at the quorum's height PLAN_SUPPLEMENT_TIP_TTL_MS if that is longer: wallets reaching
+ * the tip seconds apart share its last batch. A node ahead of the quorum may hold a block
+ * the quorum never takes: its answer is kept no longer than any tip answer. */
+int64_t plan_tip_ttl(const struct plan *p, int64_t tip_ttl_ms, const struct plan_supplement *s,
+                     int64_t quorum_height);
+
 /* The pool rule for a .bin request body of a row with pool_info (methods.h; the reasons are
  * at get_blocks.bin in methods.c). Strips pool_info_since from the portable-storage body in
  * place (*len becomes the new length) and sets *asks_pool when the body's requested_info is

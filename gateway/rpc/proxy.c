@@ -2,10 +2,11 @@
  * request's plan (rpc/plan.h) says, under the tenant's read rules (rpc/consistency.h: its
  * served tip and the nodes that accepted its last transaction, kept in state/sessions.h).
  *
- * Longer than a module should be (about 1,250 lines): reads, their hedges, the cache and
- * the broadcast all work on the request's proxy_work. The broadcast (struct broadcast and
- * its calls) shares only answer_unavailable and fallback_nodes with the rest and is the
- * first to move into a module of its own. */
+ * Longer than a module should be (about 1,400 lines): reads, their hedges, the cache, the
+ * following of another read's flight (cache/flight.h) and the broadcast all work on the
+ * request's proxy_work. The broadcast (struct broadcast and its calls) shares only
+ * answer_unavailable and fallback_nodes with the rest and is the first to move into a
+ * module of its own. */
 #include "rpc/proxy.h"
 
 #include "cache/flight.h"
@@ -497,7 +498,10 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
     char *stored = stored_form(req, body, len, &stored_len);
     if (!stored)
         return;
-    int64_t ttl = px->store.store == PLAN_CACHE_TIP ? req->ctx->tip_ttl_ms : 0;
+    int64_t ttl = 0;
+    if (px->store.store == PLAN_CACHE_TIP)
+        ttl = plan_tip_ttl(plan, req->ctx->tip_ttl_ms, f->supplement ? &f->blocks : NULL,
+                           prober_quorum(req->ctx->prober).height);
     if (!cache_put(req->ctx->cache, px->store.key, stored, stored_len, ttl, height,
                    px->store.generation, xg_monotonic_ms())) {
         /* refused (a reorg since the request was sent, or too large to keep): the client
@@ -550,7 +554,8 @@ struct refresh_job {
     uint8_t key[CACHE_KEY_LEN];
     enum gw_endpoint endpoint;
     int32_t node_id;
-    bool own; /* an own node: its answer may be stored */
+    bool own;     /* an own node: its answer may be stored */
+    bool settles; /* a chain supplement: served as long as plan_tip_ttl says */
 };
 
 static void on_refresh_done(const struct up_result *res, void *arg)
@@ -571,8 +576,13 @@ static void on_refresh_done(const struct up_result *res, void *arg)
                 memcpy(body, res->body, res->body_len + 1);
                 len = res->body_len;
             }
-            stored = body && cache_put(job->ctx->cache, job->key, body, len, job->ctx->tip_ttl_ms,
-                                       0, 0, xg_monotonic_ms());
+            int64_t ttl = job->settles
+                              ? plan_tip_ttl(&(struct plan){.settles = true}, job->ctx->tip_ttl_ms,
+                                             f.supplement ? &f.blocks : NULL,
+                                             prober_quorum(job->ctx->prober).height)
+                              : job->ctx->tip_ttl_ms;
+            stored = body &&
+                     cache_put(job->ctx->cache, job->key, body, len, ttl, 0, 0, xg_monotonic_ms());
             free(body);
         }
     }
@@ -592,8 +602,11 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         cache_refresh_failed(req->ctx->cache, key);
         return;
     }
-    *job = (struct refresh_job){
-        .ctx = req->ctx, .endpoint = req->endpoint, .node_id = node.id, .own = nodes_own(&node)};
+    *job = (struct refresh_job){.ctx = req->ctx,
+                                .endpoint = req->endpoint,
+                                .node_id = node.id,
+                                .own = nodes_own(&node),
+                                .settles = req->plan.settles};
     memcpy(job->key, key, CACHE_KEY_LEN);
     char url[512];
     static const struct up_header headers[] = {{"Content-Type", "application/json"}};

@@ -625,6 +625,39 @@ static void test_supplement_settled_table(void **state)
     }
 }
 
+/* How long a tip entry is served: the probe interval, or for a chain supplement long
+ * enough for wallets reaching the tip apart to share its last batch. */
+static void test_tip_ttl_table(void **state)
+{
+    (void)state;
+    struct plan blocks, pool, info;
+    plan_for(path("/get_blocks.bin"), &(struct plan_request){0}, &blocks);
+    plan_for(path("/get_blocks.bin"), &(struct plan_request){.asks_pool = true}, &pool);
+    plan_for(path("/get_info"), NULL, &info);
+    const struct plan_supplement at = {2000, 11, 2011}, ahead = {2000, 12, 2012};
+    struct {
+        const char *name;
+        const struct plan *plan;
+        const struct plan_supplement *s;
+        int64_t tip_ttl, want;
+    } rows[] = {
+        {"get_info: the probe interval", &info, NULL, 2000, 2000},
+        {"a chain supplement from a node at the quorum: until the tip moves, bounded", &blocks, &at,
+         2000, PLAN_SUPPLEMENT_TIP_TTL_MS},
+        {"a supplement from a node ahead of the quorum: the probe interval", &blocks, &ahead, 2000,
+         2000},
+        {"a supplement whose answer was not read", &blocks, NULL, 2000, 2000},
+        {"a probe interval longer than the bound", &blocks, &at, PLAN_SUPPLEMENT_TIP_TTL_MS + 1,
+         PLAN_SUPPLEMENT_TIP_TTL_MS + 1},
+        {"get_blocks.bin asking for the pool (never cached)", &pool, &at, 2000, 2000},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        print_message("# %s\n", rows[i].name);
+        assert_int_equal(plan_tip_ttl(rows[i].plan, rows[i].tip_ttl, rows[i].s, 2011),
+                         rows[i].want);
+    }
+}
+
 /* Which .bin requests may be stored as settled, and the height the request names. */
 static void test_bin_request_immutable_table(void **state)
 {
@@ -727,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_store_table),
         cmocka_unit_test(test_bin_pool_rule_table),
         cmocka_unit_test(test_supplement_settled_table),
+        cmocka_unit_test(test_tip_ttl_table),
         cmocka_unit_test(test_bin_request_immutable_table),
         cmocka_unit_test(test_names_and_json),
     };
