@@ -29,7 +29,8 @@ check "a tenant is granted" test -n "$TOKEN" -a -n "$HANDLE"
 # far above it, so that no retry or hedge muddles the counts.
 gw_start synccache XMRGATE_NODES_TIMEOUT=60s XMRGATE_SERVER_REQUEST_TIMEOUT=120s
 check "a gateway starts and is ready" gw_ready
-GW_PORT=$(sed 's|^http://127.0.0.1:\([0-9]*\)/.*|\1|' <<<"$GW_URL")
+GW_PORT=${GW_URL#http://127.0.0.1:}
+GW_PORT=${GW_PORT%%/*}
 
 want=${SYNC_CACHE_BLOCKS:-1040}
 have=$(rpc "$NODE_A_URL" get_block_count | jq -r '.count')
@@ -76,6 +77,8 @@ check "the settled-hit counter counts it" test "$settled1" -gt "$settled0"
 view_key=$(rpc "$PAYER_WALLET_URL" query_key '{"key_type":"view_key"}' | jq -r '.key')
 restore=$(jq -cn --arg a "$PAYER_ADDRESS" --arg v "$view_key" \
 	'{filename: "w", password: "", address: $a, viewkey: $v, restore_height: 0, autosave_current: false}')
+# Runs in the test's own shell (not under check, whose subshell would lose the defer): the
+# wallet-rpc is stopped when the test ends.
 start_wallet() { # PORT DAEMON [LOGIN]
 	local pid
 	mkdir -p "$work/w$1"
@@ -85,8 +88,13 @@ start_wallet() { # PORT DAEMON [LOGIN]
 		--non-interactive >"$work/w$1.out" 2>&1 &
 	pid=$!
 	defer stop_pid "$pid"
-	wait_until 60 curl -sf -o /dev/null "http://127.0.0.1:$1/json_rpc" \
-		-d '{"jsonrpc":"2.0","id":"0","method":"get_version"}'
+	WALLET_PID=$pid
+}
+# PORT PID: the wallet-rpc started there answers (it is ours, not a process left on the port).
+wallet_answers() {
+	kill -0 "$2" 2>/dev/null &&
+		curl -sf -o /dev/null "http://127.0.0.1:$1/json_rpc" \
+			-d '{"jsonrpc":"2.0","id":"0","method":"get_version"}'
 }
 restored() { # PORT: restore from height 0 and refresh; prints "height balance"
 	local url=http://127.0.0.1:$1
@@ -94,13 +102,15 @@ restored() { # PORT: restore from height 0 and refresh; prints "height balance"
 		XG_RPC_TIMEOUT=600 rpc "$url" refresh '{"start_height":0}' >/dev/null &&
 		echo "$(rpc "$url" get_height | jq -r '.height') $(rpc "$url" get_balance '{}' | jq -r '.balance')"
 }
-check "a wallet-rpc on node A starts" start_wallet "$W_DIRECT" "${NODE_A_URL#http://}"
+start_wallet "$W_DIRECT" "${NODE_A_URL#http://}"
+check "a wallet-rpc on node A starts" wait_until 60 wallet_answers "$W_DIRECT" "$WALLET_PID"
 restored "$W_DIRECT" >"$work/direct-result"
 read -r d_height d_balance <"$work/direct-result" || true
 check "the direct wallet restored to the chain height" test "${d_height:-0}" -ge $((height + 1))
 check "and sees the payer's coins" test "${d_balance:-0}" -gt 0
 for i in $(seq 0 $((WALLETS - 1))); do
-	check "wallet-rpc $i on the gateway starts" start_wallet $((W_GW + i)) "127.0.0.1:$GW_PORT" "$HANDLE:$TOKEN"
+	start_wallet $((W_GW + i)) "127.0.0.1:$GW_PORT" "$HANDLE:$TOKEN"
+	check "wallet-rpc $i on the gateway starts" wait_until 60 wallet_answers $((W_GW + i)) "$WALLET_PID"
 done
 settled0=$(metric xmrgate_gateway_cache_settled_hits_total)
 coalesced0=$(metric xmrgate_gateway_cache_coalesced_total)
