@@ -103,7 +103,8 @@ static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
     ctx->tip_ttl_ms = cfg->probe_interval_ms;
     ctx->cache_min_depth = cfg->cache_min_depth;
     ctx->cache = cache_new((size_t)cfg->cache_size);
-    if (!ctx->cache) {
+    ctx->flight = flight_new();
+    if (!ctx->cache || !ctx->flight) {
         snprintf(err, errlen, "out of memory");
         return false;
     }
@@ -362,6 +363,7 @@ static void gateway_stop(struct gateway *gw)
     sessions_free(gw->ctx.sessions);
     nodes_free(gw->ctx.nodes);
     cache_free(gw->ctx.cache);
+    flight_free(gw->ctx.flight);
     digest_verifier_free(gw->ctx.digest);
     /* Last: the summary thread logs what it still holds; nothing counts any more. */
     gw_metrics_stop(gw->metrics);

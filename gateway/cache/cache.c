@@ -311,6 +311,8 @@ enum cache_lookup cache_get(struct cache *c, const uint8_t key[CACHE_KEY_LEN], i
         memcpy(*body, e->body, e->len + 1);
         *len = e->len;
         rc = CACHE_HIT;
+        if (e->ttl_ms == 0)
+            c->stats.settled_hits++;
         if (e->ttl_ms > 0 && !e->refreshing && now_ms - e->inserted_ms >= e->ttl_ms / 2) {
             e->refreshing = true;
             rc = CACHE_HIT_REFRESH;

@@ -31,6 +31,7 @@ struct cache;
 
 struct cache_stats {
     uint64_t hits, misses, evictions, inserts, purged;
+    uint64_t settled_hits; /* of hits: immutable entries (settled blocks, ranges, ...) */
     size_t bytes, entries, max_bytes;
     uint64_t epoch; /* number of reorgs seen */
 };

@@ -13,6 +13,7 @@
 #include "core/gw_config.h"
 #include "limits/limits.h"
 #include "cache/cache.h"
+#include "cache/flight.h"
 #include "nodes/nodes.h"
 #include "nodes/prober.h"
 #include "state/sessions.h"
@@ -30,6 +31,7 @@ struct gw_context {
     struct digest_verifier *digest;
     struct prober *prober;      /* node health, quorum tip, ranking (prober.h) */
     struct cache *cache;        /* tip and immutable answers (cache.h) */
+    struct flight *flight;      /* identical misses in flight share one node call; NULL: off */
     struct hold_set *timers;    /* the loop's timers (hold.h): hedged reads; NULL: none */
     int64_t tip_ttl_ms;         /* how long a tip answer is served: the probe interval */
     int64_t cache_min_depth;    /* blocks below the quorum tip before a height is cached */

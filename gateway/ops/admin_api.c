@@ -273,11 +273,11 @@ static json_t *quorum_json(struct admin_api *api)
 static json_t *cache_json(struct cache *c)
 {
     struct cache_stats cs = cache_stats(c);
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "hits", (json_int_t)cs.hits, "misses",
-                     (json_int_t)cs.misses, "evictions", (json_int_t)cs.evictions, "purged",
-                     (json_int_t)cs.purged, "entries", (json_int_t)cs.entries, "bytes",
-                     (json_int_t)cs.bytes, "max_bytes", (json_int_t)cs.max_bytes, "epoch",
-                     (json_int_t)cs.epoch);
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "hits", (json_int_t)cs.hits,
+                     "settled_hits", (json_int_t)cs.settled_hits, "misses", (json_int_t)cs.misses,
+                     "evictions", (json_int_t)cs.evictions, "purged", (json_int_t)cs.purged,
+                     "entries", (json_int_t)cs.entries, "bytes", (json_int_t)cs.bytes, "max_bytes",
+                     (json_int_t)cs.max_bytes, "epoch", (json_int_t)cs.epoch);
 }
 
 /* Every node of the table; when PostgreSQL is away, what the prober knows, said so. */

@@ -64,18 +64,18 @@ struct gw_metrics {
     /* the request path */
     struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited, *burst_delay,
         *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes, *slow,
-        *hedges, *behind_tip, *notify_applied, *notify_seconds, *full_reloads, *client_closes,
-        *xmr402_streams;
+        *hedges, *behind_tip, *coalesced, *notify_applied, *notify_seconds, *full_reloads,
+        *client_closes, *xmr402_streams;
     atomic_long xmr402_streams_open; /* the gauge's count, and [xmr402] streams' cap */
     struct xg_metric_labels *close_reason;
     struct xg_guard_counts clients;
     /* collected */
     struct xg_metric *node_up, *node_dropped, *node_height, *node_lag, *node_ema, *node_breaker,
         *node_cooldown, *quorum_known, *quorum_height, *quorum_degraded, *quorum_healthy,
-        *quorum_voters, *quorum_agreeing, *nodes_configured, *cache_hits, *cache_misses,
-        *cache_evictions, *cache_purged, *cache_bytes, *cache_entries, *cache_max_bytes,
-        *cache_epoch, *tenants_loaded, *tenants_bytes, *database_up, *tenants_synced,
-        *usage_flushes, *usage_flush_failures, *usage_rows_held;
+        *quorum_voters, *quorum_agreeing, *nodes_configured, *cache_hits, *cache_settled_hits,
+        *cache_misses, *cache_evictions, *cache_purged, *cache_bytes, *cache_entries,
+        *cache_max_bytes, *cache_epoch, *tenants_loaded, *tenants_bytes, *database_up,
+        *tenants_synced, *usage_flushes, *usage_flush_failures, *usage_rows_held;
     /* the slow-request summary */
     _Atomic int64_t slow_ms;
     _Atomic uint64_t *slow_count; /* per method label index */
@@ -250,6 +250,11 @@ static bool request_families(struct gw_metrics *m)
         "Reads refused 503 because no node had reached the chain tip already served to the "
         "tenant (monotonic reads).",
         NULL, 0);
+    m->coalesced = xg_metric_counter(
+        m->reg, "xmrgate_gateway_cache_coalesced_total",
+        "Cache misses that waited for an identical request already asking a node, and were "
+        "answered from the cache once it stored the answer.",
+        NULL, 0);
     m->slow =
         COUNTER("xmrgate_gateway_slow_requests_total",
                 "Client requests slower than the slow-request threshold, by method.", m->method);
@@ -277,7 +282,8 @@ static bool request_families(struct gw_metrics *m)
     return m->xmr402_streams && m->client_closes && m->requests && m->outcomes && m->duration &&
            m->auth_failures && m->rate_limited && m->burst_delay && m->payment_required &&
            m->node_requests && m->node_duration && m->broadcasts && m->broadcast_nodes && m->slow &&
-           m->hedges && m->behind_tip && m->notify_applied && m->notify_seconds && m->full_reloads;
+           m->hedges && m->behind_tip && m->coalesced && m->notify_applied && m->notify_seconds &&
+           m->full_reloads;
 }
 
 #define PLAIN_GAUGE(name, help)   xg_metric_gauge(m->reg, name, help, NULL, 0)
@@ -321,6 +327,9 @@ static bool collected_families(struct gw_metrics *m)
     m->nodes_configured =
         PLAIN_GAUGE("xmrgate_gateway_nodes_configured", "Enabled nodes in the nodes table.");
     m->cache_hits = PLAIN_COUNTER("xmrgate_gateway_cache_hits_total", "Answer cache hits.");
+    m->cache_settled_hits =
+        PLAIN_COUNTER("xmrgate_gateway_cache_settled_hits_total",
+                      "Of the cache hits: settled entries (deep blocks, sync batches, ranges).");
     m->cache_misses = PLAIN_COUNTER("xmrgate_gateway_cache_misses_total", "Answer cache misses.");
     m->cache_evictions = PLAIN_COUNTER("xmrgate_gateway_cache_evictions_total",
                                        "Entries evicted to stay under the memory bound.");
@@ -349,10 +358,11 @@ static bool collected_families(struct gw_metrics *m)
     return m->node_up && m->node_dropped && m->node_height && m->node_lag && m->node_ema &&
            m->node_breaker && m->node_cooldown && m->quorum_known && m->quorum_height &&
            m->quorum_degraded && m->quorum_healthy && m->quorum_voters && m->quorum_agreeing &&
-           m->nodes_configured && m->cache_hits && m->cache_misses && m->cache_evictions &&
-           m->cache_purged && m->cache_bytes && m->cache_entries && m->cache_max_bytes &&
-           m->cache_epoch && m->tenants_loaded && m->tenants_bytes && m->database_up &&
-           m->tenants_synced && m->usage_flushes && m->usage_flush_failures && m->usage_rows_held;
+           m->nodes_configured && m->cache_hits && m->cache_settled_hits && m->cache_misses &&
+           m->cache_evictions && m->cache_purged && m->cache_bytes && m->cache_entries &&
+           m->cache_max_bytes && m->cache_epoch && m->tenants_loaded && m->tenants_bytes &&
+           m->database_up && m->tenants_synced && m->usage_flushes && m->usage_flush_failures &&
+           m->usage_rows_held;
 }
 
 struct xg_guard_counts *gw_metrics_client_counts(struct gw_metrics *m)
@@ -501,6 +511,12 @@ void gw_metrics_hedge(struct gw_metrics *m, enum gw_hedge_event event)
         xg_metric_inc(m->hedges, (unsigned[]){(unsigned)event});
 }
 
+void gw_metrics_coalesced(struct gw_metrics *m)
+{
+    if (m)
+        xg_metric_inc(m->coalesced, NULL);
+}
+
 void gw_metrics_behind_tip(struct gw_metrics *m)
 {
     if (m)
@@ -589,6 +605,7 @@ static void collect_cache(struct gw_metrics *m)
 {
     struct cache_stats cs = cache_stats(m->src.cache);
     xg_metric_store(m->cache_hits, NULL, cs.hits);
+    xg_metric_store(m->cache_settled_hits, NULL, cs.settled_hits);
     xg_metric_store(m->cache_misses, NULL, cs.misses);
     xg_metric_store(m->cache_evictions, NULL, cs.evictions);
     xg_metric_store(m->cache_purged, NULL, cs.purged);

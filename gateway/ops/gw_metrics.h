@@ -121,6 +121,10 @@ void gw_metrics_node_call(struct gw_metrics *m, const char *node, enum gw_node_o
 
 void gw_metrics_hedge(struct gw_metrics *m, enum gw_hedge_event event);
 
+/* A cache miss answered from the cache once an identical request in flight stored its
+ * answer (cache/flight.h). */
+void gw_metrics_coalesced(struct gw_metrics *m);
+
 /* A read refused because no node had reached the tip its tenant was served (consistency.h). */
 void gw_metrics_behind_tip(struct gw_metrics *m);
 

@@ -467,3 +467,16 @@ enum epee_status epee_strip(const void *in, size_t in_len, const char *name, voi
     *removed = named > 0;
     return EPEE_OK;
 }
+
+bool epee_patch_uint64(void *body, size_t len, const char *name, uint64_t value)
+{
+    struct epee_section root;
+    struct epee_value v;
+    if (epee_open(body, len, &root) != EPEE_OK || !epee_find(&root, name, &v) ||
+        v.type != EPEE_UINT64 || v.len != 8)
+        return false;
+    uint8_t *at = (uint8_t *)body + (v.data - (const uint8_t *)body);
+    for (size_t i = 0; i < 8; i++)
+        at[i] = (uint8_t)(value >> (8 * i));
+    return true;
+}

@@ -1,7 +1,8 @@
 /* epee — monerod's "portable storage" binary format (contrib/epee, storages/
  * portable_storage_from_bin.h), the body of its .bin RPC endpoints (/get_blocks.bin,
  * /get_blocks_by_height.bin, /get_outs.bin, ...): a whole body checked, its fields read,
- * and one top-level field stripped from it. Pure: no I/O, no allocation.
+ * one top-level field stripped from it, and one top-level integer rewritten in place. Pure:
+ * no I/O, no allocation.
  *
  * Ownership: nothing is allocated and nothing is to be freed. Every section, value, array
  * and string handed out points into the body the caller passed to epee_open, which must
@@ -142,5 +143,11 @@ EPEE_WUR bool epee_array_next(struct epee_array *a, struct epee_value *elem);
  * were. Nested fields of that name are kept. */
 EPEE_WUR enum epee_status epee_strip(const void *in, size_t in_len, const char *name, void *out,
                                      size_t out_size, size_t *out_len, bool *removed);
+
+/* Rewrites in place the value of the top-level field named name of the body[0..len), when
+ * it is an EPEE_UINT64 (as monerod writes a height): the same 8 bytes, so nothing else
+ * moves. False, body unchanged, for a body epee_open refuses, no such field (or two), or a
+ * field of another type. */
+EPEE_WUR bool epee_patch_uint64(void *body, size_t len, const char *name, uint64_t value);
 
 #endif

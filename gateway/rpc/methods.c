@@ -182,9 +182,13 @@ static const struct method_info PATH_ROWS[] = {
     /* The chain supplement after the client's block_ids (up to 1000 blocks, to the tip) and
      * the current height: fixed for one body at one tip, so cached per tip (the wallet's
      * client field is stripped): synced wallets polling at the same tip send the same body
-     * and share one answer (sync batches over CACHE_TIP_MAX_BYTES are not kept). Stock
-     * wallets send prune=true, which any node answers fully; prune=false needs the prunable
-     * data.
+     * and share one answer (tip entries over CACHE_TIP_MAX_BYTES are not kept). A batch
+     * that more blocks follow and whose blocks are settled was ended by monerod's block,
+     * transaction or size limit, not by the tip: it is the same at every later tip, so it
+     * is also cached as settled, whatever its size, and served with current_height made
+     * the quorum's (plan.settles, plan_supplement_settled): wallets restoring from the same
+     * height share every batch but the last. Stock wallets send prune=true, which any node
+     * answers fully; prune=false needs the prunable data.
      * Pool information (wallets >= 0.18.3; upstream core_rpc_server.cpp on_get_blocks):
      * requested_info 1 (blocks and pool) or 2 (pool only) asks for the pool transactions
      * added and removed since pool_info_since, the daemon_time of the wallet's previous

@@ -133,6 +133,7 @@ void plan_for(const struct method_info *info, const struct plan_request *r, stru
     out->pool = info->pool_info && r->asks_pool;
     if (!out->pool)
         plan_cache(out, r);
+    out->settles = info->pool_info && !out->pool && out->cache == PLAN_CACHE_TIP;
 }
 
 /* Whether the plan of a JSON row reads its params (most need only the row). */
@@ -188,6 +189,30 @@ enum plan_cache plan_store(const struct plan *p, const struct plan_chain *chain,
         break;
     }
     return PLAN_CACHE_NONE;
+}
+
+bool plan_supplement_settled(const struct plan *p, const struct plan_chain *chain,
+                             const struct plan_supplement *s, int64_t *top)
+{
+    if (!p->settles || !chain->known || chain->degraded || s->start_height < 0 || s->blocks < 1 ||
+        s->start_height > INT64_MAX - s->blocks)
+        return false;
+    int64_t last = s->start_height + s->blocks - 1;
+    if (last + 1 >= s->chain_height)
+        return false; /* it reaches the node's tip: the next block would extend it */
+    if (last > chain->height - 1 - chain->min_depth)
+        return false; /* a short reorg could still change its blocks */
+    *top = last;
+    return true;
+}
+
+int64_t plan_tip_ttl(const struct plan *p, int64_t tip_ttl_ms, const struct plan_supplement *s,
+                     int64_t quorum_height)
+{
+    if (p->settles && s && s->chain_height == quorum_height &&
+        tip_ttl_ms < PLAN_SUPPLEMENT_TIP_TTL_MS)
+        return PLAN_SUPPLEMENT_TIP_TTL_MS;
+    return tip_ttl_ms;
 }
 
 bool plan_pool_rule(char *body, size_t *len, bool *asks_pool)

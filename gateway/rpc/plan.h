@@ -67,6 +67,11 @@ struct plan {
     /* The answer carries the node's pool relative to an earlier answer of that node
      * (plan_pool_rule): never cached. */
     bool pool;
+    /* A chain supplement (get_blocks.bin without the pool): cached per tip like any tip
+     * row, and also as settled, under the request alone, once its answer's blocks are
+     * deep and more follow them (plan_supplement_settled): the same body then gets the
+     * same blocks at every later tip, so wallets restoring at different tips share it. */
+    bool settles;
     enum plan_cache cache;
     enum plan_key key;
     enum plan_depth depth;
@@ -107,6 +112,35 @@ struct plan_chain {
  * the answer's own heights are checked against it when it is stored). A .bin request keyed
  * by index is not planned for storing while no block is settled (*deep < 0). */
 enum plan_cache plan_store(const struct plan *p, const struct plan_chain *chain, int64_t *deep);
+
+/* What a chain supplement answer (get_blocks.bin) says of itself. */
+struct plan_supplement {
+    int64_t start_height; /* its first block's height */
+    int64_t blocks;       /* how many blocks it holds */
+    int64_t chain_height; /* its current_height: the blocks in the answering node's chain */
+};
+
+/* Whether the answer s to a request planned with `settles` may be stored as settled at
+ * chain: the quorum is known and not degraded, the answer holds a block, more blocks follow
+ * its last one on the node's chain (so a block, transaction or size limit ended it, not
+ * the tip: monerod answers the same body with the same blocks at any later tip), and its
+ * last block is at most chain's settled height. *top is then that last block's height, the
+ * height the entry is stored under (a reorg below it makes the entry stale). */
+bool plan_supplement_settled(const struct plan *p, const struct plan_chain *chain,
+                             const struct plan_supplement *s, int64_t *top);
+
+/* A chain supplement's tip entry lives this long at most: its answer at one quorum tip is
+ * a function of the body and that tip's chain alone (no pool, nothing that moves between
+ * blocks), and the tip hash in its key makes it unreachable once the tip moves. */
+#define PLAN_SUPPLEMENT_TIP_TTL_MS INT64_C(600000)
+
+/* How long a tip entry of the planned request is served: tip_ttl_ms (the probe interval),
+ * or for a chain supplement (plan.settles) answer s (NULL: none read) from a node exactly
+ * at the quorum's height PLAN_SUPPLEMENT_TIP_TTL_MS if that is longer: wallets reaching
+ * the tip seconds apart share its last batch. A node ahead of the quorum may hold a block
+ * the quorum never takes: its answer is kept no longer than any tip answer. */
+int64_t plan_tip_ttl(const struct plan *p, int64_t tip_ttl_ms, const struct plan_supplement *s,
+                     int64_t quorum_height);
 
 /* The pool rule for a .bin request body of a row with pool_info (methods.h; the reasons are
  * at get_blocks.bin in methods.c). Strips pool_info_since from the portable-storage body in

@@ -2,12 +2,14 @@
  * request's plan (rpc/plan.h) says, under the tenant's read rules (rpc/consistency.h: its
  * served tip and the nodes that accepted its last transaction, kept in state/sessions.h).
  *
- * Longer than a module should be (about 1,250 lines): reads, their hedges, the cache and
- * the broadcast all work on the request's proxy_work. The broadcast (struct broadcast and
- * its calls) shares only answer_unavailable and fallback_nodes with the rest and is the
- * first to move into a module of its own. */
+ * Longer than a module should be (about 1,400 lines): reads, their hedges, the cache, the
+ * following of another read's flight (cache/flight.h) and the broadcast all work on the
+ * request's proxy_work. The broadcast (struct broadcast and its calls) shares only
+ * answer_unavailable and fallback_nodes with the rest and is the first to move into a
+ * module of its own. */
 #include "rpc/proxy.h"
 
+#include "cache/flight.h"
 #include "core/context.h"
 #include "http/answer.h"
 #include "limits/hold.h"
@@ -43,7 +45,14 @@ struct store_plan {
     uint8_t key[CACHE_KEY_LEN];
     uint64_t generation;
     int64_t deep; /* settled: the highest block height that counts as settled */
+    /* A chain supplement (plan.settles) may also be stored as settled, under this key (the
+     * request alone), at generation. */
+    bool settles;
+    uint8_t settled_key[CACHE_KEY_LEN];
 };
+
+/* How often a request that follows another one's flight (cache/flight.h) looks again. */
+#define PROXY_FOLLOW_POLL_US 5000
 
 struct broadcast_slot {
     struct node_info node;
@@ -109,6 +118,10 @@ struct proxy_work {
     char held_type[96];
     struct proxy_answer_facts held_facts;
     struct store_plan store; /* caching of this request's answer */
+    /* Identical misses in flight (cache/flight.h): this request leads its key's flight, or
+     * follows it and looks again at follow_timer. */
+    bool leading;
+    struct hold_entry follow_timer;
     /* Attempts in flight, and the hedge timer of the phase's first one. */
     struct gw_request *req;
     struct proxy_attempt *inflight[PROXY_MAX_INFLIGHT];
@@ -252,6 +265,22 @@ static void note_outs(struct proxy_answer_facts *f, const struct epee_section *r
     }
 }
 
+/* get_blocks.bin: where its blocks start, how many, and the node's chain height. */
+static void note_supplement(struct proxy_answer_facts *f, const struct epee_section *root)
+{
+    struct epee_value v;
+    struct epee_array blocks = {0};
+    uint64_t start, chain;
+    if (!epee_find(root, "start_height", &v) || !epee_get_uint(&v, &start) || start > INT64_MAX ||
+        !epee_find(root, "current_height", &v) || !epee_get_uint(&v, &chain) || chain > INT64_MAX ||
+        (epee_find(root, "blocks", &v) && !epee_get_array(&v, &blocks)))
+        return;
+    f->supplement = true;
+    f->blocks = (struct plan_supplement){.start_height = (int64_t)start,
+                                         .blocks = (int64_t)blocks.count,
+                                         .chain_height = (int64_t)chain};
+}
+
 void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_facts *f)
 {
     memset(f, 0, sizeof *f);
@@ -268,6 +297,7 @@ void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_fact
     bool untrusted = false;
     f->untrusted = epee_find(&root, "untrusted", &v) && epee_get_bool(&v, &untrusted) && untrusted;
     note_outs(f, &root);
+    note_supplement(f, &root);
 }
 
 /* ---- answering ------------------------------------------------------------------------ */
@@ -330,9 +360,24 @@ static void abandon_inflight(struct gw_request *req, bool slow)
     px->ninflight = 0;
 }
 
+/* The key a request's flight is led under: a chain supplement's settled key (the same at
+ * every tip), else its cache key. */
+static const uint8_t *flight_key(const struct proxy_work *px)
+{
+    return px->store.settles ? px->store.settled_key : px->store.key;
+}
+
+static void land_flight(struct gw_request *req)
+{
+    if (req->px->leading)
+        flight_land(req->ctx->flight, flight_key(req->px));
+    req->px->leading = false;
+}
+
 /* The answer is in req: the held one is let go and the request handed back to server. */
 static void hand_back(struct gw_request *req)
 {
+    land_flight(req);
     abandon_inflight(req, false);
     release_held(req->px);
     req->answered = true;
@@ -362,6 +407,10 @@ static void store_prepare(struct gw_request *req, const struct prober_quorum *q,
     enum plan_cache may = plan_store(&req->plan, &chain, &store->deep);
     if (may == PLAN_CACHE_TIP && request_key(req, q->hash, store->key)) {
         store->store = PLAN_CACHE_TIP;
+        if (req->plan.settles && !q->degraded && request_key(req, NULL, store->settled_key)) {
+            store->settles = true;
+            store->generation = cache_generation(req->ctx->cache);
+        }
     } else if (may == PLAN_CACHE_SETTLED && request_key(req, NULL, store->key)) {
         store->store = PLAN_CACHE_SETTLED;
         store->generation = cache_generation(req->ctx->cache);
@@ -393,6 +442,27 @@ static char *stored_form(const struct gw_request *req, const char *body, size_t 
     return copy;
 }
 
+/* A chain supplement whose blocks are settled (plan_supplement_settled, at the quorum now)
+ * is stored under its settled key, as immutable at its last block's height: true. A pruned
+ * node's answer is never stored so (an epee answer is not read for pruned parts). */
+static bool store_settled_supplement(struct gw_request *req, const char *body, size_t len,
+                                     const struct proxy_answer_facts *f)
+{
+    struct prober_quorum q = prober_quorum(req->ctx->prober);
+    struct plan_chain chain = {.known = q.known,
+                               .degraded = q.degraded,
+                               .height = q.height,
+                               .min_depth = req->ctx->cache_min_depth};
+    int64_t top;
+    if (!plan_supplement_settled(&req->plan, &chain, &f->blocks, &top))
+        return false;
+    if (!cache_put(req->ctx->cache, req->px->store.settled_key, body, len, 0, top,
+                   req->px->store.generation, xg_monotonic_ms())) {
+        /* a reorg since it was sent, or larger than the whole cache: served uncached */
+    }
+    return true;
+}
+
 static void store_answer(struct gw_request *req, long http, const char *body, size_t len,
                          const struct proxy_answer_facts *f)
 {
@@ -403,6 +473,9 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
         return;
     if (!nodes_own(&px->current))
         return; /* a third party's answer is served, never shared with other tenants */
+    if (px->store.settles && f->supplement && !px->current.pruned &&
+        store_settled_supplement(req, body, len, f))
+        return;
     int64_t height = 0;
     if (px->store.store == PLAN_CACHE_SETTLED) {
         if (plan->prunable && (f->pruned || (req->endpoint == GW_EP_BIN && px->current.pruned)))
@@ -425,7 +498,10 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
     char *stored = stored_form(req, body, len, &stored_len);
     if (!stored)
         return;
-    int64_t ttl = px->store.store == PLAN_CACHE_TIP ? req->ctx->tip_ttl_ms : 0;
+    int64_t ttl = 0;
+    if (px->store.store == PLAN_CACHE_TIP)
+        ttl = plan_tip_ttl(plan, req->ctx->tip_ttl_ms, f->supplement ? &f->blocks : NULL,
+                           prober_quorum(req->ctx->prober).height);
     if (!cache_put(req->ctx->cache, px->store.key, stored, stored_len, ttl, height,
                    px->store.generation, xg_monotonic_ms())) {
         /* refused (a reorg since the request was sent, or too large to keep): the client
@@ -478,7 +554,8 @@ struct refresh_job {
     uint8_t key[CACHE_KEY_LEN];
     enum gw_endpoint endpoint;
     int32_t node_id;
-    bool own; /* an own node: its answer may be stored */
+    bool own;     /* an own node: its answer may be stored */
+    bool settles; /* a chain supplement: served as long as plan_tip_ttl says */
 };
 
 static void on_refresh_done(const struct up_result *res, void *arg)
@@ -499,8 +576,13 @@ static void on_refresh_done(const struct up_result *res, void *arg)
                 memcpy(body, res->body, res->body_len + 1);
                 len = res->body_len;
             }
-            stored = body && cache_put(job->ctx->cache, job->key, body, len, job->ctx->tip_ttl_ms,
-                                       0, 0, xg_monotonic_ms());
+            int64_t ttl = job->settles
+                              ? plan_tip_ttl(&(struct plan){.settles = true}, job->ctx->tip_ttl_ms,
+                                             f.supplement ? &f.blocks : NULL,
+                                             prober_quorum(job->ctx->prober).height)
+                              : job->ctx->tip_ttl_ms;
+            stored = body &&
+                     cache_put(job->ctx->cache, job->key, body, len, ttl, 0, 0, xg_monotonic_ms());
             free(body);
         }
     }
@@ -521,8 +603,11 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         cache_refresh_failed(req->ctx->cache, key);
         return;
     }
-    *job = (struct refresh_job){
-        .ctx = req->ctx, .endpoint = req->endpoint, .node_id = node.id, .own = nodes_own(&node)};
+    *job = (struct refresh_job){.ctx = req->ctx,
+                                .endpoint = req->endpoint,
+                                .node_id = node.id,
+                                .own = nodes_own(&node),
+                                .settles = req->plan.settles};
     memcpy(job->key, key, CACHE_KEY_LEN);
     char url[512];
     static const struct up_header headers[] = {{"Content-Type", "application/json"}};
@@ -559,6 +644,43 @@ static void mark_degraded(struct gw_request *req, const struct prober_quorum *q)
         answer_header_set(req, "X-Xmrgate-Degraded", "no-quorum");
 }
 
+/* The tenant's floor refuses an answer naming chain height `served` (a miss for it). */
+static bool below_tenant_floor(const struct gw_request *req, int64_t served)
+{
+    return served >= 0 &&
+           consistency_below(
+               consistency_floor(&req->plan,
+                                 sessions_get(req->ctx->sessions, req->tenant_id).served_tip),
+               served);
+}
+
+/* A settled chain supplement from the cache, its current_height made the quorum's (what a
+ * node on the quorum tip answers the same body with now): true when req is answered. */
+static bool answer_settled_supplement(struct gw_request *req, const struct prober_quorum *q,
+                                      const struct store_plan *store)
+{
+    char *stored;
+    size_t len;
+    struct proxy_answer_facts f;
+    if (!store->settles || cache_get(req->ctx->cache, store->settled_key, xg_monotonic_ms(),
+                                     &stored, &len) == CACHE_MISS)
+        return false;
+    proxy_read_bin_facts(stored, len, &f);
+    /* Its blocks must still end below the quorum's top (no reorg the prober has not seen
+     * yet shortened the chain), and the tenant must not have been served a higher tip. */
+    if (!f.supplement || f.blocks.start_height + f.blocks.blocks >= q->height ||
+        !epee_patch_uint64(stored, len, "current_height", (uint64_t)q->height) ||
+        (req->tenant_id && below_tenant_floor(req, q->height))) {
+        free(stored);
+        return false;
+    }
+    answer_set(req, 200, stored, len, "application/octet-stream");
+    answer_header_set(req, "X-Xmrgate-Cache", "hit");
+    if (req->tenant_id)
+        sessions_served_tip(req->ctx->sessions, req->tenant_id, q->height);
+    return true;
+}
+
 bool proxy_answer_from_cache(struct gw_request *req)
 {
     if (req->plan.cache == PLAN_CACHE_NONE)
@@ -568,6 +690,8 @@ bool proxy_answer_from_cache(struct gw_request *req)
     store_prepare(req, &q, &store);
     if (store.store == PLAN_CACHE_NONE)
         return false;
+    if (answer_settled_supplement(req, &q, &store))
+        return true;
     char *stored;
     size_t len;
     enum cache_lookup hit = cache_get(req->ctx->cache, store.key, xg_monotonic_ms(), &stored, &len);
@@ -577,11 +701,7 @@ bool proxy_answer_from_cache(struct gw_request *req)
     int64_t served = req->tenant_id ? consistency_answer_height(req->info, stored, len,
                                                                 req->endpoint == GW_EP_BIN)
                                     : -1;
-    if (served >= 0 &&
-        consistency_below(
-            consistency_floor(&req->plan,
-                              sessions_get(req->ctx->sessions, req->tenant_id).served_tip),
-            served)) {
+    if (below_tenant_floor(req, served)) {
         free(stored);
         return false;
     }
@@ -973,6 +1093,68 @@ static bool submit_attempt(struct gw_request *req, const char **why)
     return submit_one(req, false, why);
 }
 
+/* Sends a read that did not follow another one's flight; false with the answer in req. */
+static bool send_read(struct gw_request *req)
+{
+    if (req->px->store.store != PLAN_CACHE_NONE)
+        answer_header_set(req, "X-Xmrgate-Cache", "miss");
+    const char *why;
+    if (!submit_attempt(req, &why)) {
+        answer_unavailable(req, why, NULL, NULL);
+        return false;
+    }
+    return true;
+}
+
+static void on_follow_due(struct hold_entry *e);
+
+/* Looks again in PROXY_FOLLOW_POLL_US, while the request has time left to ask a node
+ * itself after that (a node timeout); false when it has not, or cannot wait. */
+static bool arm_follow(struct gw_request *req)
+{
+    int64_t due_us = xg_monotonic_us() + PROXY_FOLLOW_POLL_US;
+    if (due_us + req->ctx->node_timeout_ms * 1000 >= req->deadline_us)
+        return false;
+    return hold_add(req->ctx->timers, &req->px->follow_timer, due_us, on_follow_due);
+}
+
+/* Joins the flight of the request's key (cache/flight.h): true when it follows another
+ * request's and waits; false when it leads (or may not wait) and asks a node now. */
+static bool follow_flight(struct gw_request *req)
+{
+    struct proxy_work *px = req->px;
+    if (!req->ctx->flight || !req->ctx->timers || px->store.store == PLAN_CACHE_NONE)
+        return false;
+    int64_t now_us = xg_monotonic_us();
+    int64_t lease_ms = (req->deadline_us - now_us) / 1000;
+    if (flight_join(req->ctx->flight, flight_key(px), now_us / 1000, lease_ms) == FLIGHT_LEAD) {
+        px->leading = true;
+        return false;
+    }
+    return arm_follow(req);
+}
+
+/* A follower looks again: while the lead is open it waits on; once the lead landed it
+ * serves the stored answer, or, when none was stored, joins again (and mostly leads). */
+static void on_follow_due(struct hold_entry *e)
+{
+    struct proxy_work *px =
+        (struct proxy_work *)(void *)((char *)e - offsetof(struct proxy_work, follow_timer));
+    struct gw_request *req = px->req;
+    if (flight_open(req->ctx->flight, flight_key(px), xg_monotonic_ms()) && arm_follow(req))
+        return;
+    if (proxy_answer_from_cache(req)) {
+        req->from_cache = true;
+        gw_metrics_coalesced(req->ctx->metrics);
+        hand_back(req);
+        return;
+    }
+    if (follow_flight(req))
+        return;
+    if (!send_read(req))
+        hand_back(req);
+}
+
 static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
 {
     struct proxy_work *px = req->px;
@@ -991,14 +1173,9 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
     }
     mark_degraded(req, q);
     store_prepare(req, q, &px->store);
-    if (px->store.store != PLAN_CACHE_NONE)
-        answer_header_set(req, "X-Xmrgate-Cache", "miss");
-    const char *why;
-    if (!submit_attempt(req, &why)) {
-        answer_unavailable(req, why, NULL, NULL);
-        return false;
-    }
-    return true;
+    if (follow_flight(req))
+        return true;
+    return send_read(req);
 }
 
 /* ---- broadcast ------------------------------------------------------------------------ */
@@ -1231,8 +1408,11 @@ void proxy_request_free(struct gw_request *req)
     if (!req->px)
         return;
     abandon_inflight(req, false);
-    if (req->ctx->timers)
+    land_flight(req);
+    if (req->ctx->timers) {
         hold_cancel(req->ctx->timers, &req->px->tip_wait);
+        hold_cancel(req->ctx->timers, &req->px->follow_timer);
+    }
     release_held(req->px);
     struct broadcast *bc = req->px->bc;
     if (bc) { /* calls still out go on without the request */

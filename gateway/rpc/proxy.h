@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include "core/request.h"
+#include "rpc/plan.h"
 
 struct gw_context;
 
@@ -80,6 +81,10 @@ struct proxy_answer_facts {
     /* The highest block height it describes (a reorg above it changes the answer; below it
      * does not); -1 none, PROXY_HEIGHT_UNSETTLED. */
     int64_t height;
+    /* A chain supplement (get_blocks.bin: start_height and current_height present): what
+     * it says of its blocks (plan_supplement_settled reads it). */
+    bool supplement;
+    struct plan_supplement blocks;
 };
 
 /* Pure: reads an answer body (JSON-RPC or plain JSON; anything else is not json): the
@@ -88,9 +93,9 @@ struct proxy_answer_facts {
 void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f);
 
 /* Pure: reads a .bin answer (epee portable storage; json stays false): its status and
- * untrusted flag, and for get_outs.bin the outputs' highest height, or
- * PROXY_HEIGHT_UNSETTLED while one of them is locked. A body that is not portable storage
- * is neither ok nor busy. */
+ * untrusted flag, for get_outs.bin the outputs' highest height, or
+ * PROXY_HEIGHT_UNSETTLED while one of them is locked, and for get_blocks.bin its blocks. A body
+ * that is not portable storage is neither ok nor busy. */
 void proxy_read_bin_facts(const char *body, size_t len, struct proxy_answer_facts *f);
 
 #define PROXY_NODE_REF_SIZE 16

@@ -217,6 +217,24 @@ static void test_tip_ttl_and_refresh(void **state)
     cache_free(c);
 }
 
+/* Hits of settled (immutable) entries are counted apart from tip hits. */
+static void test_settled_hits(void **state)
+{
+    (void)state;
+    struct cache *c = cache_new(1 << 20);
+    assert_true(put(c, 1, "{\"status\":\"OK\"}", 2000, 0, 0, 1000)); /* tip */
+    assert_true(put(c, 2, "{\"status\":\"OK\"}", 0, 5, 0, 1000));    /* settled, height 5 */
+    assert_int_equal(lookup(c, 1, 1100, NULL, 0), CACHE_HIT);
+    assert_int_equal(lookup(c, 2, 1100, NULL, 0), CACHE_HIT);
+    assert_int_equal(lookup(c, 2, 1200, NULL, 0), CACHE_HIT);
+    assert_int_equal(lookup(c, 3, 1200, NULL, 0), CACHE_MISS);
+    struct cache_stats st = cache_stats(c);
+    assert_int_equal(st.hits, 3);
+    assert_int_equal(st.settled_hits, 2);
+    assert_int_equal(st.misses, 1);
+    cache_free(c);
+}
+
 static void test_reorg_epochs(void **state)
 {
     (void)state;
@@ -275,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_lru_bound),
         cmocka_unit_test(test_tip_entry_size_bound),
         cmocka_unit_test(test_tip_ttl_and_refresh),
+        cmocka_unit_test(test_settled_hits),
         cmocka_unit_test(test_reorg_epochs),
         cmocka_unit_test(test_epoch_list_overflow),
     };

@@ -1021,6 +1021,35 @@ static void check_strip(const struct strip_case *c, bool in_place)
     free(out);
 }
 
+/* epee_patch_uint64: a top-level uint64 rewritten in place, nothing else touched; any
+ * other type, a nested field, a missing or doubled field, or a bad body left alone. */
+static void test_patch_uint64(void **state)
+{
+    (void)state;
+    struct {
+        const char *name, *in;
+        size_t in_len;
+        bool ok;
+        const char *out;
+    } rows[] = {
+        {"a uint64 at the top", H "\010\001a\005" U64Z "\001b\013\001", 9 + 1 + 3 + 8 + 4, true,
+         H "\010\001a\005\x2a\x01\000\000\000\000\000\000\001b\013\001"},
+        {"a uint32 is not rewritten", H "\004\001a\006\000\000\000\000", 9 + 1 + 3 + 4, false,
+         NULL},
+        {"nested only", H "\004\001o\014\004\001a\005" U64Z, 9 + 1 + 3 + 1 + 3 + 8, false, NULL},
+        {"missing", H "\004\001b\013\001", 9 + 1 + 3 + 1, false, NULL},
+        {"named twice", H "\010\001a\005" U64Z "\001a\005" U64Z, 9 + 1 + 11 + 11, false, NULL},
+        {"cut short", H "\004\001a\005\000\000", 9 + 1 + 3 + 2, false, NULL},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        uint8_t body[64];
+        print_message("# %s\n", rows[i].name);
+        memcpy(body, rows[i].in, rows[i].in_len);
+        assert_int_equal(epee_patch_uint64(body, rows[i].in_len, "a", 0x12a), rows[i].ok);
+        assert_memory_equal(body, rows[i].ok ? rows[i].out : rows[i].in, rows[i].in_len);
+    }
+}
+
 static void test_strip(void **state)
 {
     (void)state;
@@ -1137,23 +1166,15 @@ static void test_mutations(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_varints),
-        cmocka_unit_test(test_varint_writer),
-        cmocka_unit_test(test_bodies),
-        cmocka_unit_test(test_status_text),
-        cmocka_unit_test(test_nesting),
-        cmocka_unit_test(test_nesting_read),
-        cmocka_unit_test(test_long_values),
-        cmocka_unit_test(test_long_name_and_count),
-        cmocka_unit_test(test_read_matrix),
-        cmocka_unit_test(test_read_nested),
-        cmocka_unit_test(test_read_arrays),
-        cmocka_unit_test(test_find),
-        cmocka_unit_test(test_node_status),
-        cmocka_unit_test(test_request_heights),
-        cmocka_unit_test(test_outs),
-        cmocka_unit_test(test_strip),
-        cmocka_unit_test(test_strip_count_shrinks),
+        cmocka_unit_test(test_varints),         cmocka_unit_test(test_varint_writer),
+        cmocka_unit_test(test_bodies),          cmocka_unit_test(test_status_text),
+        cmocka_unit_test(test_nesting),         cmocka_unit_test(test_nesting_read),
+        cmocka_unit_test(test_long_values),     cmocka_unit_test(test_long_name_and_count),
+        cmocka_unit_test(test_read_matrix),     cmocka_unit_test(test_read_nested),
+        cmocka_unit_test(test_read_arrays),     cmocka_unit_test(test_find),
+        cmocka_unit_test(test_patch_uint64),    cmocka_unit_test(test_node_status),
+        cmocka_unit_test(test_request_heights), cmocka_unit_test(test_outs),
+        cmocka_unit_test(test_strip),           cmocka_unit_test(test_strip_count_shrinks),
         cmocka_unit_test(test_mutations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

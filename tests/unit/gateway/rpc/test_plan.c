@@ -565,6 +565,99 @@ static void test_bin_pool_rule_table(void **state)
     }
 }
 
+/* Which get_blocks.bin plans settle, and when a supplement answer is settled: it holds a
+ * block, more follow it on the node's chain, its last block is deep below the quorum, and
+ * the quorum is known and agreed. */
+static void test_supplement_settled_table(void **state)
+{
+    (void)state;
+    const struct method_info *blocks = path("/get_blocks.bin");
+    struct plan p, pool, other;
+    plan_for(blocks, &(struct plan_request){0}, &p);
+    plan_for(blocks, &(struct plan_request){.asks_pool = true}, &pool);
+    plan_for(path("/get_hashes.bin"), NULL, &other);
+    assert_true(p.settles);
+    assert_int_equal(p.cache, PLAN_CACHE_TIP);
+    assert_false(pool.settles); /* the pool rule: never cached at all */
+    assert_int_equal(pool.cache, PLAN_CACHE_NONE);
+    assert_false(other.settles);
+    const struct plan_chain chain = {.known = true, .height = 2100, .min_depth = 10};
+    /* settled: heights up to 2100 - 1 - 10 = 2089 */
+    struct {
+        const char *name;
+        const struct plan *plan;
+        struct plan_chain chain;
+        struct plan_supplement s;
+        bool settled;
+        int64_t top;
+    } rows[] = {
+        {"a full batch from genesis, more follow", &p, chain, {0, 1000, 2100}, true, 999},
+        {"the second batch", &p, chain, {1000, 1000, 2100}, true, 1999},
+        {"its last block exactly at the settled height", &p, chain, {1090, 1000, 2100}, true, 2089},
+        {"one block above the settled height", &p, chain, {1091, 1000, 2100}, false, 0},
+        {"it reaches the node's tip", &p, chain, {2000, 100, 2100}, false, 0},
+        {"a node ahead of the quorum: more follow on it, but not deep",
+         &p,
+         chain,
+         {2000, 100, 2200},
+         false,
+         0},
+        {"a limit ended it below a short node's tip", &p, chain, {0, 3, 4}, true, 2},
+        {"no blocks (the client is at the tip)", &p, chain, {0, 0, 2100}, false, 0},
+        {"a negative start", &p, chain, {-1, 10, 2100}, false, 0},
+        {"a start that overflows", &p, chain, {INT64_MAX, 2, 2100}, false, 0},
+        {"no quorum known", &p, {.height = 2100, .min_depth = 10}, {0, 1000, 2100}, false, 0},
+        {"degraded",
+         &p,
+         {.known = true, .degraded = true, .height = 2100, .min_depth = 10},
+         {0, 1000, 2100},
+         false,
+         0},
+        {"a request asking for the pool", &pool, chain, {0, 1000, 2100}, false, 0},
+        {"another row", &other, chain, {0, 1000, 2100}, false, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int64_t top = 0;
+        print_message("# %s\n", rows[i].name);
+        assert_int_equal(plan_supplement_settled(rows[i].plan, &rows[i].chain, &rows[i].s, &top),
+                         rows[i].settled);
+        assert_int_equal(top, rows[i].top);
+    }
+}
+
+/* How long a tip entry is served: the probe interval, or for a chain supplement long
+ * enough for wallets reaching the tip apart to share its last batch. */
+static void test_tip_ttl_table(void **state)
+{
+    (void)state;
+    struct plan blocks, pool, info;
+    plan_for(path("/get_blocks.bin"), &(struct plan_request){0}, &blocks);
+    plan_for(path("/get_blocks.bin"), &(struct plan_request){.asks_pool = true}, &pool);
+    plan_for(path("/get_info"), NULL, &info);
+    const struct plan_supplement at = {2000, 11, 2011}, ahead = {2000, 12, 2012};
+    struct {
+        const char *name;
+        const struct plan *plan;
+        const struct plan_supplement *s;
+        int64_t tip_ttl, want;
+    } rows[] = {
+        {"get_info: the probe interval", &info, NULL, 2000, 2000},
+        {"a chain supplement from a node at the quorum: until the tip moves, bounded", &blocks, &at,
+         2000, PLAN_SUPPLEMENT_TIP_TTL_MS},
+        {"a supplement from a node ahead of the quorum: the probe interval", &blocks, &ahead, 2000,
+         2000},
+        {"a supplement whose answer was not read", &blocks, NULL, 2000, 2000},
+        {"a probe interval longer than the bound", &blocks, &at, PLAN_SUPPLEMENT_TIP_TTL_MS + 1,
+         PLAN_SUPPLEMENT_TIP_TTL_MS + 1},
+        {"get_blocks.bin asking for the pool (never cached)", &pool, &at, 2000, 2000},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        print_message("# %s\n", rows[i].name);
+        assert_int_equal(plan_tip_ttl(rows[i].plan, rows[i].tip_ttl, rows[i].s, 2011),
+                         rows[i].want);
+    }
+}
+
 /* Which .bin requests may be stored as settled, and the height the request names. */
 static void test_bin_request_immutable_table(void **state)
 {
@@ -666,6 +759,8 @@ int main(void)
         cmocka_unit_test(test_plan_for_body_table),
         cmocka_unit_test(test_store_table),
         cmocka_unit_test(test_bin_pool_rule_table),
+        cmocka_unit_test(test_supplement_settled_table),
+        cmocka_unit_test(test_tip_ttl_table),
         cmocka_unit_test(test_bin_request_immutable_table),
         cmocka_unit_test(test_names_and_json),
     };

@@ -151,6 +151,56 @@ static void test_read_bin_facts_table(void **state)
     }
 }
 
+/* get_blocks.bin: where the blocks start, how many, and the node's chain height. */
+#define START(h) "\x0cstart_height\x05" U64(h)
+#define CURRENT(h)                                                                                 \
+    "\x0e"                                                                                         \
+    "current_height\x05" U64(h)
+#define TWO_BLOCKS                                                                                 \
+    "\x06"                                                                                         \
+    "blocks\x8c\x08\x00\x00"
+
+static void test_read_supplement_table(void **state)
+{
+    (void)state;
+    struct {
+        const char *name, *body;
+        size_t len;
+        bool supplement;
+        int64_t start, blocks, chain;
+    } rows[] = {
+        {"two blocks from height 5 of 100",
+         BYTES(EPEE_HEADER "\x10" STATUS_OK START("\x05") CURRENT("\x64") TWO_BLOCKS), true, 5, 2,
+         100},
+        {"no blocks field (the client is at the tip)",
+         BYTES(EPEE_HEADER "\x0c" STATUS_OK START("\x00") CURRENT("\x64")), true, 0, 0, 100},
+        {"blocks that are not an array",
+         BYTES(EPEE_HEADER "\x10" STATUS_OK START("\x05") CURRENT("\x64") "\x06"
+                                                                          "blocks\x08\x01"),
+         false, 0, 0, 0},
+        {"no current_height (another .bin answer)",
+         BYTES(EPEE_HEADER "\x0c" STATUS_OK START("\x05") TWO_BLOCKS), false, 0, 0, 0},
+        {"no start_height", BYTES(EPEE_HEADER "\x0c" STATUS_OK CURRENT("\x64") TWO_BLOCKS), false,
+         0, 0, 0},
+        {"a height that is not an integer",
+         BYTES(EPEE_HEADER "\x10" STATUS_OK START("\x05") "\x0e"
+                                                          "current_height\x0a\x04x" TWO_BLOCKS),
+         false, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct proxy_answer_facts f;
+        print_message("# %s\n", rows[i].name);
+        proxy_read_bin_facts(rows[i].body, rows[i].len, &f);
+        assert_true(f.ok);
+        assert_int_equal(f.supplement, rows[i].supplement);
+        if (!rows[i].supplement)
+            continue;
+        assert_int_equal(f.blocks.start_height, rows[i].start);
+        assert_int_equal(f.blocks.blocks, rows[i].blocks);
+        assert_int_equal(f.blocks.chain_height, rows[i].chain);
+    }
+}
+
 static void test_retryable_table(void **state)
 {
     (void)state;
@@ -202,9 +252,9 @@ static void test_node_ref(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read_facts_table), cmocka_unit_test(test_read_bin_facts_table),
-        cmocka_unit_test(test_retryable_table),  cmocka_unit_test(test_answer_status),
-        cmocka_unit_test(test_node_ref),
+        cmocka_unit_test(test_read_facts_table),      cmocka_unit_test(test_read_bin_facts_table),
+        cmocka_unit_test(test_read_supplement_table), cmocka_unit_test(test_retryable_table),
+        cmocka_unit_test(test_answer_status),         cmocka_unit_test(test_node_ref),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
