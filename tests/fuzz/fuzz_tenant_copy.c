@@ -14,7 +14,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const uint8_t key[TOKEN_HA1_KEY_LEN] = {7};
+    static const uint8_t raw_key[TOKEN_HA1_KEY_LEN] = {7};
+    static struct token_ha1_unwrapper *key; /* set up once, reused as the load reuses it */
+    if (!key)
+        key = token_ha1_unwrapper_new(raw_key);
+    FUZZ_CHECK(key != NULL);
     if (size < 1)
         return 0;
     bool with_header = data[0] & 1;
