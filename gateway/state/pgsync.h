@@ -2,6 +2,8 @@
  *
  * One thread with one connection: LISTEN on xmrgate_tenants, xmrgate_tiers and
  * xmrgate_nodes, then a full load; afterwards each NOTIFY reloads just the row it names.
+ * During a full load this thread reads and parses the rows and a second one, which lives
+ * only for the load, publishes them (state/tenant_feed.h says who owns what meanwhile).
  * When the connection drops, the gateway keeps serving what it knows (fail-static), the
  * thread reconnects with backoff and reloads everything, since NOTIFYs sent while it was
  * away are lost. */
