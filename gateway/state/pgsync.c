@@ -260,7 +260,7 @@ static bool stream_all_tenants(struct pgsync *sync)
      * parsing, the HA1 unwrap and the tables' inserts run on two cores. Without a thread
      * to be had, the rows are published here. */
     struct tenant_feed *feed = ok ? tenant_feed_start(sync->tenants, sync->generation) : NULL;
-    struct tenant_row local;
+    struct tenant_row local = {0}; /* the rows when there is no feed */
     bool first = true, ended = false;
     size_t bad = 0;
     char *buf;
