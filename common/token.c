@@ -274,24 +274,58 @@ out:
     return ok;
 }
 
-bool token_ha1_unwrap(const uint8_t key[TOKEN_HA1_KEY_LEN], const char *handle,
-                      const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN], uint8_t ha1[TOKEN_HA1_LEN])
+struct token_ha1_unwrapper {
+    EVP_CIPHER_CTX *ctx; /* the key schedule set, no IV */
+};
+
+struct token_ha1_unwrapper *token_ha1_unwrapper_new(const uint8_t key[TOKEN_HA1_KEY_LEN])
 {
-    bool ok = false;
+    struct token_ha1_unwrapper *u = calloc(1, sizeof *u);
+    if (u == NULL)
+        return NULL;
+    u->ctx = EVP_CIPHER_CTX_new();
+    if (u->ctx == NULL || EVP_DecryptInit_ex(u->ctx, EVP_aes_256_gcm(), NULL, key, NULL) != 1) {
+        token_ha1_unwrapper_free(u);
+        return NULL;
+    }
+    return u;
+}
+
+void token_ha1_unwrapper_free(struct token_ha1_unwrapper *u)
+{
+    if (u == NULL)
+        return;
+    EVP_CIPHER_CTX_free(u->ctx); /* cleanses the key schedule */
+    free(u);
+}
+
+bool token_ha1_unwrap_with(struct token_ha1_unwrapper *u, const char *handle,
+                           const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN], uint8_t ha1[TOKEN_HA1_LEN])
+{
     const uint8_t *iv = wrapped + 1;
     const uint8_t *ct = iv + HA1_WRAP_IV_LEN;
     uint8_t tag[HA1_WRAP_TAG_LEN];
     int n = 0, fin = 0;
     memcpy(tag, ct + TOKEN_HA1_LEN, sizeof tag);
-    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-    if (ctx == NULL || wrapped[0] != HA1_WRAP_VERSION)
-        goto out;
-    ok = EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, iv) == 1 &&
-         ha1_wrap_aad(ctx, handle) && EVP_DecryptUpdate(ctx, ha1, &n, ct, TOKEN_HA1_LEN) == 1 &&
-         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, sizeof tag, tag) == 1 &&
-         EVP_DecryptFinal_ex(ctx, ha1 + n, &fin) == 1 && n + fin == TOKEN_HA1_LEN;
-out:
-    EVP_CIPHER_CTX_free(ctx);
+    /* A new IV restarts GCM (counter, hash and tag state) and keeps the key; whatever an
+     * earlier row left half done, failed or not, is discarded here. */
+    bool ok = wrapped[0] == HA1_WRAP_VERSION &&
+              EVP_DecryptInit_ex(u->ctx, NULL, NULL, NULL, iv) == 1 &&
+              ha1_wrap_aad(u->ctx, handle) &&
+              EVP_DecryptUpdate(u->ctx, ha1, &n, ct, TOKEN_HA1_LEN) == 1 &&
+              EVP_CIPHER_CTX_ctrl(u->ctx, EVP_CTRL_GCM_SET_TAG, sizeof tag, tag) == 1 &&
+              EVP_DecryptFinal_ex(u->ctx, ha1 + n, &fin) == 1 && n + fin == TOKEN_HA1_LEN;
+    if (!ok)
+        OPENSSL_cleanse(ha1, TOKEN_HA1_LEN);
+    return ok;
+}
+
+bool token_ha1_unwrap(const uint8_t key[TOKEN_HA1_KEY_LEN], const char *handle,
+                      const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN], uint8_t ha1[TOKEN_HA1_LEN])
+{
+    struct token_ha1_unwrapper *u = token_ha1_unwrapper_new(key);
+    bool ok = u != NULL && token_ha1_unwrap_with(u, handle, wrapped, ha1);
+    token_ha1_unwrapper_free(u);
     if (!ok)
         OPENSSL_cleanse(ha1, TOKEN_HA1_LEN);
     return ok;

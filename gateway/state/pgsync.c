@@ -2,6 +2,7 @@
 #include "state/pgsync.h"
 
 #include "ops/gw_metrics.h"
+#include "state/tenant_feed.h"
 
 #include "token.h"
 #include "xg_hex.h"
@@ -29,7 +30,7 @@ struct pgsync {
     struct xg_pg *pg;
     struct tenant_store *tenants;
     struct node_registry *nodes;
-    uint8_t ha1_key[TOKEN_HA1_KEY_LEN];
+    struct token_ha1_unwrapper *unwrap; /* the HA1 key, set up once */
     pthread_t thread;
     volatile sig_atomic_t stop;
     atomic_bool synced;
@@ -49,7 +50,7 @@ struct raw_tenant {
 };
 
 /* The one set of rules both formats go through: bounds, then the HA1 unwrap. */
-static bool build_row(const struct raw_tenant *raw, const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
+static bool build_row(const struct raw_tenant *raw, struct token_ha1_unwrapper *unwrap,
                       struct tenant_row *out)
 {
     memset(out, 0, sizeof *out);
@@ -64,7 +65,7 @@ static bool build_row(const struct raw_tenant *raw, const uint8_t ha1_key[TOKEN_
     memcpy(out->tier_id, raw->tier, raw->tier_len);
     /* A HA1 that does not unwrap (another key, a copied row) leaves Digest unusable for
      * this tenant; the token schemes still work. */
-    if (!token_ha1_unwrap(ha1_key, out->handle, raw->wrapped, out->digest_ha1))
+    if (!token_ha1_unwrap_with(unwrap, out->handle, raw->wrapped, out->digest_ha1))
         memset(out->digest_ha1, 0, sizeof out->digest_ha1);
     out->burst_rps = (int32_t)raw->burst_rps;
     out->burst_size = (int32_t)raw->burst_size;
@@ -84,7 +85,7 @@ static bool parse_int64(const char *text, int64_t *out)
 }
 
 bool pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
-                         const uint8_t ha1_key[TOKEN_HA1_KEY_LEN], struct tenant_row *out)
+                         struct token_ha1_unwrapper *unwrap, struct tenant_row *out)
 {
     memset(out, 0, sizeof *out);
     uint8_t hash[32], wrapped[TOKEN_HA1_WRAPPED_LEN];
@@ -100,7 +101,7 @@ bool pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
         !parse_int64(cols[6], &raw.daily_quota) || !parse_int64(cols[7], &raw.valid_until) ||
         !parse_int64(cols[9], &raw.burst_size))
         return false;
-    return build_row(&raw, ha1_key, out);
+    return build_row(&raw, unwrap, out);
 }
 
 /* COPY BINARY's file header: signature, flags word, header-extension length. */
@@ -151,6 +152,25 @@ static bool copy_int8(const uint8_t **p, const uint8_t *end, int64_t *out)
     return true;
 }
 
+/* PostgreSQL's timestamptz on the wire: microseconds since 2000-01-01 00:00 UTC, with
+ * INT64_MIN and INT64_MAX for -infinity and infinity. */
+#define PG_EPOCH_UNIX_S 946684800LL
+#define PG_USECS        1000000LL
+
+int64_t pgsync_unix_seconds(int64_t pg_usecs)
+{
+    if (pg_usecs == INT64_MAX || pg_usecs == INT64_MIN)
+        return pg_usecs; /* valid forever, or never */
+    int64_t s = pg_usecs / PG_USECS, r = pg_usecs % PG_USECS;
+    if (r < 0) { /* as floor division: s + r / 1e6, 0 <= r < 1e6 */
+        s--;
+        r += PG_USECS;
+    }
+    s += PG_EPOCH_UNIX_S;
+    /* Rounded half away from zero, as extract(epoch FROM …)::int8 (a numeric cast) is. */
+    return s + (s < 0 ? r > PG_USECS / 2 : r >= PG_USECS / 2);
+}
+
 static bool copy_bytes(const uint8_t **p, const uint8_t *end, size_t want, const uint8_t **out)
 {
     size_t n;
@@ -167,8 +187,7 @@ static bool copy_text(const uint8_t **p, const uint8_t *end, const char **out, s
 }
 
 enum pgsync_copy pgsync_parse_copy_row(const char *buf, size_t len,
-                                       const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
-                                       struct tenant_row *out)
+                                       struct token_ha1_unwrapper *unwrap, struct tenant_row *out)
 {
     const uint8_t *p = (const uint8_t *)buf, *end = p + len;
     memset(out, 0, sizeof *out);
@@ -182,16 +201,18 @@ enum pgsync_copy pgsync_parse_copy_row(const char *buf, size_t len,
         return PGSYNC_COPY_BAD;
     struct raw_tenant raw = {0};
     const uint8_t *suspended;
+    int64_t pg_valid_until; /* timestamptz: gw_tenants_copy sends it as is */
     bool ok = copy_int8(&p, end, &raw.id) && copy_bytes(&p, end, 32, &raw.token_hash) &&
               copy_bytes(&p, end, TOKEN_HA1_WRAPPED_LEN, &raw.wrapped) &&
               copy_text(&p, end, &raw.handle, &raw.handle_len) &&
               copy_text(&p, end, &raw.tier, &raw.tier_len) && copy_int8(&p, end, &raw.burst_rps) &&
-              copy_int8(&p, end, &raw.daily_quota) && copy_int8(&p, end, &raw.valid_until) &&
+              copy_int8(&p, end, &raw.daily_quota) && copy_int8(&p, end, &pg_valid_until) &&
               copy_bytes(&p, end, 1, &suspended) && copy_int8(&p, end, &raw.burst_size) && p == end;
     if (!ok)
         return PGSYNC_COPY_BAD;
     raw.suspended = suspended[0] != 0;
-    return build_row(&raw, ha1_key, out) ? PGSYNC_COPY_ROW : PGSYNC_COPY_BAD;
+    raw.valid_until = pgsync_unix_seconds(pg_valid_until);
+    return build_row(&raw, unwrap, out) ? PGSYNC_COPY_ROW : PGSYNC_COPY_BAD;
 }
 
 /* Publishes every row of a tenant query result; returns false on a malformed row. */
@@ -203,7 +224,7 @@ static bool apply_tenant_rows(struct pgsync *sync, PGresult *res)
         for (int c = 0; c < PGSYNC_TENANT_COLUMNS; c++)
             cols[c] = PQgetvalue(res, r, c);
         struct tenant_row row;
-        if (!pgsync_parse_tenant(cols, sync->ha1_key, &row)) {
+        if (!pgsync_parse_tenant(cols, sync->unwrap, &row)) {
             xg_log(XG_LOG_ERROR, "tenant_row_invalid", "tenant %s skipped", cols[0]);
             continue;
         }
@@ -235,6 +256,11 @@ static bool stream_all_tenants(struct pgsync *sync)
         xg_log(XG_LOG_WARN, "tenants_load_failed", "%s",
                res ? PQresultErrorMessage(res) : PQerrorMessage(conn));
     PQclear(res);
+    /* This thread reads and parses; the feed's thread publishes (tenant_feed.h), so the
+     * parsing, the HA1 unwrap and the tables' inserts run on two cores. Without a thread
+     * to be had, the rows are published here. */
+    struct tenant_feed *feed = ok ? tenant_feed_start(sync->tenants, sync->generation) : NULL;
+    struct tenant_row local = {0}; /* the rows when there is no feed */
     bool first = true, ended = false;
     size_t bad = 0;
     char *buf;
@@ -244,11 +270,14 @@ static bool stream_all_tenants(struct pgsync *sync)
         if (first && (skip = pgsync_copy_header_len(buf, (size_t)n)) == 0)
             ok = false;
         first = false;
-        struct tenant_row row;
-        switch (ok ? pgsync_parse_copy_row(buf + skip, (size_t)n - skip, sync->ha1_key, &row)
+        struct tenant_row *row = feed ? tenant_feed_slot(feed) : &local;
+        switch (ok ? pgsync_parse_copy_row(buf + skip, (size_t)n - skip, sync->unwrap, row)
                    : PGSYNC_COPY_BAD) {
         case PGSYNC_COPY_ROW:
-            ok = tenants_upsert(sync->tenants, &row, sync->generation);
+            if (feed)
+                tenant_feed_push(feed);
+            else
+                ok = tenants_upsert(sync->tenants, row, sync->generation);
             break;
         case PGSYNC_COPY_END:
             ended = true;
@@ -259,6 +288,8 @@ static bool stream_all_tenants(struct pgsync *sync)
         }
         PQfreemem(buf);
     }
+    if (feed && !tenant_feed_finish(feed))
+        ok = false; /* out of memory */
     if (bad)
         xg_log(XG_LOG_ERROR, "tenant_row_invalid", "%zu tenant rows skipped", bad);
     /* Read every result, so the connection is usable afterwards (-1 ends the copy; -2 is
@@ -432,14 +463,15 @@ struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA
     struct pgsync *sync = calloc(1, sizeof *sync);
     if (!sync)
         return NULL;
-    memcpy(sync->ha1_key, ha1_key, TOKEN_HA1_KEY_LEN);
+    sync->unwrap = token_ha1_unwrapper_new(ha1_key);
     sync->tenants = tenants;
     sync->nodes = nodes;
     sync->metrics = metrics;
     sync->pg = xg_pg_new(conninfo, pgsync_queries);
     if (sync->pg) /* LISTEN is the session's: a broken connection means subscribe again */
         xg_pg_session_bound(sync->pg);
-    if (!sync->pg || pthread_create(&sync->thread, NULL, sync_loop, sync) != 0) {
+    if (!sync->unwrap || !sync->pg || pthread_create(&sync->thread, NULL, sync_loop, sync) != 0) {
+        token_ha1_unwrapper_free(sync->unwrap);
         xg_pg_free(sync->pg);
         free(sync);
         return NULL;
@@ -453,6 +485,7 @@ void pgsync_stop(struct pgsync *sync)
         return;
     sync->stop = 1;
     pthread_join(sync->thread, NULL);
+    token_ha1_unwrapper_free(sync->unwrap);
     xg_pg_free(sync->pg);
     free(sync);
 }

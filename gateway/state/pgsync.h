@@ -2,6 +2,8 @@
  *
  * One thread with one connection: LISTEN on xmrgate_tenants, xmrgate_tiers and
  * xmrgate_nodes, then a full load; afterwards each NOTIFY reloads just the row it names.
+ * During a full load this thread reads and parses the rows and a second one, which lives
+ * only for the load, publishes them (state/tenant_feed.h says who owns what meanwhile).
  * When the connection drops, the gateway keeps serving what it knows (fail-static), the
  * thread reconnects with backoff and reloads everything, since NOTIFYs sent while it was
  * away are lost. */
@@ -32,11 +34,12 @@ bool pgsync_synced(struct pgsync *sync, char *reason, size_t len);
 /* The columns of a tenant row (sql/queries_gateway.sql, gw_tenant_by_id and the others). */
 #define PGSYNC_TENANT_COLUMNS 10
 
-/* Pure: parses one tenant row as gw_tenant_by_id returns it (text columns), unwrapping
- * the Digest HA1 with ha1_key (zeroed when it does not unwrap). */
+/* Pure (but for the unwrapper's scratch state, token.h): parses one tenant row as
+ * gw_tenant_by_id returns it (text columns), unwrapping the Digest HA1 with the key
+ * `unwrap` was set up with (zeroed when it does not unwrap). */
 __attribute__((warn_unused_result)) bool
 pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
-                    const uint8_t ha1_key[TOKEN_HA1_KEY_LEN], struct tenant_row *out);
+                    struct token_ha1_unwrapper *unwrap, struct tenant_row *out);
 
 /* The full load reads the same columns through COPY … (FORMAT binary) (gw_tenants_copy):
  * no hex, no per-row result. libpq hands over one tuple per buffer; the first one starts
@@ -49,9 +52,15 @@ enum pgsync_copy {
 /* Pure: the length of a COPY BINARY file header at buf, or 0 when it is not one. */
 size_t pgsync_copy_header_len(const char *buf, size_t len);
 /* Pure: parses one binary tuple (the header already skipped), with the same rules and
- * HA1 unwrap as pgsync_parse_tenant. */
+ * HA1 unwrap as pgsync_parse_tenant. valid_until comes as a timestamptz (PostgreSQL's
+ * own computation of extract(epoch …)::int8 was two thirds of its time for the COPY). */
 enum pgsync_copy pgsync_parse_copy_row(const char *buf, size_t len,
-                                       const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
-                                       struct tenant_row *out);
+                                       struct token_ha1_unwrapper *unwrap, struct tenant_row *out);
+
+/* Pure: unix seconds of a binary timestamptz (microseconds since 2000-01-01 UTC), rounded
+ * as gw_tenant_by_id's extract(epoch FROM valid_until)::bigint rounds them (half away
+ * from zero), so both paths load the same value. ±infinity (which that cast refuses) is
+ * INT64_MAX / INT64_MIN. */
+int64_t pgsync_unix_seconds(int64_t pg_usecs);
 
 #endif

@@ -68,9 +68,12 @@ static unsigned long hash_bytes(const void *data, size_t len)
     return (unsigned long)h;
 }
 
+/* The id itself: ids come from an identity column, so they are dense and spread evenly
+ * over the buckets, and a full load (in id order, as the table was filled) then walks the
+ * id table's buckets in order instead of at random, a cache miss fewer per tenant. */
 static unsigned long hash_id(int64_t id)
 {
-    return hash_bytes(&id, sizeof id);
+    return (unsigned long)id;
 }
 
 static unsigned long hash_token(const uint8_t hash[32])

@@ -4,8 +4,8 @@
  * id, by token hash (path token, Bearer, Basic) and by handle (Digest username).
  * Readers never block: a lookup copies the tenant into the caller's struct tenant_row
  * inside its own read-side section. A snapshot is immutable once published; one writer
- * thread (pgsync) replaces it whole on every NOTIFY and frees the old one after a grace
- * period.
+ * thread (pgsync; during a full load the writer thread of state/tenant_feed.h instead)
+ * replaces it whole on every NOTIFY and frees the old one after a grace period.
  *
  * Memory: a snapshot is compact (its three hash nodes, the keys, the dates and a pointer
  * to its tier; the handle only as long as it is): 140 bytes for a schema handle, 160 with

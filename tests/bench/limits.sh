@@ -12,6 +12,7 @@
 #   2. RSS of a gateway holding 1,000,000 tenants loaded from PostgreSQL, and how long
 #      the full load takes (pgsync's tenants_loaded log line vs the start).
 # LIMITS_BENCH_TENANTS changes the 1,000,000; LIMITS_BENCH_SKIP_THROUGHPUT=1 runs only 2.
+# LIMITS_BENCH_GATEWAY runs another build of the gateway (a before/after comparison).
 # Prints Markdown for docs/BENCHMARKS.md ("## Tenant limits").
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,6 +27,7 @@ set +a
 base_url=${DATABASE_URL%/*}
 db=$base_url/xmrgate_limits_bench
 key=$(printf 'ab%.0s' {1..32})
+gateway_bin=${LIMITS_BENCH_GATEWAY:-$REPO/bin/xmrgate-gateway}
 port=$((XG_PORT_BASE + 86))
 work=$(mktemp -d)
 gw_pid=
@@ -67,7 +69,7 @@ start_gateway() { # ENABLED [READY_TIMEOUT_S]
 	t0=$(date +%s.%N)
 	XMRGATE_DATABASE_URL=$db XMRGATE_AUTH_HA1_KEY=$key XMRGATE_SERVER_PORT=$port \
 		XMRGATE_ADMIN_PORT=$((port + 1)) XMRGATE_LIMITS_ENABLED=$1 \
-		"$REPO/bin/xmrgate-gateway" >"$log" 2>&1 &
+		"$gateway_bin" >"$log" 2>&1 &
 	gw_pid=$!
 	for _ in $(seq $((wait_s * 10))); do
 		curl -sf -o /dev/null "http://127.0.0.1:$((port + 1))/readyz" && break
@@ -165,10 +167,18 @@ cpu_ms=$(awk -v hz="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / hz)}' "
 st=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$work/body" \
 	"http://127.0.0.1:$port/v1/$(token "$BIG")/json_rpc")
 stop_gateway
+# PostgreSQL alone on the same rows: the gateway's COPY (the sql/queries_gateway.sql of
+# the gateway's own tree) into psql and /dev/null, the floor under the load's wall time.
+copy_sql=$(awk '/^-- name: gw_tenants_copy/ {on = 1; next} on && /^-- name:/ {exit}
+	on && !/^--/ {print}' "$(dirname "$gateway_bin")/../sql/queries_gateway.sql")
+t_copy=$(date +%s.%N)
+psql -X -q "$db" -c "$copy_sql" >/dev/null
+copy_ms=$(echo "($(date +%s.%N) - $t_copy) * 1000 / 1" | bc)
 
 cat <<EOF
 - $BIG tenants: inserted in ${t_ins%.*} s (generate_series); the gateway's full load took
-  ${load_ms} ms from process start to "tenants_loaded" (gateway CPU time by then: ${cpu_ms} ms);
+  ${load_ms} ms from process start to "tenants_loaded" (gateway CPU time by then: ${cpu_ms} ms;
+  PostgreSQL's COPY alone, into psql: ${copy_ms} ms; load average $(cut -d' ' -f1 /proc/loadavg));
   the snapshots hold $snap_bytes bytes by the process's own accounting
   ($(( snap_bytes / BIG )) bytes per tenant, hash buckets not included); RSS with them loaded:
   $rss_big KiB ($(( rss_big * 1024 / BIG )) bytes per tenant, everything included; peak during

@@ -191,6 +191,55 @@ static void test_ha1_wrap(void **state)
     }
 }
 
+/* One unwrapper for many rows gives token_ha1_unwrap's answer row after row, whatever the
+ * row before it did: a good row after a wrong tag, a wrong handle, a wrong version or a
+ * cut tag still unwraps, and a bad row after a good one still fails. */
+static void test_ha1_unwrapper_reused(void **state)
+{
+    (void)state;
+    uint8_t key[TOKEN_HA1_KEY_LEN];
+    for (size_t i = 0; i < sizeof key; i++)
+        key[i] = (uint8_t)(i * 5 + 3);
+    static const char *const handles[] = {"t_aaaaaaaaaaaa", "t_bbbbbbbbbbbb", "t_abcdefgh2345"};
+    uint8_t ha1[3][TOKEN_HA1_LEN], wrapped[3][TOKEN_HA1_WRAPPED_LEN];
+    for (size_t i = 0; i < 3; i++) {
+        assert_true(token_digest_ha1(handles[i], "xmrgate", token_0_to_31, ha1[i]));
+        assert_true(token_ha1_wrap(key, handles[i], ha1[i], wrapped[i]));
+    }
+    uint8_t bad_tag[TOKEN_HA1_WRAPPED_LEN], bad_version[TOKEN_HA1_WRAPPED_LEN];
+    memcpy(bad_tag, wrapped[0], sizeof bad_tag);
+    bad_tag[TOKEN_HA1_WRAPPED_LEN - 1] ^= 0x80;
+    memcpy(bad_version, wrapped[1], sizeof bad_version);
+    bad_version[0] = 2;
+    static const struct {
+        size_t handle;
+        int wrapped; /* 0..2: that row's own; 3: bad tag of row 0; 4: bad version of row 1 */
+        bool ok;
+    } seq[] = {
+        {0, 0, true},  {0, 3, false}, {1, 1, true}, {0, 1, false}, {1, 1, true},
+        {1, 4, false}, {2, 2, true},  {2, 2, true}, {0, 3, false}, {0, 3, false},
+        {0, 0, true},  {2, 0, false}, {2, 2, true},
+    };
+    struct token_ha1_unwrapper *u = token_ha1_unwrapper_new(key);
+    assert_non_null(u);
+    static const uint8_t zero[TOKEN_HA1_LEN];
+    for (size_t i = 0; i < ARRAY_LEN(seq); i++) {
+        const uint8_t *w = seq[i].wrapped < 3    ? wrapped[seq[i].wrapped]
+                           : seq[i].wrapped == 3 ? bad_tag
+                                                 : bad_version;
+        uint8_t with[TOKEN_HA1_LEN], plain[TOKEN_HA1_LEN];
+        memset(with, 0x55, sizeof with);
+        bool got = token_ha1_unwrap_with(u, handles[seq[i].handle], w, with);
+        if (got != seq[i].ok)
+            fail_msg("row %zu: unwrapped %d, want %d", i, got, seq[i].ok);
+        assert_int_equal(token_ha1_unwrap(key, handles[seq[i].handle], w, plain), seq[i].ok);
+        assert_memory_equal(with, plain, sizeof with);
+        assert_memory_equal(with, seq[i].ok ? ha1[seq[i].handle] : zero, sizeof with);
+    }
+    token_ha1_unwrapper_free(u);
+    token_ha1_unwrapper_free(NULL);
+}
+
 static void test_b64url_rfc4648(void **state)
 {
     (void)state;
@@ -258,11 +307,12 @@ static void test_b64_standard_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_format_known_vector), cmocka_unit_test(test_generate),
-        cmocka_unit_test(test_looks_valid_table),   cmocka_unit_test(test_hash_vectors),
-        cmocka_unit_test(test_hash_equal),          cmocka_unit_test(test_handles),
-        cmocka_unit_test(test_ha1_rfc2617),         cmocka_unit_test(test_ha1_wrap),
-        cmocka_unit_test(test_b64url_rfc4648),      cmocka_unit_test(test_b64_standard_table),
+        cmocka_unit_test(test_format_known_vector),  cmocka_unit_test(test_generate),
+        cmocka_unit_test(test_looks_valid_table),    cmocka_unit_test(test_hash_vectors),
+        cmocka_unit_test(test_hash_equal),           cmocka_unit_test(test_handles),
+        cmocka_unit_test(test_ha1_rfc2617),          cmocka_unit_test(test_ha1_wrap),
+        cmocka_unit_test(test_ha1_unwrapper_reused), cmocka_unit_test(test_b64url_rfc4648),
+        cmocka_unit_test(test_b64_standard_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

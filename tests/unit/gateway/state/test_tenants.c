@@ -220,7 +220,9 @@ static void test_parse_tenant_row(void **state)
                                                "wallet", "20",     "100000",    "1900000000",
                                                "f",      "100"};
     struct tenant_row row;
-    assert_true(pgsync_parse_tenant(cols, key, &row));
+    struct token_ha1_unwrapper *unwrap = token_ha1_unwrapper_new(key);
+    assert_non_null(unwrap);
+    assert_true(pgsync_parse_tenant(cols, unwrap, &row));
     assert_int_equal(row.id, 42);
     assert_memory_equal(row.digest_ha1, ha1, sizeof ha1);
     assert_int_equal(row.burst_rps, 20);
@@ -230,29 +232,33 @@ static void test_parse_tenant_row(void **state)
     /* Another key: the row loads, Digest is disabled (zero HA1). */
     uint8_t other[TOKEN_HA1_KEY_LEN], zero[TOKEN_HA1_LEN] = {0};
     memset(other, 8, sizeof other);
-    assert_true(pgsync_parse_tenant(cols, other, &row));
+    struct token_ha1_unwrapper *unwrap_other = token_ha1_unwrapper_new(other);
+    assert_non_null(unwrap_other);
+    assert_true(pgsync_parse_tenant(cols, unwrap_other, &row));
+    token_ha1_unwrapper_free(unwrap_other);
     assert_memory_equal(row.digest_ha1, zero, sizeof zero);
 
     const char *bad_id[PGSYNC_TENANT_COLUMNS] = {"x",      hash_hex, wrapped_hex, "t_aaaaaaaaaaaa",
                                                  "wallet", "20",     "100000",    "1900000000",
                                                  "f",      "100"};
-    assert_false(pgsync_parse_tenant(bad_id, key, &row));
+    assert_false(pgsync_parse_tenant(bad_id, unwrap, &row));
     const char *bad_hash[PGSYNC_TENANT_COLUMNS] = {"1",      "abc", wrapped_hex, "t_aaaaaaaaaaaa",
                                                    "wallet", "20",  "100000",    "1900000000",
                                                    "f",      "100"};
-    assert_false(pgsync_parse_tenant(bad_hash, key, &row));
+    assert_false(pgsync_parse_tenant(bad_hash, unwrap, &row));
     const char *bad_burst[PGSYNC_TENANT_COLUMNS] = {
         "1",          hash_hex, wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "0", "100000",
         "1900000000", "t",      "100"};
-    assert_false(pgsync_parse_tenant(bad_burst, key, &row));
+    assert_false(pgsync_parse_tenant(bad_burst, unwrap, &row));
     const char *bad_size[PGSYNC_TENANT_COLUMNS] = {
         "1",          hash_hex, wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "20", "100000",
         "1900000000", "f",      "0"};
-    assert_false(pgsync_parse_tenant(bad_size, key, &row));
+    assert_false(pgsync_parse_tenant(bad_size, unwrap, &row));
     const char *huge_size[PGSYNC_TENANT_COLUMNS] = {
         "1",      hash_hex,     wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "20",
         "100000", "1900000000", "f",         "2147483648"};
-    assert_false(pgsync_parse_tenant(huge_size, key, &row));
+    assert_false(pgsync_parse_tenant(huge_size, unwrap, &row));
+    token_ha1_unwrapper_free(unwrap);
 }
 
 /* ---- COPY (FORMAT binary) -------------------------------------------------------------- */
@@ -298,7 +304,7 @@ static struct tuple copy_tuple(const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN], con
     put_field(&t, "wallet", 6);
     put_int8(&t, 20);
     put_int8(&t, 100000);
-    put_int8(&t, 1900000000);
+    put_int8(&t, (1900000000LL - 946684800LL) * 1000000LL); /* timestamptz */
     put_field(&t, "\1", 1);
     put_int8(&t, burst_size);
     return t;
@@ -307,14 +313,16 @@ static struct tuple copy_tuple(const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN], con
 static void test_parse_copy_rows(void **state)
 {
     (void)state;
-    uint8_t key[TOKEN_HA1_KEY_LEN];
-    memset(key, 7, sizeof key);
+    uint8_t raw_key[TOKEN_HA1_KEY_LEN];
+    memset(raw_key, 7, sizeof raw_key);
     uint8_t ha1[TOKEN_HA1_LEN], wrapped[TOKEN_HA1_WRAPPED_LEN];
     assert_true(token_digest_ha1("t_aaaaaaaaaaaa", "xmrgate", "xg_token", ha1));
-    assert_true(token_ha1_wrap(key, "t_aaaaaaaaaaaa", ha1, wrapped));
+    assert_true(token_ha1_wrap(raw_key, "t_aaaaaaaaaaaa", ha1, wrapped));
 
     struct tuple t = copy_tuple(wrapped, "t_aaaaaaaaaaaa", 100);
     struct tenant_row row;
+    struct token_ha1_unwrapper *key = token_ha1_unwrapper_new(raw_key);
+    assert_non_null(key);
     assert_int_equal(pgsync_parse_copy_row((char *)t.buf, t.len, key, &row), PGSYNC_COPY_ROW);
     assert_int_equal(row.id, 42);
     assert_string_equal(row.handle, "t_aaaaaaaaaaaa");
@@ -356,6 +364,38 @@ static void test_parse_copy_rows(void **state)
     const char trailer[] = {'\xff', '\xff', 0};
     assert_int_equal(pgsync_parse_copy_row(trailer, 2, key, &row), PGSYNC_COPY_END);
     assert_int_equal(pgsync_parse_copy_row(trailer, 3, key, &row), PGSYNC_COPY_BAD);
+    token_ha1_unwrapper_free(key);
+}
+
+/* valid_until arrives as a timestamptz; the gateway must land on the second that
+ * gw_tenant_by_id's extract(epoch FROM valid_until)::bigint gives (the NOTIFY path), which
+ * rounds half away from zero. The pairs are PostgreSQL 15's own answers. */
+static void test_copy_timestamptz(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t pg_usecs, unix_s;
+    } rows[] = {
+        {0, 946684800},                                 /* 2000-01-01 00:00:00 */
+        {953315200500000, 1900000001},                  /* 2030-03-17 17:46:40.5 */
+        {953315200499999, 1900000000},                  /* …40.499999 */
+        {953315200999999, 1900000001},                  /* …40.999999 */
+        {-500000, 946684800},                           /* 1999-12-31 23:59:59.5 */
+        {-946684800500000, -1},                         /* 1969-12-31 23:59:59.5: -0.5 */
+        {-946684800499999, 0},                          /* …59.500001: -0.499999 */
+        {-946684800500001, -1},                         /* …59.499999: -0.500001 */
+        {-946684801500000, -2},                         /* …58.5 */
+        {-946684799500000, 1},                          /* 1970-01-01 00:00:00.5 */
+        {-1249127999750000, -302443200},                /* 1960-06-01 12:00:00.25 */
+        {-211810204800000000, -210863520000},           /* 4713-01-01 BC, the oldest */
+        {INT64_MAX, INT64_MAX},                         /* infinity */
+        {INT64_MIN, INT64_MIN},                         /* -infinity */
+        {INT64_MAX - 1, 9223372036854 + 946684800 + 1}, /* .775806: up, no overflow */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (pgsync_unix_seconds(rows[i].pg_usecs) != rows[i].unix_s)
+            fail_msg("row %zu: %lld us gave %lld s, want %lld", i, (long long)rows[i].pg_usecs,
+                     (long long)pgsync_unix_seconds(rows[i].pg_usecs), (long long)rows[i].unix_s);
 }
 
 static void test_copy_header(void **state)
@@ -424,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_parse_tenant_row),
         cmocka_unit_test(test_parse_copy_rows),
         cmocka_unit_test(test_copy_header),
+        cmocka_unit_test(test_copy_timestamptz),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
