@@ -291,7 +291,7 @@ static uint64_t epoch_for_locked(const struct cache *c, int64_t height)
 }
 
 enum cache_lookup cache_get(struct cache *c, const uint8_t key[CACHE_KEY_LEN], int64_t now_ms,
-                            char **body, size_t *len)
+                            char **body, size_t *len, int64_t *height)
 {
     enum cache_lookup rc = CACHE_MISS;
     *body = NULL;
@@ -310,6 +310,8 @@ enum cache_lookup cache_get(struct cache *c, const uint8_t key[CACHE_KEY_LEN], i
     if (e && (*body = malloc(e->len + 1))) {
         memcpy(*body, e->body, e->len + 1);
         *len = e->len;
+        if (height)
+            *height = e->height;
         rc = CACHE_HIT;
         if (e->ttl_ms == 0)
             c->stats.settled_hits++;

@@ -66,9 +66,10 @@ enum cache_lookup { CACHE_MISS, CACHE_HIT, CACHE_HIT_REFRESH };
 
 /* Looks key up. Tip entries (ttl_ms > 0 at insertion) older than their TTL are misses;
  * past half of it the first caller gets CACHE_HIT_REFRESH and should refresh in the
- * background. *body is a malloc'd copy the caller frees. */
+ * background. *body is a malloc'd copy the caller frees; *height (when height is not NULL)
+ * the height given to cache_put, so that a hit need not read its body for it. */
 enum cache_lookup cache_get(struct cache *c, const uint8_t key[CACHE_KEY_LEN], int64_t now_ms,
-                            char **body, size_t *len);
+                            char **body, size_t *len, int64_t *height);
 
 /* The reorg generation: read it before sending the request whose answer will be stored. */
 uint64_t cache_generation(struct cache *c);
@@ -78,9 +79,10 @@ uint64_t cache_generation(struct cache *c);
 #define CACHE_TIP_MAX_BYTES ((size_t)1 << 20)
 
 /* Stores a tip entry (ttl_ms > 0, at most CACHE_TIP_MAX_BYTES) or an immutable entry for
- * block height `height` (ttl_ms = 0). An immutable entry is refused when a reorg happened
- * since `generation` was read. Replaces an entry with the same key. False when refused or
- * too large. */
+ * block height `height` (ttl_ms = 0). A tip entry's `height` is only kept and handed back
+ * by cache_get (the chain height its answer names, -1: none). An immutable entry is refused
+ * when a reorg happened since `generation` was read. Replaces an entry with the same key.
+ * False when refused or too large. */
 __attribute__((warn_unused_result)) bool
 cache_put(struct cache *c, const uint8_t key[CACHE_KEY_LEN], const char *body, size_t len,
           int64_t ttl_ms, int64_t height, uint64_t generation, int64_t now_ms);

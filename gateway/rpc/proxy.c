@@ -463,6 +463,15 @@ static bool store_settled_supplement(struct gw_request *req, const char *body, s
     return true;
 }
 
+/* The height a tip entry's stored answer names for per-tenant monotonic reads
+ * (consistency_answer_height; -1: none), read once when it is stored, so that a hit does not
+ * parse the answer again. */
+static int64_t tip_height(const struct method_info *info, enum gw_endpoint endpoint,
+                          const char *stored, size_t len)
+{
+    return consistency_answer_height(info, stored, len, endpoint == GW_EP_BIN);
+}
+
 static void store_answer(struct gw_request *req, long http, const char *body, size_t len,
                          const struct proxy_answer_facts *f)
 {
@@ -499,9 +508,11 @@ static void store_answer(struct gw_request *req, long http, const char *body, si
     if (!stored)
         return;
     int64_t ttl = 0;
-    if (px->store.store == PLAN_CACHE_TIP)
+    if (px->store.store == PLAN_CACHE_TIP) {
         ttl = plan_tip_ttl(plan, req->ctx->tip_ttl_ms, f->supplement ? &f->blocks : NULL,
                            prober_quorum(req->ctx->prober).height);
+        height = tip_height(req->info, req->endpoint, stored, stored_len);
+    }
     if (!cache_put(req->ctx->cache, px->store.key, stored, stored_len, ttl, height,
                    px->store.generation, xg_monotonic_ms())) {
         /* refused (a reorg since the request was sent, or too large to keep): the client
@@ -556,6 +567,7 @@ struct refresh_job {
     int32_t node_id;
     bool own;     /* an own node: its answer may be stored */
     bool settles; /* a chain supplement: served as long as plan_tip_ttl says */
+    const struct method_info *info;
 };
 
 static void on_refresh_done(const struct up_result *res, void *arg)
@@ -581,8 +593,9 @@ static void on_refresh_done(const struct up_result *res, void *arg)
                                              f.supplement ? &f.blocks : NULL,
                                              prober_quorum(job->ctx->prober).height)
                               : job->ctx->tip_ttl_ms;
-            stored = body &&
-                     cache_put(job->ctx->cache, job->key, body, len, ttl, 0, 0, xg_monotonic_ms());
+            stored = body && cache_put(job->ctx->cache, job->key, body, len, ttl,
+                                       tip_height(job->info, job->endpoint, body, len), 0,
+                                       xg_monotonic_ms());
             free(body);
         }
     }
@@ -604,6 +617,7 @@ static void start_refresh(struct gw_request *req, const uint8_t key[CACHE_KEY_LE
         return;
     }
     *job = (struct refresh_job){.ctx = req->ctx,
+                                .info = req->info,
                                 .endpoint = req->endpoint,
                                 .node_id = node.id,
                                 .own = nodes_own(&node),
@@ -663,7 +677,7 @@ static bool answer_settled_supplement(struct gw_request *req, const struct probe
     size_t len;
     struct proxy_answer_facts f;
     if (!store->settles || cache_get(req->ctx->cache, store->settled_key, xg_monotonic_ms(),
-                                     &stored, &len) == CACHE_MISS)
+                                     &stored, &len, NULL) == CACHE_MISS)
         return false;
     proxy_read_bin_facts(stored, len, &f);
     /* Its blocks must still end below the quorum's top (no reorg the prober has not seen
@@ -694,13 +708,18 @@ bool proxy_answer_from_cache(struct gw_request *req)
         return true;
     char *stored;
     size_t len;
-    enum cache_lookup hit = cache_get(req->ctx->cache, store.key, xg_monotonic_ms(), &stored, &len);
+    int64_t named = -1;
+    enum cache_lookup hit =
+        cache_get(req->ctx->cache, store.key, xg_monotonic_ms(), &stored, &len, &named);
     if (hit == CACHE_MISS)
         return false;
-    /* A stored tip below the one the tenant was served is a miss for this tenant. */
-    int64_t served = req->tenant_id ? consistency_answer_height(req->info, stored, len,
-                                                                req->endpoint == GW_EP_BIN)
-                                    : -1;
+    /* A stored tip below the one the tenant was served is a miss for this tenant. A tip
+     * entry carries the height its answer names (tip_height, read once when stored). */
+    int64_t served =
+        !req->tenant_id ? -1
+        : store.store == PLAN_CACHE_TIP
+            ? named
+            : consistency_answer_height(req->info, stored, len, req->endpoint == GW_EP_BIN);
     if (below_tenant_floor(req, served)) {
         free(stored);
         return false;

@@ -118,13 +118,20 @@ static void fake_key(int n, uint8_t key[CACHE_KEY_LEN])
     key[CACHE_KEY_LEN - 1] = (uint8_t)n;
 }
 
+static const uint8_t *fake_key_of(int n)
+{
+    static uint8_t key[CACHE_KEY_LEN];
+    fake_key(n, key);
+    return key;
+}
+
 static enum cache_lookup lookup(struct cache *c, int n, int64_t now, char *copy, size_t len)
 {
     uint8_t key[CACHE_KEY_LEN];
     fake_key(n, key);
     char *body;
     size_t got;
-    enum cache_lookup rc = cache_get(c, key, now, &body, &got);
+    enum cache_lookup rc = cache_get(c, key, now, &body, &got, NULL);
     if (copy && body)
         snprintf(copy, len, "%s", body);
     free(body);
@@ -214,6 +221,19 @@ static void test_tip_ttl_and_refresh(void **state)
     /* A refreshed entry starts a new TTL. */
     assert_true(put(c, 1, "{\"status\":\"OK\"}", 2000, 0, 0, 3000));
     assert_int_equal(lookup(c, 1, 3500, NULL, 0), CACHE_HIT);
+    /* The height given with a tip entry comes back with each hit (-1 and a reorg alike:
+     * a tip entry's validity is its TTL alone). */
+    const int64_t heights[] = {1234, -1, 0};
+    for (size_t i = 0; i < sizeof heights / sizeof heights[0]; i++) {
+        assert_true(put(c, 2, "{}", 2000, heights[i], 0, 4000));
+        cache_reorg(c, 10);
+        char *body;
+        size_t got;
+        int64_t named = 99;
+        assert_int_equal(cache_get(c, fake_key_of(2), 4100, &body, &got, &named), CACHE_HIT);
+        assert_int_equal(named, heights[i]);
+        free(body);
+    }
     cache_free(c);
 }
 
