@@ -18,23 +18,9 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 BLOCKS=${1:-200}
 export XG_VAR=${XG_VAR:-$REPO/var/bench} XG_PORT_BASE=${XG_PORT_BASE:-29100}
-STACK=$REPO/scripts/stack.sh
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-	[[ ${started_stack:-0} == 1 ]] && "$STACK" stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-if ! "$STACK" status >/dev/null 2>&1; then
-	"$STACK" start >/dev/null
-	started_stack=1
-fi
-set -a
-. "$XG_VAR/stack.env"
-set +a
+# shellcheck source=tests/bench/lib.sh
+. "$REPO/tests/bench/lib.sh"
+bench_begin
 BENCH_DB=${DATABASE_URL%/*}/xmrgate_blocks_bench
 psql -X -q "${DATABASE_URL%/*}/postgres" -c "DROP DATABASE IF EXISTS xmrgate_blocks_bench WITH (FORCE)" \
 	-c "CREATE DATABASE xmrgate_blocks_bench"

@@ -27,23 +27,9 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 DURATION=${1:-3}
 ROUNDS=${2:-3}
 export XG_VAR=${XG_BENCH_VAR:-$REPO/var/bench} XG_PORT_BASE=${XG_BENCH_PORT_BASE:-29100}
-STACK=$REPO/scripts/stack.sh
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-	[[ ${started_stack:-0} == 1 ]] && "$STACK" stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-if ! "$STACK" status >/dev/null 2>&1; then
-	"$STACK" start >/dev/null
-	started_stack=1
-fi
-set -a
-. "$XG_VAR/stack.env"
-set +a
+# shellcheck source=tests/bench/lib.sh
+. "$REPO/tests/bench/lib.sh"
+bench_begin
 
 # A database whose only node is node A and a tenant on an unlimited bench tier.
 base_url=${DATABASE_URL%/*}

@@ -22,28 +22,9 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 DURATION=${1:-10}
 export XG_VAR=${XG_VAR:-$REPO/var/bench} XG_PORT_BASE=${XG_PORT_BASE:-29100}
-STACK=$REPO/scripts/stack.sh
-work=$(mktemp -d)
-chmod 755 "$work"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	if [[ ${XG_BENCH_KEEP:-0} == 1 ]]; then
-		echo "# kept $work" >&2
-	else
-		rm -rf "$work"
-	fi
-	[[ ${started_stack:-0} == 1 ]] && "$STACK" stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-if ! "$STACK" status >/dev/null 2>&1; then
-	"$STACK" start >/dev/null
-	started_stack=1
-fi
-set -a
-. "$XG_VAR/stack.env"
-set +a
+# shellcheck source=tests/bench/lib.sh
+. "$REPO/tests/bench/lib.sh"
+bench_begin
 . "$REPO/scripts/lib-stack.sh"
 # A scratch database of its own: the stack's nodes table stays as it is.
 BENCH_DB=${DATABASE_URL%/*}/xmrgate_nodes_bench

@@ -22,23 +22,12 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 SECONDS_PER_RUN=${1:-20}
 export XG_VAR=${XG_BENCH_VAR:-$REPO/var/bench} XG_PORT_BASE=${XG_BENCH_PORT_BASE:-29100}
-STACK=$REPO/scripts/stack.sh
-work=$(mktemp -d)
+# shellcheck source=tests/bench/lib.sh
+. "$REPO/tests/bench/lib.sh"
 gw_pid=
-cleanup() {
-	[[ -z $gw_pid ]] || { kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null; } || true
-	rm -rf "$work"
-	[[ ${started_stack:-0} == 1 ]] && "$STACK" stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-if ! "$STACK" status >/dev/null 2>&1; then
-	"$STACK" start >/dev/null
-	started_stack=1
-fi
-set -a
-# shellcheck source=/dev/null
-. "$XG_VAR/stack.env"
-set +a
+# shellcheck disable=SC2016 # expanded at exit
+bench_exit_hook='[[ -z $gw_pid ]] || kill "$gw_pid" 2>/dev/null'
+bench_begin
 ulimit -n "$(ulimit -Hn)" # the slow clients' own sockets
 BENCH_DB=${DATABASE_URL%/*}/xmrgate_slow_bench
 psql -X -q "${DATABASE_URL%/*}/postgres" -c "DROP DATABASE IF EXISTS xmrgate_slow_bench WITH (FORCE)" \

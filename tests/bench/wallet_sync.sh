@@ -27,28 +27,9 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 WALLETS=${1:-10}
 CHAIN_BLOCKS=${SYNC_CHAIN_BLOCKS:-2000}
 export XG_VAR=${XG_BENCH_VAR:-$REPO/var/bench} XG_PORT_BASE=${XG_BENCH_PORT_BASE:-29100}
-STACK=$REPO/scripts/stack.sh
-work=$(mktemp -d)
-chmod 755 "$work"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	if [[ ${XG_BENCH_KEEP:-0} == 1 ]]; then
-		echo "# kept $work" >&2
-	else
-		rm -rf "$work"
-	fi
-	[[ ${started_stack:-0} == 1 ]] && "$STACK" stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-if ! "$STACK" status >/dev/null 2>&1; then
-	"$STACK" start >/dev/null
-	started_stack=1
-fi
-set -a
-. "$XG_VAR/stack.env"
-set +a
+# shellcheck source=tests/bench/lib.sh
+. "$REPO/tests/bench/lib.sh"
+bench_begin
 . "$REPO/scripts/lib-stack.sh"
 
 chain_height() { xg_rpc "$NODE_A_URL" get_block_count | jq -r '.count'; }
