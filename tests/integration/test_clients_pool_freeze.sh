@@ -191,3 +191,9 @@ check "B thawed: the gateway has it up again" wait_until 60 node_up b
 assert_json "payment 2 is relayed through A" "$(curl -sf "$NODE_A_URL/send_raw_transaction" \
 	-d "$(jq -c '{tx_as_hex: .tx_blob}' <<<"$signed")")" '.status == "OK"'
 check "mine 1 block (the pools empty for the tests after this one)" mine 1
+# The payer signed payment 2 without relaying it, so its wallet does not count those outputs
+# as spent until it sees the block: it refreshes now, for the tests after this one.
+payer_refreshed() {
+	XG_RPC_TIMEOUT=120 rpc "$PAYER_WALLET_URL" refresh '{}' | jq -e 'has("blocks_fetched")' >/dev/null
+}
+check "the payer's wallet has the block" payer_refreshed

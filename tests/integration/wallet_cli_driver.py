@@ -38,7 +38,11 @@ import pexpect
 PROMPT = re.compile(r"\[wallet [^\]\n]*\]: *$")
 PASSWORD = re.compile(r"(?i)password[^\n:]*: *$")
 YES_NO = re.compile(r"\((Y/Yes/N/No|y/n)\)[^\n]*: *$")
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Terminal control a prompt may carry: CSI and OSC sequences, two-byte escapes, and the
+# backspaces and other control characters readline moves the cursor with after a redraw
+# (0.18.4 ends its prompt with spaces and backspaces over them).
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+                  r"|\x1b[()][0-9A-Za-z]|\x1b[=>78]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # Seconds a command may take before its prompt is back: a refresh through the free
 # tier's shaped bucket, a transfer's burst of calls.
