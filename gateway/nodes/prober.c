@@ -685,8 +685,10 @@ void prober_sent(struct prober *p, int32_t id, int delta)
 {
     pthread_mutex_lock(&p->lock);
     struct prober_node *n = find_node(p, id);
-    if (n && (delta > 0 || n->outstanding > 0))
-        n->outstanding += delta > 0 ? 1u : (unsigned)-1;
+    if (n && delta > 0)
+        n->outstanding++;
+    else if (n && n->outstanding > 0)
+        n->outstanding--;
     pthread_mutex_unlock(&p->lock);
 }
 
