@@ -72,7 +72,9 @@ assert_json "not_counted, saying it is double-spent" "$X4_BODY" \
 	 (.error.message | test("double"))'
 check "and no challenge to pay again" test -z "$(x4_header WWW-Authenticate)"
 stream_over() { ! kill -0 "$STREAM_PID" 2>/dev/null; }
-check_here "the stream ends" wait_until 30 stream_over
+# The stream asks billing again after its retry_after (30 s by default), so the refusal
+# can take that long plus one verify to reach it.
+check_here "the stream ends" wait_until 75 stream_over
 check "with event: error, never event: confirmed" bash -c \
 	'grep -q "^event: error$" "$1" && ! grep -q "^event: confirmed" "$1"' _ "$STREAM"
 assert_json "saying not_counted" "$(grep -A1 '^event: error$' "$STREAM" | sed -n 's/^data: //p')" \
