@@ -57,6 +57,7 @@
 #define SUBADDR_ATTEMPTS 3
 #define UNSEEN_POLL_MS   750 /* between wallet looks while a proof waits for its transaction */
 #define OPEN_CAP_RETRY_S 60
+#define DOUBLE_SPENT_MSG "this transaction is double-spent: it buys nothing"
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -545,16 +546,20 @@ static bool load_stored(struct xg_pg *pg, struct verify *v)
     return true;
 }
 
-/* A transaction billing recorded as double-spent or gone from the pool, which the wallet
- * does not show again: it buys nothing (and its pending allowance is over). A provisioned
+/* A transaction billing recorded as gone from the pool, which the wallet does not show
+ * again, or as double-spent, which the wallet does not show mined: it buys nothing (and its
+ * pending allowance is over). A double spend seen once stays seen while the transaction is
+ * in the pool (invoice_pay_state_after), whatever the wallet's mark says now. A provisioned
  * invoice stays provisioned (settle.h): its proof goes on as before. */
 static bool stored_lost(const struct verify *v)
 {
+    bool double_spend = strcmp(v->stored_state, "double_spend") == 0;
     if (v->inv.state == INVOICE_PROVISIONED || strcmp(v->stored_invoice, v->inv.id) != 0 ||
-        (strcmp(v->stored_state, "double_spend") != 0 && strcmp(v->stored_state, "gone") != 0))
+        (!double_spend && strcmp(v->stored_state, "gone") != 0))
         return false;
     for (size_t i = 0; i < v->nseen; i++)
-        if (v->seen[i].minor == v->inv.sub_index && !v->seen[i].double_spend)
+        if (v->seen[i].minor == v->inv.sub_index && !v->seen[i].double_spend &&
+            !(double_spend && v->seen[i].pool))
             return false;
     return true;
 }
@@ -613,6 +618,11 @@ static enum proof_verdict check_proof(struct api *api, struct verify *v, char *w
     }
     if (strcmp(v->pay_state, "confirmed") == 0 && v->height <= 0)
         v->pay_state = "pool"; /* the wallet is behind the daemon: count it as unconfirmed */
+    enum invoice_pay_state stored, seen;
+    if (strcmp(v->stored_invoice, v->inv.id) == 0 &&
+        invoice_pay_state_parse(v->stored_state, &stored) &&
+        invoice_pay_state_parse(v->pay_state, &seen))
+        v->pay_state = invoice_pay_state_name(invoice_pay_state_after(stored, seen));
     v->confirmations = strcmp(v->pay_state, "confirmed") == 0 ? v->wallet_height - v->height : 0;
     if (v->confirmations < 0)
         v->confirmations = 0;
@@ -787,9 +797,6 @@ static enum MHD_Result reply_pending(const struct xg_httpd_request *req, struct 
         return api_db_error(req, pg);
     if (PQntuples(res) != 1) {
         PQclear(res);
-        if (v->pay_state && strcmp(v->pay_state, "double_spend") == 0)
-            return refuse(req, BL_ERROR_NOT_COUNTED,
-                          "this transaction is double-spent: it buys nothing", &v->inv);
         char seconds[24];
         snprintf(seconds, sizeof seconds, "%lld", (long long)api->xmr402_retry_after_s);
         json_t *body = bl_error_json(BL_ERROR_PENDING_SPENT, NULL);
@@ -827,6 +834,8 @@ static enum MHD_Result reply_state(const struct xg_httpd_request *req, struct xg
     case INVOICE_SEEN:
     case INVOICE_CONFIRMING:
     case INVOICE_PAID:
+        if (strcmp(v->pay_state, "double_spend") == 0) /* in either mode: it may never confirm */
+            return refuse(req, BL_ERROR_NOT_COUNTED, DOUBLE_SPENT_MSG, &v->inv);
         return pending ? reply_pending(req, pg, v) : reply_waiting(req, v);
     case INVOICE_LATE:
         if (remaining_of(&v->inv) == 0)
@@ -886,7 +895,7 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
         return refuse(req, BL_ERROR_NOT_COUNTED,
                       strcmp(v->stored_state, "gone") == 0
                           ? "this transaction left the pool unconfirmed: it buys nothing"
-                          : "this transaction is double-spent: it buys nothing",
+                          : DOUBLE_SPENT_MSG,
                       &v->inv);
     switch (check_proof(api, v, why, sizeof why)) {
     case PROOF_WALLET_DOWN:
@@ -911,6 +920,19 @@ static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_
     return reply_state(req, pg, v);
 }
 
+/* What the node saw is kept: monerod may forget its double_spend_seen mark (invoice.h), and
+ * the next proof, or an event stream's next look, must still be refused. A failure to
+ * write is logged; the refusal stands either way. */
+static void mark_double_spend(struct xg_pg *pg, const char *txid)
+{
+    const char *params[] = {txid};
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_payment_double_spend", 1, params);
+    if (!res)
+        xg_log(XG_LOG_WARN, "xmr402_double_spend_not_recorded", "%s: %s", txid,
+               xg_pg_last_error(pg));
+    PQclear(res);
+}
+
 /* The cheap checks before the wallet (txnode.h). A transaction the node does not have and
  * billing never recorded, after the unseen hold, is answered txid_unknown (the gateway's
  * "retry", never "pay"); one the node saw double-spent is not_counted, which ends its
@@ -932,8 +954,8 @@ static bool node_knows_tx(const struct xg_httpd_request *req, struct xg_pg *pg, 
         return true;
     case TXNODE_DOUBLE_SPENT:
         xg_log(XG_LOG_INFO, "xmr402_double_spend", "%s", v->txid);
-        *mr = refuse(req, BL_ERROR_NOT_COUNTED, "this transaction is double-spent: it buys nothing",
-                     NULL);
+        mark_double_spend(pg, v->txid);
+        *mr = refuse(req, BL_ERROR_NOT_COUNTED, DOUBLE_SPENT_MSG, NULL);
         return false;
     case TXNODE_MISSING:
         break;

@@ -56,6 +56,12 @@ bool invoice_pay_state_parse(const char *text, enum invoice_pay_state *out)
     return false;
 }
 
+enum invoice_pay_state invoice_pay_state_after(enum invoice_pay_state stored,
+                                               enum invoice_pay_state seen)
+{
+    return stored == INVOICE_PAY_DOUBLE_SPEND && seen == INVOICE_PAY_POOL ? stored : seen;
+}
+
 bool invoice_state_open(enum invoice_state s)
 {
     switch (s) {

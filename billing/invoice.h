@@ -115,6 +115,15 @@ const char *invoice_pay_state_name(enum invoice_pay_state s);
 __attribute__((warn_unused_result)) bool invoice_pay_state_parse(const char *text,
                                                                  enum invoice_pay_state *out);
 
+/* Pure: the state a stored payment takes when the wallet or the node sees it again as
+ * `seen`. A double spend once seen stays seen while the transaction is in the pool:
+ * monerod clears its double_spend_seen mark whenever it adds the transaction again on a
+ * relay upgrade (a Dandelion++ stem transaction that comes back fluffed, tx_pool.cpp's
+ * add_tx), though the conflicting transaction is still out there. Mined or gone replaces
+ * it. */
+enum invoice_pay_state invoice_pay_state_after(enum invoice_pay_state stored,
+                                               enum invoice_pay_state seen);
+
 /* True for the states in which an invoice still waits for money on its subaddress (the
  * database keeps one such invoice per subaddress). */
 bool invoice_state_open(enum invoice_state s);

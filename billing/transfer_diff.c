@@ -80,6 +80,8 @@ struct transfer_diff_row *transfer_diff_compute(struct transfer_diff_row *stored
     for (size_t i = 0; i < nfetched; i++) {
         const struct transfer_diff_row *old =
             nstored > 0 ? bsearch(&fetched[i], stored, nstored, sizeof *stored, cmp_row) : NULL;
+        if (old) /* a double spend seen once stays seen (invoice.h) */
+            fetched[i].state = invoice_pay_state_after(old->state, fetched[i].state);
         if (!old || !same_row(old, &fetched[i]))
             writes[(*count)++] = fetched[i];
     }

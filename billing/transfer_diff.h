@@ -4,11 +4,11 @@
  * transaction left the pool or was reorganized out of the chain).
  *
  * A transfer becomes a row keyed by (txid, subaddress index): pool → `pool` (or
- * `double_spend` when the wallet flags it), mined → `confirmed` with
- * confirmations = wallet height (get_height, a block count) − tx height, at least 1.
- * Transfers to subaddress 0 (the merchant's own address, never an invoice's) are
- * ignored; a pool entry whose transaction the same answer also lists as mined is
- * superseded by the mined one. */
+ * `double_spend` when the wallet flags it, and while it stays in the pool once flagged:
+ * invoice_pay_state_after), mined → `confirmed` with confirmations = wallet height
+ * (get_height, a block count) − tx height, at least 1. Transfers to subaddress 0 (the
+ * merchant's own address, never an invoice's) are ignored; a pool entry whose transaction
+ * the same answer also lists as mined is superseded by the mined one. */
 #ifndef TRANSFER_DIFF_H
 #define TRANSFER_DIFF_H
 

@@ -282,6 +282,14 @@ SELECT invoice_id::text, state
  ORDER BY updated_at DESC
  LIMIT 1;
 
+-- name: bl_xmr402_payment_double_spend
+-- idempotent: it sets a state, the same again
+-- The node saw the transaction double-spent: its pool payments say so, and keep saying so
+-- while it stays in the pool (invoice_pay_state_after: monerod forgets its mark when the
+-- transaction is added again on a relay upgrade).
+UPDATE payments SET state = 'double_spend'
+ WHERE txid = $1 AND state = 'pool';
+
 -- name: bl_xmr402_txid_elsewhere
 -- idempotent: a read
 -- A txid satisfies one invoice only: the other invoice it is already recorded for, if any.

@@ -720,6 +720,35 @@ static void test_names_round_trip(void **state)
     assert_false(invoice_state_open(INVOICE_LATE));
 }
 
+/* A double spend seen once stays seen while the transaction is in the pool (monerod drops
+ * its mark when the transaction is added again on a relay upgrade); every other sighting
+ * is taken as it is. */
+static void test_pay_state_after(void **state)
+{
+    (void)state;
+    static const struct {
+        enum invoice_pay_state stored, seen, want;
+    } rows[] = {
+        /* the node forgot its mark: still double-spent */
+        {INVOICE_PAY_DOUBLE_SPEND, INVOICE_PAY_POOL, INVOICE_PAY_DOUBLE_SPEND},
+        {INVOICE_PAY_DOUBLE_SPEND, INVOICE_PAY_DOUBLE_SPEND, INVOICE_PAY_DOUBLE_SPEND},
+        /* mined after all: it counts */
+        {INVOICE_PAY_DOUBLE_SPEND, INVOICE_PAY_CONFIRMED, INVOICE_PAY_CONFIRMED},
+        {INVOICE_PAY_DOUBLE_SPEND, INVOICE_PAY_GONE, INVOICE_PAY_GONE},
+        {INVOICE_PAY_POOL, INVOICE_PAY_DOUBLE_SPEND, INVOICE_PAY_DOUBLE_SPEND},
+        {INVOICE_PAY_POOL, INVOICE_PAY_POOL, INVOICE_PAY_POOL},
+        {INVOICE_PAY_POOL, INVOICE_PAY_CONFIRMED, INVOICE_PAY_CONFIRMED},
+        /* reorganized back into the pool */
+        {INVOICE_PAY_CONFIRMED, INVOICE_PAY_POOL, INVOICE_PAY_POOL},
+        /* back in the pool after it left: seen again */
+        {INVOICE_PAY_GONE, INVOICE_PAY_POOL, INVOICE_PAY_POOL},
+        {INVOICE_PAY_GONE, INVOICE_PAY_DOUBLE_SPEND, INVOICE_PAY_DOUBLE_SPEND},
+        {INVOICE_PAY_CONFIRMED, INVOICE_PAY_DOUBLE_SPEND, INVOICE_PAY_DOUBLE_SPEND},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        assert_int_equal(invoice_pay_state_after(rows[i].stored, rows[i].seen), rows[i].want);
+}
+
 /* Order of payments must not change the verdict. */
 static void test_order_independent(void **state)
 {
@@ -754,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_time_locked),
         cmocka_unit_test(test_names_round_trip),
         cmocka_unit_test(test_order_independent),
+        cmocka_unit_test(test_pay_state_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

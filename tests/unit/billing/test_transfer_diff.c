@@ -153,12 +153,36 @@ static void test_one_tx_two_subaddresses(void **state)
     free(w);
 }
 
+static void test_double_spend_sticks(void **state)
+{
+    (void)state;
+    /* the wallet flagged TX_A once; its node then added it again and forgot the flag */
+    struct wallet_transfer flagged = pool_tx(TX_A, 3, 500);
+    flagged.double_spend_seen = true;
+    struct transfer_diff_row stored[] = {stored_row(&flagged)};
+    struct wallet_transfer now[] = {pool_tx(TX_A, 3, 500)};
+    size_t n;
+    struct transfer_diff_row *w = run(stored, 1, now, 1, &n);
+    assert_int_equal(n, 0); /* nothing to write: it stays double_spend */
+    free(w);
+    /* mined after all: written as confirmed */
+    struct wallet_transfer mined[] = {mined_tx(TX_A, 3, 500, 199)};
+    w = run(stored, 1, mined, 1, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(w[0].state, INVOICE_PAY_CONFIRMED);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_row_of_transfer), cmocka_unit_test(test_new_and_unchanged),
-        cmocka_unit_test(test_changes),         cmocka_unit_test(test_gone),
-        cmocka_unit_test(test_ignored),         cmocka_unit_test(test_one_tx_two_subaddresses),
+        cmocka_unit_test(test_row_of_transfer),
+        cmocka_unit_test(test_new_and_unchanged),
+        cmocka_unit_test(test_changes),
+        cmocka_unit_test(test_gone),
+        cmocka_unit_test(test_ignored),
+        cmocka_unit_test(test_one_tx_two_subaddresses),
+        cmocka_unit_test(test_double_spend_sticks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
