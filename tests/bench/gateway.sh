@@ -21,7 +21,8 @@
 # mode, keep-alive, at most 20 connections to each node) in front of node A, and a
 # gateway whose only node is node A; and /get_transaction_pool_hashes, which no rule may
 # cache (the pool changes without the tip), proxied every time. Prints a Markdown table (requests/s, p50, p99,
-# failed requests, and the gateway's ratios) for docs/BENCHMARKS.md.
+# failed requests, the gateway's ratios, and the CPU time HAProxy and the gateway each spent
+# per request, from /proc, all threads) for docs/BENCHMARKS.md.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 DURATION=${1:-3}
@@ -54,7 +55,8 @@ GW_PORT=$((XG_PORT_BASE + 90)) GW_ADMIN=$((XG_PORT_BASE + 91)) HA_PORT=$((XG_POR
 XMRGATE_DATABASE_URL=$db_url XMRGATE_SERVER_PORT=$GW_PORT XMRGATE_ADMIN_PORT=$GW_ADMIN \
 	XMRGATE_SERVER_FRONT_END=${XG_BENCH_FRONT_END:-native} XMRGATE_LOG_LEVEL=warn \
 	"$REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" 2>"$work/gateway.log" &
-pids+=($!)
+GW_PID=$!
+pids+=("$GW_PID")
 servers="    server a ${NODE_A_URL#http://} maxconn 20"
 [[ $NODES == 3 ]] && servers+="
     server b ${NODE_B_URL#http://} maxconn 20
@@ -78,7 +80,8 @@ backend node
 $servers
 CFG
 haproxy -f "$work/haproxy.cfg" -db >"$work/haproxy.log" 2>&1 &
-pids+=($!)
+HA_PID=$!
+pids+=("$HA_PID")
 for _ in $(seq 100); do
 	curl -sf -o /dev/null "http://127.0.0.1:$GW_ADMIN/readyz" &&
 		curl -sf -o /dev/null "http://127.0.0.1:$HA_PORT/get_height" && break
@@ -95,28 +98,36 @@ epee_heights_body 1 >"$work/blocks_by_height"
 top=$(curl -s "$NODE_A_URL/get_height" | jq -r '.height - 1')
 epee_heights_body "$top" >"$work/blocks_at_tip"
 
-# run_wrk URL BODY CTYPE CONNS → "rps p50_us p99_us failed"
+# The CPU a process has used so far (user + system, all its threads), in clock ticks.
+proc_cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+
+# run_wrk URL BODY CTYPE CONNS [PID] → "rps p50_us p99_us failed cpu_us_per_request": the
+# last is the CPU process PID (the proxy) spent per request during the run, 0 without PID.
 run_wrk() {
-	local out threads=$(($4 < 2 ? 1 : 2))
+	local out threads=$(($4 < 2 ? 1 : 2)) cpu0=0 cpu1=0
+	[[ -z ${5:-} ]] || cpu0=$(proc_cpu "$5")
 	out=$(BODY_FILE=$2 CONTENT_TYPE=$3 wrk -t"$threads" -c"$4" -d"${DURATION}s" --latency \
 		-s "$REPO/tests/bench/post.lua" "$1" 2>&1)
-	awk '
+	[[ -z ${5:-} ]] || cpu1=$(proc_cpu "$5")
+	awk -v cpu=$(((cpu1 - cpu0) * TICK_US)) '
 	function us(v) { if (v ~ /us$/) return v + 0; if (v ~ /ms$/) return v * 1000; if (v ~ /s$/) return v * 1000000; return v }
 	/Requests\/sec/ { rps = $2 }
+	/ requests in / { n = $1 }
 	/^ +50%/ { p50 = us($2) } /^ +99%/ { p99 = us($2) }
 	/Non-2xx/ { failed += $NF }
 	/Socket errors/ { gsub(/,/, ""); failed += $4 + $6 + $8 + $10 }
-	END { printf "%d %d %d %d\n", rps, p50, p99, failed }' <<<"$out"
+	END { printf "%d %d %d %d %.1f\n", rps, p50, p99, failed, (n > 0 ? cpu / n : 0) }' <<<"$out"
 }
 
-# median_run FILE (lines "rps p50 p99 failed") → the median line by rps, failures summed
+# median_run FILE (lines "rps p50 p99 failed cpu") → the median line by rps, failures summed
 median_run() {
-	sort -n "$1" | awk '{ line[NR] = $1 " " $2 " " $3; failed += $4 }
-	END { print line[int((NR + 1) / 2)], failed }'
+	sort -n "$1" | awk '{ line[NR] = $1 " " $2 " " $3 " " $5; failed += $4 }
+	END { split(line[int((NR + 1) / 2)], m, " "); print m[1], m[2], m[3], failed, m[4] }'
 }
 
-echo "| call | conns | direct req/s | HAProxy req/s | gateway req/s | gw/direct | gw/HAProxy | p50 direct / HAProxy / gw (µs) | p99 direct / HAProxy / gw (µs) | failed direct / HAProxy / gw |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| call | conns | direct req/s | HAProxy req/s | gateway req/s | gw/direct | gw/HAProxy | p50 direct / HAProxy / gw (µs) | p99 direct / HAProxy / gw (µs) | failed direct / HAProxy / gw | proxy CPU per request HAProxy / gw (µs) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height blocks_at_tip pool_hashes}; do
 	case $call in
 	blocks_by_height | blocks_at_tip) path=/get_blocks_by_height.bin ctype="" ;;
@@ -131,16 +142,17 @@ for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height blocks_a
 			for ((k = 0; k < 3; k++)); do
 				case $(((round + k) % 3)) in
 				0) run_wrk "$NODE_A_URL$path" "$work/$call" "$ctype" "$conns" >>"$work/d" ;;
-				1) run_wrk "http://127.0.0.1:$HA_PORT$path" "$work/$call" "$ctype" "$conns" >>"$work/h" ;;
+				1) run_wrk "http://127.0.0.1:$HA_PORT$path" "$work/$call" "$ctype" "$conns" "$HA_PID" \
+					>>"$work/h" ;;
 				2) run_wrk "http://127.0.0.1:$GW_PORT/v1/$TOKEN$path" "$work/$call" "$ctype" "$conns" \
-					>>"$work/g" ;;
+					"$GW_PID" >>"$work/g" ;;
 				esac
 			done
 		done
-		read -r d_rps d_p50 d_p99 d_fail < <(median_run "$work/d")
-		read -r h_rps h_p50 h_p99 h_fail < <(median_run "$work/h")
-		read -r g_rps g_p50 g_p99 g_fail < <(median_run "$work/g")
+		read -r d_rps d_p50 d_p99 d_fail _ < <(median_run "$work/d")
+		read -r h_rps h_p50 h_p99 h_fail h_cpu < <(median_run "$work/h")
+		read -r g_rps g_p50 g_p99 g_fail g_cpu < <(median_run "$work/g")
 		ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "–" }'; }
-		echo "| $call | $conns | $d_rps | $h_rps | $g_rps | $(ratio "$g_rps" "$d_rps") | $(ratio "$g_rps" "$h_rps") | $d_p50 / $h_p50 / $g_p50 | $d_p99 / $h_p99 / $g_p99 | $d_fail / $h_fail / $g_fail |"
+		echo "| $call | $conns | $d_rps | $h_rps | $g_rps | $(ratio "$g_rps" "$d_rps") | $(ratio "$g_rps" "$h_rps") | $d_p50 / $h_p50 / $g_p50 | $d_p99 / $h_p99 / $g_p99 | $d_fail / $h_fail / $g_fail | $h_cpu / $g_cpu |"
 	done
 done
