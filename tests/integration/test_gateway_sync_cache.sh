@@ -66,7 +66,7 @@ served_by=
 same_as_a_node() { # the answer is A's or B's, byte for byte, and the same node's each time
 	local n
 	for n in a b; do
-		if cmp -s "$work/direct-$n" "$through"; then
+		if same_bin "$work/direct-$n" "$through"; then
 			[[ -z $served_by || $served_by == "$n" ]] || return 1
 			served_by=$n
 			return 0
