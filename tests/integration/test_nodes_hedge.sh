@@ -8,8 +8,8 @@
 # the first good answer wins, so the requests in flight at the freeze are saved as well.
 # The hedges are counted in the metrics. A broadcast sent during the freeze is answered
 # once another node accepted it and a hedge delay passed, not after the frozen node's
-# timeout. The latency distribution is printed (tests/bench/hedge.sh
-# measures it, docs/BENCHMARKS.md reports it); it is not asserted here.
+# timeout. The latency distribution is printed (tests/bench/hedge.sh measures it,
+# docs/BENCHMARKS.md reports it); it is not asserted here.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/nodes_lib.sh
