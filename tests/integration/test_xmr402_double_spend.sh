@@ -99,8 +99,7 @@ take_tx2() {
 	for url in "${node_urls[@]}"; do
 		rpc "$url" flush_txpool '{}' >/dev/null
 	done
-	sent=$(curl -s "$NODE_A_URL/send_raw_transaction" \
-		-d "$(jq -c '{tx_as_hex: .tx_blob, do_not_relay: false}' <<<"$TX2")")
+	sent=$(send_tx2)
 	jq -e '.status == "OK"' <<<"$sent" >/dev/null && return 0
 	sleep 1
 	return 1
