@@ -31,7 +31,7 @@ SELECT coalesce(max(confirmations), 0) FROM tiers;
 
 -- name: bl_tenant_by_token_hash
 -- The tenant a renewal is for, with its tier's monthly price and the time it has left in
--- microseconds (what a tier change would carry, billing/pricing.h price_carry).
+-- microseconds (what a tier change would carry, billing/core/pricing.h price_carry).
 SELECT t.id, t.subaddress_index, t.subaddress, t.tier_id, tr.price_currency, tr.price_minor,
        greatest((extract(epoch FROM t.valid_until) - extract(epoch FROM now())) * 1000000,
                 0)::bigint
@@ -48,7 +48,7 @@ UPDATE tenants SET subaddress_index = $2::int, subaddress = $3
 -- name: bl_invoice_by_idempotency_key
 -- idempotent: a read
 -- The last column is false once the purchase's tenant rotated its token: the token derived
--- again would be the old one, which no longer works (billing/api_tenant_rotate.c).
+-- again would be the old one, which no longer works (billing/api/api_tenant_rotate.c).
 SELECT i.id::text, encode(i.request_fingerprint, 'hex'), i.token_hash IS NOT NULL,
        encode(i.token_hash, 'hex'), coalesce(t.token_hash = i.token_hash, true)
   FROM invoices i
@@ -65,7 +65,7 @@ SELECT i.id::text, i.state, EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id 
 
 -- name: bl_invoice_supersede
 -- A renewal replaces an untouched pending one on the same subaddress; what its expired
--- webhook event says (billing/hook_outbox.h) comes back.
+-- webhook event says (billing/hooks/hook_outbox.h) comes back.
 UPDATE invoices SET state = 'expired', expires_at = least(expires_at, now())
  WHERE id = $1::uuid AND state = 'pending'
 RETURNING webhook_url IS NOT NULL, amount, paid, confirmations, confirmations_required,
@@ -96,7 +96,7 @@ SELECT kind, state, amount, confirmations_required, extract(epoch FROM expires_a
 -- name: bl_invoice_payment_sums
 -- idempotent: a read
 -- The invoice's payments summed per class the state machine tells apart
--- (billing/invoice.h): state, confirmations, unlock_time, and whether first seen by
+-- (billing/invoice/invoice.h): state, confirmations, unlock_time, and whether first seen by
 -- expires_at, within the late grace period after it ($2 seconds) or later, compared in
 -- whole seconds as bl_invoice_lock gives them. However many payments there are (dust sent
 -- to a renewal subaddress included), all are counted, in one row per class; a row's
@@ -133,7 +133,7 @@ SELECT handle, token_hash, digest_ha1, tier_id, now() + make_interval(months => 
 RETURNING id;
 
 -- name: bl_tenant_renewal_facts
--- What a renewal carries over (billing/pricing.h price_carry): the tenant's tier, its
+-- What a renewal carries over (billing/core/pricing.h price_carry): the tenant's tier, its
 -- monthly price now, and the time left in microseconds (0 once lapsed); the row locked
 -- until the renewal commits.
 SELECT t.tier_id, tr.price_currency, tr.price_minor,
@@ -238,7 +238,7 @@ UPDATE billing_cursor
 -- name: bl_invoice_set_tenant
 UPDATE invoices SET tenant_id = $2::bigint WHERE id = $1::uuid;
 
--- ---- XMR402 (billing/api_xmr402.c) ------------------------------------------------------
+-- ---- XMR402 (billing/api/api_xmr402.c) --------------------------------------------------
 
 -- name: bl_xmr402_invoice_insert
 -- An agent's purchase: like bl_invoice_insert, with the challenge nonce its proof must sign.
@@ -349,7 +349,7 @@ SELECT t.id, t.handle, t.tier_id, tr.burst_rps, tr.daily_quota,
   JOIN tiers tr ON tr.id = t.tier_id
  WHERE t.id = $1::bigint;
 
--- ---- webhooks (billing/hook_outbox.c, hook_sender.c) -------------------------------------
+-- ---- webhooks (billing/hooks/hook_outbox.c, hook_sender.c) ------------------------------
 
 -- name: bl_hook_event_insert
 -- An event in the outbox, in the transaction of the state change that causes it; the same
@@ -402,7 +402,7 @@ SELECT event_id, type, confirmations, attempts, coalesce(last_status, 0), last_e
  LIMIT 200;
 -- name: bl_xmr402_challenges_sweep
 -- idempotent: deleting rows already past their retention twice deletes nothing more
--- Expired XMR402 challenges nobody paid, $1 seconds after their expiry (billing/sweep.h),
+-- Expired XMR402 challenges nobody paid, $1 seconds after their expiry (billing/payments/sweep.h),
 -- at most $2 a call; rows another transaction holds are left for the next cycle.
 WITH stale AS (
     SELECT i.id

@@ -1,4 +1,4 @@
-/* Fuzzes the bodies of billing's XMR402 endpoints (billing/api_xmr402.c):
+/* Fuzzes the bodies of billing's XMR402 endpoints (billing/api/api_xmr402.c):
  * parse_challenge_body for POST /api/xmr402/challenge ({"tier"}) and parse_verify_body
  * for POST /api/xmr402/verify ({"txid", "proof", "invoice"?}), the request the gateway
  * relays from an agent. The input is the body as libmicrohttpd hands it on
@@ -14,7 +14,7 @@
  *   - a refusal of either says why. */
 #include "fuzz.h"
 
-#include "api_xmr402.c"
+#include "api/api_xmr402.c"
 
 static const char base58_alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 

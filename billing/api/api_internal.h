@@ -1,0 +1,103 @@
+/* api_internal — what the endpoint files of the API share: the server struct, error
+ * replies, and the invoice representation. Not for use outside billing/api*.c. */
+#ifndef API_INTERNAL_H
+#define API_INTERNAL_H
+
+#include "core/bl_error.h"
+#include "core/bl_keys.h"
+#include "api/pgpool.h"
+#include "core/pricing.h"
+#include "api/client_limit.h"
+#include "token.h"
+#include "wallet/wallet.h"
+#include "api/web.h"
+#include "xmr402/bl_xmr402.h"
+#include "xg_httpd.h"
+#include "xg_proxy_addr.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define API_INVOICE_ID_SIZE 40
+
+struct api {
+    struct xg_httpd *httpd;
+    struct pgpool *pool;
+    struct wallet *wallet;
+    struct price_source *prices;
+    struct client_limit_table *create_limit, *free_limit;
+    struct client_limit_table *rotate_limit; /* token rotations per client (api_tenant.c) */
+    struct bl_keys keys; /* ha1: HA1 wrap, client MAC; token: derivations (bl_keys.h) */
+    char *realm, *gateway_url;
+    int64_t invoice_ttl_s, late_grace_s;
+    struct web *web; /* the pages (web.h) */
+    /* XMR402 (api_xmr402.c, bl_xmr402.h) */
+    struct bl_xmr402_receipt_key *receipt_key;
+    struct client_limit_table *verify_limit; /* proofs per client: each costs wallet calls */
+    char receipt_public_hex[2 * 32 + 1];
+    char receipt_retired_hex[2 * 32 + 1]; /* [xmr402] legacy_receipt_key; "" when off */
+    int64_t xmr402_zero_conf_max, xmr402_retry_after_s;
+    int64_t xmr402_pending_requests, xmr402_unseen_hold_ms;
+    int64_t xmr402_max_open_challenges, xmr402_credentials_window_s;
+    struct client_limit_table *verify_global; /* one bucket: proofs per second, all clients */
+    /* webhooks (hook_*.h) */
+    struct xg_proxy_trust hook_allow;
+    uint8_t hook_key[32];
+    struct txnode *txnode; /* the node asked before any wallet call (txnode.h) */
+};
+
+struct api *api_of(const struct xg_httpd_request *req);
+
+/* The error e (bl_error.h) with its status: {"error":{"code","message"}}, the registry's
+ * default message (api_error) or one printf-formatted for the case (api_errorf). */
+enum MHD_Result api_error(const struct xg_httpd_request *req, enum bl_error e);
+enum MHD_Result api_errorf(const struct xg_httpd_request *req, enum bl_error e, const char *fmt,
+                           ...) __attribute__((format(printf, 3, 4)));
+
+/* 503 database_unavailable, logging the reason. */
+enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg);
+
+enum api_load { API_LOAD_OK, API_LOAD_NOT_FOUND, API_LOAD_DB_ERROR };
+
+/* The invoice as GET /api/invoices/<id> shows it (new reference in *out). */
+__attribute__((warn_unused_result)) enum api_load
+api_invoice_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out);
+
+/* The endpoints. */
+enum MHD_Result api_handle_tiers(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_invoice_create(const struct xg_httpd_request *req);
+/* GET /api/invoices/<id> (api_invoice_get.c); api.c routes <id>/qr.svg to
+ * api_handle_invoice_qr instead. */
+enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req);
+
+/* The web pages' endpoints (api_web.c, api_invoice_qr.c, api_tenant.c). */
+enum MHD_Result api_handle_web_page(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_web_asset(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req);
+/* The SHA-256 (hex) of the token in Authorization: Bearer <token> (api_tenant.c): returns
+ * BL_ERROR_COUNT when hash holds it, else the error to answer (no bearer token, or one
+ * that is no well-formed token). */
+enum bl_error api_bearer_token_hash(const struct xg_httpd_request *req,
+                                    char hash[TOKEN_HASH_HEX_SIZE]);
+/* POST /api/tenant/rotate (api_tenant_rotate.c). */
+enum MHD_Result api_handle_tenant_rotate(const struct xg_httpd_request *req);
+/* True when the path after /api/invoices/ asks for the QR code ("<id>/qr.svg"). */
+bool api_invoice_qr_path(const char *rest);
+
+/* XMR402 (api_xmr402.c). */
+enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req);
+enum MHD_Result api_handle_xmr402_receipt_key(const struct xg_httpd_request *req);
+
+/* Queries the API prepares on each pooled connection. */
+extern const char *const api_queries[];
+
+/* JSON values shared by the invoice and XMR402 answers: piconero as a decimal string, the
+ * same amount as XMR text, and the monero: URI with tx_amount (new references). */
+json_t *api_json_piconero(int64_t piconero);
+json_t *api_json_xmr(int64_t piconero);
+json_t *api_json_monero_uri(const char *address, int64_t piconero);
+
+#endif
