@@ -1,15 +1,20 @@
-/* api — the server and what the endpoints share; see api.h. */
+/* api — the server and its route table; see api.h. The endpoints are one file each
+ * (api_<endpoint>.c); what they share is api_shared.c. */
 #include "api/api.h"
 
-#include "api/api_internal.h"
-#include "core/credentials.h"
+#include "api/api_invoice_create.h"
+#include "api/api_invoice_get.h"
+#include "api/api_invoice_qr.h"
+#include "api/api_shared.h"
+#include "api/api_tenant.h"
+#include "api/api_tenant_rotate.h"
+#include "api/api_tiers.h"
+#include "api/api_web.h"
+#include "api/api_xmr402.h"
 #include "wallet/txnode.h"
 #include "xg_hex.h"
-#include "xg_log.h"
-#include "xg_reply.h"
 
 #include <openssl/crypto.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,39 +31,39 @@
 #define ROTATE_BURST    5
 
 /* (the bl_xmr402_* and settle.h's queries serve XMR402 proofs: api_xmr402.c) */
-const char *const api_queries[] = {"bl_tiers_public",
-                                   "bl_tier_get",
-                                   "bl_tenant_by_token_hash",
-                                   "bl_tenant_set_subaddress",
-                                   "bl_invoice_by_idempotency_key",
-                                   "bl_invoice_open_on_subaddress",
-                                   "bl_invoice_supersede",
-                                   "bl_invoice_insert",
-                                   "bl_invoice_set_tenant",
-                                   "bl_tenant_from_invoice",
-                                   "bl_invoice_get",
-                                   "bl_invoice_payments_list",
-                                   "bl_tenant_status",
-                                   "bl_tenant_rotate",
-                                   "bl_xmr402_invoice_insert",
-                                   "bl_xmr402_invoice",
-                                   "bl_xmr402_invoice_on_subaddress",
-                                   "bl_xmr402_txid_elsewhere",
-                                   "bl_xmr402_payment_of_txid",
-                                   "bl_xmr402_payment_double_spend",
-                                   "bl_xmr402_payment_upsert",
-                                   "bl_xmr402_tenant",
-                                   "bl_xmr402_pending_take",
-                                   "bl_xmr402_open_challenges",
-                                   "bl_invoice_lock",
-                                   "bl_invoice_payment_sums",
-                                   "bl_invoice_set_state",
-                                   "bl_invoice_set_provisioned",
-                                   "bl_tenant_renewal_facts",
-                                   "bl_tenant_extend",
-                                   "bl_hook_event_insert",
-                                   "bl_hook_events_list",
-                                   NULL};
+static const char *const api_queries[] = {"bl_tiers_public",
+                                          "bl_tier_get",
+                                          "bl_tenant_by_token_hash",
+                                          "bl_tenant_set_subaddress",
+                                          "bl_invoice_by_idempotency_key",
+                                          "bl_invoice_open_on_subaddress",
+                                          "bl_invoice_supersede",
+                                          "bl_invoice_insert",
+                                          "bl_invoice_set_tenant",
+                                          "bl_tenant_from_invoice",
+                                          "bl_invoice_get",
+                                          "bl_invoice_payments_list",
+                                          "bl_tenant_status",
+                                          "bl_tenant_rotate",
+                                          "bl_xmr402_invoice_insert",
+                                          "bl_xmr402_invoice",
+                                          "bl_xmr402_invoice_on_subaddress",
+                                          "bl_xmr402_txid_elsewhere",
+                                          "bl_xmr402_payment_of_txid",
+                                          "bl_xmr402_payment_double_spend",
+                                          "bl_xmr402_payment_upsert",
+                                          "bl_xmr402_tenant",
+                                          "bl_xmr402_pending_take",
+                                          "bl_xmr402_open_challenges",
+                                          "bl_invoice_lock",
+                                          "bl_invoice_payment_sums",
+                                          "bl_invoice_set_state",
+                                          "bl_invoice_set_provisioned",
+                                          "bl_tenant_renewal_facts",
+                                          "bl_tenant_extend",
+                                          "bl_hook_event_insert",
+                                          "bl_hook_events_list",
+                                          NULL};
 
 /* GET /api/invoices/<id> and /api/invoices/<id>/qr.svg share the route's pattern. */
 static enum MHD_Result api_handle_invoice(const struct xg_httpd_request *req)
@@ -82,33 +87,6 @@ static const struct xg_httpd_route api_routes[] = {
     {"GET", "/assets/*", api_handle_web_asset},
     {NULL, NULL, NULL},
 };
-
-struct api *api_of(const struct xg_httpd_request *req)
-{
-    return req->closure;
-}
-
-enum MHD_Result api_error(const struct xg_httpd_request *req, enum bl_error e)
-{
-    return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, NULL));
-}
-
-enum MHD_Result api_errorf(const struct xg_httpd_request *req, enum bl_error e, const char *fmt,
-                           ...)
-{
-    char message[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, message));
-}
-
-enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg)
-{
-    xg_log(XG_LOG_ERROR, "api_db_failed", "%s", xg_pg_last_error(pg));
-    return api_error(req, BL_ERROR_DATABASE_UNAVAILABLE);
-}
 
 /* The public key of the receipt seed derived from the HA1 key, which signed receipts before
  * [billing] token_key existed: published as retired when asked, so that those receipts
@@ -249,29 +227,4 @@ const struct xg_guard_counts *api_client_counts(const struct api *api)
 unsigned api_port(const struct api *api)
 {
     return xg_httpd_port(api->httpd);
-}
-
-json_t *api_json_piconero(int64_t piconero)
-{
-    char text[24];
-    snprintf(text, sizeof text, "%lld", (long long)piconero);
-    return json_string(text);
-}
-
-json_t *api_json_xmr(int64_t piconero)
-{
-    char text[PRICE_XMR_TEXT_SIZE];
-    price_format_xmr(piconero, text);
-    return json_string(text);
-}
-
-json_t *api_json_monero_uri(const char *address, int64_t piconero)
-{
-    char text[PRICE_XMR_TEXT_SIZE], *uri = NULL;
-    price_format_xmr(piconero, text);
-    if (asprintf(&uri, "monero:%s?tx_amount=%s", address, text) < 0)
-        return json_null();
-    json_t *j = json_string(uri);
-    free(uri);
-    return j;
 }

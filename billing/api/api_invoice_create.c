@@ -24,7 +24,10 @@
  * for a purchase, its token, so unlimited lookups would let anyone try weak keys for
  * tokens. A replay therefore counts
  * against the limit like the request it repeats. */
-#include "api/api_internal.h"
+#include "api/api_invoice_create.h"
+
+#include "api/api_invoice_view.h"
+#include "api/api_shared.h"
 #include "core/credentials.h"
 #include "hooks/hook_outbox.h"
 #include "hooks/hook_sender.h"
@@ -189,7 +192,7 @@ static enum MHD_Result reply_invoice(const struct xg_httpd_request *req, struct 
 {
     struct api *api = api_of(req);
     json_t *inv = NULL;
-    enum api_load r = api_invoice_load(api, pg, id, &inv);
+    enum api_load r = api_invoice_view_load(api, pg, id, &inv);
     if (r != API_LOAD_OK)
         return api_db_error(req, pg);
     if (!add_webhook_secret(api, id, inv)) {

@@ -2,7 +2,10 @@
  * `remaining_uri` when a partial payment arrived, else its `uri` (both monero: URIs with
  * tx_amount). Not cached: it changes when a payment lands. 404 once there is nothing
  * to pay to (an invoice without a subaddress). */
-#include "api/api_internal.h"
+#include "api/api_invoice_qr.h"
+
+#include "api/api_invoice_view.h"
+#include "api/api_shared.h"
 #include "api/qr.h"
 #include "xg_reply.h"
 #include "xg_str.h"
@@ -45,7 +48,7 @@ enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req)
         return api_error(req, BL_ERROR_INVOICE_NOT_FOUND);
     struct xg_pg *pg = pgpool_get(api->pool);
     json_t *inv = NULL;
-    enum api_load r = api_invoice_load(api, pg, id, &inv);
+    enum api_load r = api_invoice_view_load(api, pg, id, &inv);
     enum MHD_Result mr;
     if (r == API_LOAD_DB_ERROR) {
         mr = api_db_error(req, pg);

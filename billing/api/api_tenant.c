@@ -2,7 +2,9 @@
  * and today's usage against its daily quota, for the renew page. Read from PostgreSQL
  * (the gateways flush their counters there), so the page needs no cross-origin call to
  * the gateway. 401 without a bearer token, 404 for a token that is no tenant's. */
-#include "api/api_internal.h"
+#include "api/api_tenant.h"
+
+#include "api/api_shared.h"
 #include "core/credentials.h"
 #include "xg_reply.h"
 
@@ -27,18 +29,6 @@ static json_t *tenant_json(const PGresult *res)
                      "valid_until", PQgetvalue(res, 0, 6), "active",
                      is_true[0] && strcmp(PQgetvalue(res, 0, 5), "active") == 0, "usage_today",
                      "day", PQgetvalue(res, 0, 10), "used", num(res, 8), "quota", num(res, 4));
-}
-
-enum bl_error api_bearer_token_hash(const struct xg_httpd_request *req,
-                                    char hash[TOKEN_HASH_HEX_SIZE])
-{
-    const char *auth = xg_httpd_header(req, "Authorization");
-    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-        return BL_ERROR_TOKEN_REQUIRED;
-    const char *token = auth + 7;
-    while (*token == ' ')
-        token++;
-    return cred_token_hash_hex(token, hash) ? BL_ERROR_COUNT : BL_ERROR_UNKNOWN_TOKEN;
 }
 
 enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req)

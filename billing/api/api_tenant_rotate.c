@@ -11,7 +11,9 @@
  * once the tenant rotated (api_invoice_create.c), and its XMR402 proof no longer stands for
  * it (api_xmr402.c: credentials_rotated, which the gateway answers 403 as every refused
  * proof). */
-#include "api/api_internal.h"
+#include "api/api_tenant_rotate.h"
+
+#include "api/api_shared.h"
 #include "core/credentials.h"
 #include "xg_log.h"
 #include "xg_reply.h"

@@ -1,6 +1,8 @@
 /* GET /api/tiers — the public plans, with each price per month in its own currency and,
  * when a fresh rate is held, its current XMR quote (for fiat prices). */
-#include "api/api_internal.h"
+#include "api/api_tiers.h"
+
+#include "api/api_shared.h"
 #include "xg_reply.h"
 
 #include <stdio.h>

@@ -1,5 +1,7 @@
 /* GET /, /renew, /invoice/<id>, /assets/<name> — the web pages (web.h). */
-#include "api/api_internal.h"
+#include "api/api_web.h"
+
+#include "api/api_shared.h"
 #include "api/web.h"
 
 #include <string.h>

@@ -32,7 +32,9 @@
  * ([wallet] daemon_url, txnode.h): a made-up txid costs one daemon call and no verify
  * token. Over 700 lines: one endpoint pair around one invoice view (struct xmr402_inv),
  * split only with a header between two halves of the same conversation. */
-#include "api/api_internal.h"
+#include "api/api_xmr402.h"
+
+#include "api/api_shared.h"
 #include "core/credentials.h"
 #include "invoice/invoice.h"
 #include "payments/settle.h"

@@ -1,7 +1,9 @@
-/* api_internal — what the endpoint files of the API share: the server struct, error
- * replies, and the invoice representation. Not for use outside billing/api*.c. */
-#ifndef API_INTERNAL_H
-#define API_INTERNAL_H
+/* api_shared — what the endpoint files of the API share (api_shared.c): the server
+ * struct, error replies from billing's registry (bl_error.h), the JSON values of amounts,
+ * and the bearer token of a request. For billing/api/ alone: the route table (api.c) calls
+ * the endpoints, the endpoints call this, and this calls no endpoint. */
+#ifndef API_SHARED_H
+#define API_SHARED_H
 
 #include "core/bl_error.h"
 #include "core/bl_keys.h"
@@ -58,41 +60,14 @@ enum MHD_Result api_errorf(const struct xg_httpd_request *req, enum bl_error e, 
 /* 503 database_unavailable, logging the reason. */
 enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg);
 
+/* What a lookup by id found. */
 enum api_load { API_LOAD_OK, API_LOAD_NOT_FOUND, API_LOAD_DB_ERROR };
 
-/* The invoice as GET /api/invoices/<id> shows it (new reference in *out). */
-__attribute__((warn_unused_result)) enum api_load
-api_invoice_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out);
-
-/* The endpoints. */
-enum MHD_Result api_handle_tiers(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_invoice_create(const struct xg_httpd_request *req);
-/* GET /api/invoices/<id> (api_invoice_get.c); api.c routes <id>/qr.svg to
- * api_handle_invoice_qr instead. */
-enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req);
-
-/* The web pages' endpoints (api_web.c, api_invoice_qr.c, api_tenant.c). */
-enum MHD_Result api_handle_web_page(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_web_asset(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req);
-/* The SHA-256 (hex) of the token in Authorization: Bearer <token> (api_tenant.c): returns
- * BL_ERROR_COUNT when hash holds it, else the error to answer (no bearer token, or one
- * that is no well-formed token). */
+/* The SHA-256 (hex) of the token in Authorization: Bearer <token>: returns BL_ERROR_COUNT
+ * when hash holds it, else the error to answer (no bearer token, or one that is no
+ * well-formed token). */
 enum bl_error api_bearer_token_hash(const struct xg_httpd_request *req,
                                     char hash[TOKEN_HASH_HEX_SIZE]);
-/* POST /api/tenant/rotate (api_tenant_rotate.c). */
-enum MHD_Result api_handle_tenant_rotate(const struct xg_httpd_request *req);
-/* True when the path after /api/invoices/ asks for the QR code ("<id>/qr.svg"). */
-bool api_invoice_qr_path(const char *rest);
-
-/* XMR402 (api_xmr402.c). */
-enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_xmr402_receipt_key(const struct xg_httpd_request *req);
-
-/* Queries the API prepares on each pooled connection. */
-extern const char *const api_queries[];
 
 /* JSON values shared by the invoice and XMR402 answers: piconero as a decimal string, the
  * same amount as XMR text, and the monero: URI with tx_amount (new references). */

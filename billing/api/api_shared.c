@@ -1,0 +1,76 @@
+/* api_shared — see api_shared.h. */
+#include "api/api_shared.h"
+
+#include "core/credentials.h"
+#include "xg_log.h"
+#include "xg_reply.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct api *api_of(const struct xg_httpd_request *req)
+{
+    return req->closure;
+}
+
+enum MHD_Result api_error(const struct xg_httpd_request *req, enum bl_error e)
+{
+    return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, NULL));
+}
+
+enum MHD_Result api_errorf(const struct xg_httpd_request *req, enum bl_error e, const char *fmt,
+                           ...)
+{
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, message));
+}
+
+enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg)
+{
+    xg_log(XG_LOG_ERROR, "api_db_failed", "%s", xg_pg_last_error(pg));
+    return api_error(req, BL_ERROR_DATABASE_UNAVAILABLE);
+}
+
+enum bl_error api_bearer_token_hash(const struct xg_httpd_request *req,
+                                    char hash[TOKEN_HASH_HEX_SIZE])
+{
+    const char *auth = xg_httpd_header(req, "Authorization");
+    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+        return BL_ERROR_TOKEN_REQUIRED;
+    const char *token = auth + 7;
+    while (*token == ' ')
+        token++;
+    return cred_token_hash_hex(token, hash) ? BL_ERROR_COUNT : BL_ERROR_UNKNOWN_TOKEN;
+}
+
+json_t *api_json_piconero(int64_t piconero)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%lld", (long long)piconero);
+    return json_string(text);
+}
+
+json_t *api_json_xmr(int64_t piconero)
+{
+    char text[PRICE_XMR_TEXT_SIZE];
+    price_format_xmr(piconero, text);
+    return json_string(text);
+}
+
+json_t *api_json_monero_uri(const char *address, int64_t piconero)
+{
+    char text[PRICE_XMR_TEXT_SIZE], *uri = NULL;
+    price_format_xmr(piconero, text);
+    if (asprintf(&uri, "monero:%s?tx_amount=%s", address, text) < 0)
+        return json_null();
+    json_t *j = json_string(uri);
+    free(uri);
+    return j;
+}
