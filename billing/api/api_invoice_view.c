@@ -112,8 +112,7 @@ static json_t *invoice_json(struct api *api, const PGresult *res, json_t *paymen
     return inv;
 }
 
-enum api_load api_invoice_view_load(struct api *api, struct xg_pg *pg, const char *id,
-                                    json_t **out)
+enum api_load api_invoice_view_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out)
 {
     const char *params[] = {id};
     struct invoice_payment *pays = NULL;
@@ -154,4 +153,3 @@ enum api_load api_invoice_view_load(struct api *api, struct xg_pg *pg, const cha
     PQclear(res);
     return ok ? API_LOAD_OK : API_LOAD_DB_ERROR;
 }
-

@@ -1,7 +1,7 @@
 /* bl_config — billing's configuration keys, declared once. */
 #include "core/bl_config.h"
 
-#include "hooks/hook_sign.h"
+#include "core/bl_keys.h"
 #include "xg_hex.h"
 #include "xg_log.h"
 
@@ -174,7 +174,7 @@ static bool hook_key(struct bl_config *cfg)
         return true;
     uint8_t token[32];
     bool ok = xg_hex_decode(cfg->token_key, token, sizeof token) &&
-              hook_sign_key_derive(token, cfg->hook_key);
+              bl_keys_hook_key_derive(token, cfg->hook_key);
     memset(token, 0, sizeof token);
     return ok;
 }

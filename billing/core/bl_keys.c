@@ -4,7 +4,11 @@
 #include "xg_hex.h"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <string.h>
+
+#define HOOK_KEY_LABEL "xmrgate webhook key v1"
 
 bool bl_keys_parse(struct bl_keys *k, const char *ha1_hex, const char *token_hex)
 {
@@ -46,6 +50,15 @@ enum bl_keys_which bl_keys_rederive(const struct bl_keys *k, bl_keys_seed_fn see
         return BL_KEYS_LEGACY_HA1;
     OPENSSL_cleanse(out, TOKEN_TEXT_SIZE);
     return BL_KEYS_NONE;
+}
+
+bool bl_keys_hook_key_derive(const uint8_t token_key[BL_KEYS_LEN], uint8_t key[BL_KEYS_LEN])
+{
+    unsigned int n = 0;
+    static const char label[] = HOOK_KEY_LABEL;
+    return HMAC(EVP_sha256(), token_key, BL_KEYS_LEN, (const unsigned char *)label,
+                sizeof label - 1, key, &n) &&
+           n == BL_KEYS_LEN;
 }
 
 const char *bl_keys_which_name(enum bl_keys_which w)

@@ -6,7 +6,8 @@
  *   token    [billing] token_key: billing's alone, never in a gateway's configuration.
  *            It derives the tokens billing can hand out again without storing them (an
  *            idempotent purchase's, an XMR402 purchase's) and, when [xmr402] receipt_key
- *            is empty, the receipt signing seed.
+ *            is empty, the receipt signing seed, and when [webhooks] secret_key is empty,
+ *            the webhook signing key.
  *
  * Before token_key existed, ha1_key derived those tokens too, so a database dump plus any
  * gateway's configuration gave them all. Tokens issued then stay valid (the gateways check
@@ -56,6 +57,11 @@ enum bl_keys_which {
 enum bl_keys_which bl_keys_rederive(const struct bl_keys *k, bl_keys_seed_fn seed_fn,
                                     const void *ctx, const char *stored_hash_hex,
                                     char out[TOKEN_TEXT_SIZE]);
+
+/* The webhook signing key ([webhooks] secret_key when it is set, else this, hook_sign.h):
+ * HMAC-SHA256(token_key, "xmrgate webhook key v1"). */
+__attribute__((warn_unused_result)) bool
+bl_keys_hook_key_derive(const uint8_t token_key[BL_KEYS_LEN], uint8_t key[BL_KEYS_LEN]);
 
 /* The name of a bl_keys_which, for logs ("none", "token_key", "ha1_key"). */
 const char *bl_keys_which_name(enum bl_keys_which w);

@@ -11,19 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KEY_LABEL    "xmrgate webhook key v1"
 #define SECRET_LABEL "xmrgate webhook secret v1"
 
 static bool hmac256(const void *key, size_t keylen, const void *data, size_t len, uint8_t out[32])
 {
     unsigned int n = 0;
     return HMAC(EVP_sha256(), key, (int)keylen, data, len, out, &n) && n == 32;
-}
-
-bool hook_sign_key_derive(const uint8_t token_key[HOOK_SIGN_KEY_LEN],
-                          uint8_t key[HOOK_SIGN_KEY_LEN])
-{
-    return hmac256(token_key, HOOK_SIGN_KEY_LEN, KEY_LABEL, strlen(KEY_LABEL), key);
 }
 
 bool hook_sign_secret(const uint8_t key[HOOK_SIGN_KEY_LEN], const char *invoice_id,

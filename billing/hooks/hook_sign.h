@@ -5,7 +5,8 @@
  * Idempotency-Key, as the token is). It is not stored: billing derives it whenever it
  * signs, as "whsec_" followed by the hex of HMAC-SHA256(K, "xmrgate webhook secret v1" ‖
  * 0x00 ‖ invoice id), where K is [webhooks] secret_key (64 hex digits) or, when that is
- * empty, HMAC-SHA256([billing] token_key, "xmrgate webhook key v1"). A database dump thus
+ * empty, HMAC-SHA256([billing] token_key, "xmrgate webhook key v1") (bl_keys_hook_key_derive,
+ * bl_keys.h, which bl_config_load applies). A database dump thus
  * reveals no secret; changing the key changes every secret (receivers must then be given
  * new ones, so keep it fixed).
  *
@@ -25,10 +26,6 @@
 #define HOOK_SIGN_SECRET_SIZE (6 + 64 + 1) /* "whsec_" + 64 hex + NUL */
 /* "t=" + up to 20 digits + ",v1=" + 64 hex + NUL */
 #define HOOK_SIGN_HEADER_SIZE 96
-
-/* K from [billing] token_key when [webhooks] secret_key is empty. */
-__attribute__((warn_unused_result)) bool
-hook_sign_key_derive(const uint8_t token_key[HOOK_SIGN_KEY_LEN], uint8_t key[HOOK_SIGN_KEY_LEN]);
 
 /* The invoice's secret text into out. */
 __attribute__((warn_unused_result)) bool hook_sign_secret(const uint8_t key[HOOK_SIGN_KEY_LEN],

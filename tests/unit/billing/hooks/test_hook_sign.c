@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "core/bl_keys.h"
 #include "hooks/hook_sign.h"
 
 static void test_text(void **state)
@@ -42,7 +43,7 @@ static void test_secret_derivation(void **state)
 {
     (void)state;
     uint8_t ha1[HOOK_SIGN_KEY_LEN] = {0}, k[HOOK_SIGN_KEY_LEN], k2[HOOK_SIGN_KEY_LEN];
-    assert_true(hook_sign_key_derive(ha1, k));
+    assert_true(bl_keys_hook_key_derive(ha1, k));
     static const uint8_t want_k[HOOK_SIGN_KEY_LEN] = {
         0x6a, 0x28, 0x1e, 0xf8, 0xea, 0xac, 0x65, 0xc4, 0x74, 0xf4, 0x66,
         0xc4, 0xb8, 0xa4, 0x2f, 0x58, 0xdd, 0x9e, 0x37, 0x68, 0xf9, 0x70,
@@ -59,7 +60,7 @@ static void test_secret_derivation(void **state)
     assert_string_equal(s, s2);
     /* another key, another secret */
     ha1[0] = 1;
-    assert_true(hook_sign_key_derive(ha1, k2));
+    assert_true(bl_keys_hook_key_derive(ha1, k2));
     assert_true(hook_sign_secret(k2, "11111111-2222-3333-4444-555555555555", s2));
     assert_string_not_equal(s, s2);
 }
