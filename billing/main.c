@@ -80,7 +80,7 @@ static bool ready_wallet(void *ctx, char *reason, size_t len)
 }
 
 /* GET /status on the admin listener: this instance's role and its last poll cycle. */
-static enum MHD_Result on_status(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_status(const struct xg_httpd_request *req)
 {
     struct billing *bl = xg_admin_closure(req);
     struct poller_stats st;

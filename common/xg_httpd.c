@@ -96,7 +96,15 @@ static const struct xg_httpd_route *route_find(const struct xg_httpd_route *rout
     return NULL;
 }
 
-static enum MHD_Result refuse_route(struct MHD_Connection *conn, bool path_known, const char *allow)
+/* The one place a handler's result becomes libmicrohttpd's: a queued answer or a suspended
+ * request keep the connection (MHD calls again after a resume), a close drops it. */
+static enum MHD_Result mhd_result_of(enum xg_httpd_result r)
+{
+    return r == XG_HTTPD_CLOSE ? MHD_NO : MHD_YES;
+}
+
+static enum xg_httpd_result refuse_route(struct MHD_Connection *conn, bool path_known,
+                                         const char *allow)
 {
     if (!path_known)
         return xg_reply_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such path");
@@ -107,7 +115,7 @@ static enum MHD_Result refuse_route(struct MHD_Connection *conn, bool path_known
                                sizeof body - 1, headers);
 }
 
-static enum MHD_Result reply_too_large(struct xg_httpd *srv, struct MHD_Connection *conn)
+static enum xg_httpd_result reply_too_large(struct xg_httpd *srv, struct MHD_Connection *conn)
 {
     char message[96];
     snprintf(message, sizeof message, "request body larger than %zu bytes", srv->max_body);
@@ -163,9 +171,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             route_find(srv->routes, method, url, allow, sizeof allow, &path_known);
         xg_mhd_guard_head(srv->guard, conn, xg_mhd_guard_expects_body(conn));
         if (!route)
-            return refuse_route(conn, path_known, allow);
+            return mhd_result_of(refuse_route(conn, path_known, allow));
         if (declared_too_large(srv, conn))
-            return reply_too_large(srv, conn);
+            return mhd_result_of(reply_too_large(srv, conn));
         st = calloc(1, sizeof *st);
         if (!st)
             return MHD_NO;
@@ -181,7 +189,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     xg_mhd_guard_handled(srv->guard, conn);
     if (st->too_large)
-        return reply_too_large(srv, conn);
+        return mhd_result_of(reply_too_large(srv, conn));
     struct xg_httpd_request req = {
         .conn = conn,
         .method = method,
@@ -191,7 +199,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         .closure = srv->closure,
         .trust = &srv->trust,
     };
-    return st->route->handler(&req);
+    return mhd_result_of(st->route->handler(&req));
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -376,9 +384,10 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
         return NULL;
     }
 
-    /* MHD_USE_ITC: connections handed in from the PROXY reader's thread are seen at once */
+    /* MHD_USE_ITC: connections handed in from the PROXY reader's thread are seen at once;
+     * MHD_ALLOW_SUSPEND_RESUME: a handler may suspend its request (XG_HTTPD_DONE) */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0) |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0) |
                      (opt->proxy_protocol ? MHD_USE_NO_LISTEN_SOCKET : 0);
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv}, /* first, or MHD complains */

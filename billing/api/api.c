@@ -66,7 +66,7 @@ static const char *const api_queries[] = {"bl_tiers_public",
                                           NULL};
 
 /* GET /api/invoices/<id> and /api/invoices/<id>/qr.svg share the route's pattern. */
-static enum MHD_Result api_handle_invoice(const struct xg_httpd_request *req)
+static enum xg_httpd_result api_handle_invoice(const struct xg_httpd_request *req)
 {
     const char *rest = req->path + strlen("/api/invoices/");
     return api_invoice_qr_path(rest) ? api_handle_invoice_qr(req) : api_handle_invoice_get(req);

@@ -187,8 +187,8 @@ static bool add_webhook_secret(const struct api *api, const char *id, json_t *in
 }
 
 /* 201 (or 200 for a replay) with the invoice and, for a purchase, its token. */
-static enum MHD_Result reply_invoice(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                     const char *id, const char *token, unsigned status)
+static enum xg_httpd_result reply_invoice(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                          const char *id, const char *token, unsigned status)
 {
     struct api *api = api_of(req);
     json_t *inv = NULL;
@@ -221,7 +221,7 @@ static bool idempotent_seed_of(const uint8_t key[BL_KEYS_LEN], const void *ctx,
  * rotated it); another request under the same key is a 409. Returns false when the key is
  * new. */
 static bool replay(const struct xg_httpd_request *req, struct xg_pg *pg, struct create_req *cr,
-                   enum MHD_Result *mr)
+                   enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
     const char *params[] = {cr->idem_key};
@@ -489,7 +489,7 @@ static bool unique_violation(struct xg_pg *pg, const char *constraint)
            strstr(xg_pg_last_error(pg), constraint) != NULL;
 }
 
-static enum MHD_Result wallet_down(const struct xg_httpd_request *req, const char *err)
+static enum xg_httpd_result wallet_down(const struct xg_httpd_request *req, const char *err)
 {
     xg_log(XG_LOG_WARN, "wallet_unavailable", "create_address: %s", err);
     return api_error(req, BL_ERROR_WALLET_UNAVAILABLE);
@@ -509,21 +509,21 @@ static bool make_credentials(struct api *api, struct create_req *cr)
     return ok;
 }
 
-static enum MHD_Result after_tx(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                struct create_req *cr, enum xg_tx_result r)
+static enum xg_httpd_result after_tx(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                     struct create_req *cr, enum xg_tx_result r)
 {
     if (r == XG_TX_COMMIT)
         return reply_invoice(req, pg, cr->invoice_id, cr->renewal ? NULL : cr->cred.token, 201);
     if (unique_violation(pg, "invoices_idempotency_key_key")) {
-        enum MHD_Result mr; /* a concurrent twin won the race: answer as a replay */
+        enum xg_httpd_result mr; /* a concurrent twin won the race: answer as a replay */
         if (replay(req, pg, cr, &mr))
             return mr;
     }
     return api_db_error(req, pg);
 }
 
-static enum MHD_Result create_free(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                   struct create_req *cr)
+static enum xg_httpd_result create_free(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                        struct create_req *cr)
 {
     struct api *api = api_of(req);
     struct tx_ctx t = {api, cr};
@@ -532,8 +532,8 @@ static enum MHD_Result create_free(const struct xg_httpd_request *req, struct xg
     return after_tx(req, pg, cr, xg_pg_transaction(pg, NULL, on_free_tx, &t));
 }
 
-static enum MHD_Result create_purchase(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                       struct create_req *cr)
+static enum xg_httpd_result create_purchase(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                            struct create_req *cr)
 {
     struct api *api = api_of(req);
     struct tx_ctx t = {api, cr};
@@ -553,8 +553,8 @@ static enum MHD_Result create_purchase(const struct xg_httpd_request *req, struc
     return api_errorf(req, BL_ERROR_WALLET_UNAVAILABLE, "the wallet keeps reusing subaddresses");
 }
 
-static enum MHD_Result create_renewal(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                      struct create_req *cr)
+static enum xg_httpd_result create_renewal(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                           struct create_req *cr)
 {
     struct api *api = api_of(req);
     struct tx_ctx t = {api, cr};
@@ -582,7 +582,7 @@ static enum MHD_Result create_renewal(const struct xg_httpd_request *req, struct
 
 /* Checks tier and months. Returns false with the answer queued in *mr. */
 static bool check_tier(const struct xg_httpd_request *req, struct xg_pg *pg, struct create_req *cr,
-                       enum MHD_Result *mr)
+                       enum xg_httpd_result *mr)
 {
     enum lookup l = load_tier(pg, cr);
     if (l != LOOKUP_OK) {
@@ -605,7 +605,7 @@ static bool check_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
 
 /* Locks the quote (the rate for a fiat price). Returns false with the answer queued in *mr. */
 static bool check_quote(const struct xg_httpd_request *req, struct create_req *cr,
-                        enum MHD_Result *mr)
+                        enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
     if (strcmp(cr->currency, "XMR") != 0 && cr->price_minor > 0 &&
@@ -624,7 +624,7 @@ static bool check_quote(const struct xg_httpd_request *req, struct create_req *c
 }
 
 static bool check_rate_limit(const struct xg_httpd_request *req, const struct create_req *cr,
-                             enum MHD_Result *mr)
+                             enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
     char client[64];
@@ -641,13 +641,13 @@ static bool check_rate_limit(const struct xg_httpd_request *req, const struct cr
     return false;
 }
 
-enum MHD_Result api_handle_invoice_create(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_invoice_create(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     struct create_req cr = {0};
     enum bl_error code;
     char msg[256];
-    enum MHD_Result mr;
+    enum xg_httpd_result mr;
     if (!parse_body(req->body, &cr, &code, msg, sizeof msg))
         return api_errorf(req, code, "%s", msg);
     cr.idem_key = xg_httpd_header(req, "Idempotency-Key");

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_invoice_get(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     const char *id = req->path + strlen("/api/invoices/");
@@ -23,7 +23,7 @@ enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req)
     struct xg_pg *pg = pgpool_get(api->pool);
     json_t *inv = NULL;
     enum api_load r = api_invoice_view_load(api, pg, id, &inv);
-    enum MHD_Result mr;
+    enum xg_httpd_result mr;
     if (r == API_LOAD_OK)
         mr = xg_reply_json(req->conn, 200, inv);
     else if (r == API_LOAD_NOT_FOUND)

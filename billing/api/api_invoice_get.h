@@ -5,6 +5,6 @@
 
 #include "xg_httpd.h"
 
-enum MHD_Result api_handle_invoice_get(const struct xg_httpd_request *req);
+enum xg_httpd_result api_handle_invoice_get(const struct xg_httpd_request *req);
 
 #endif

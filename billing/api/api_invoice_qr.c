@@ -21,20 +21,20 @@ bool api_invoice_qr_path(const char *rest)
     return n > s && strcmp(rest + n - s, QR_SUFFIX) == 0;
 }
 
-static enum MHD_Result reply_svg(const struct xg_httpd_request *req, const char *uri)
+static enum xg_httpd_result reply_svg(const struct xg_httpd_request *req, const char *uri)
 {
     char *svg = qr_svg(uri, "Monero payment QR code");
     if (!svg)
         return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "cannot draw the QR code");
     const char *headers[] = {"Cache-Control", "no-store", "X-Content-Type-Options", "nosniff",
                              NULL};
-    enum MHD_Result mr =
+    enum xg_httpd_result mr =
         xg_reply_bytes_with(req->conn, 200, "image/svg+xml", svg, strlen(svg), headers);
     free(svg);
     return mr;
 }
 
-enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_invoice_qr(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     const char *rest = req->path + strlen("/api/invoices/");
@@ -49,7 +49,7 @@ enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req)
     struct xg_pg *pg = pgpool_get(api->pool);
     json_t *inv = NULL;
     enum api_load r = api_invoice_view_load(api, pg, id, &inv);
-    enum MHD_Result mr;
+    enum xg_httpd_result mr;
     if (r == API_LOAD_DB_ERROR) {
         mr = api_db_error(req, pg);
         goto out;

@@ -10,6 +10,6 @@
 /* True when the path after /api/invoices/ asks for the QR code ("<id>/qr.svg"): the route
  * table sends those here, the rest of the pattern to api_invoice_get.h. */
 bool api_invoice_qr_path(const char *rest);
-enum MHD_Result api_handle_invoice_qr(const struct xg_httpd_request *req);
+enum xg_httpd_result api_handle_invoice_qr(const struct xg_httpd_request *req);
 
 #endif

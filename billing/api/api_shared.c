@@ -16,13 +16,13 @@ struct api *api_of(const struct xg_httpd_request *req)
     return req->closure;
 }
 
-enum MHD_Result api_error(const struct xg_httpd_request *req, enum bl_error e)
+enum xg_httpd_result api_error(const struct xg_httpd_request *req, enum bl_error e)
 {
     return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, NULL));
 }
 
-enum MHD_Result api_errorf(const struct xg_httpd_request *req, enum bl_error e, const char *fmt,
-                           ...)
+enum xg_httpd_result api_errorf(const struct xg_httpd_request *req, enum bl_error e,
+                                const char *fmt, ...)
 {
     char message[512];
     va_list ap;
@@ -32,7 +32,7 @@ enum MHD_Result api_errorf(const struct xg_httpd_request *req, enum bl_error e, 
     return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, message));
 }
 
-enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg)
+enum xg_httpd_result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg)
 {
     xg_log(XG_LOG_ERROR, "api_db_failed", "%s", xg_pg_last_error(pg));
     return api_error(req, BL_ERROR_DATABASE_UNAVAILABLE);

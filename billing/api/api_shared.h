@@ -53,12 +53,12 @@ struct api *api_of(const struct xg_httpd_request *req);
 
 /* The error e (bl_error.h) with its status: {"error":{"code","message"}}, the registry's
  * default message (api_error) or one printf-formatted for the case (api_errorf). */
-enum MHD_Result api_error(const struct xg_httpd_request *req, enum bl_error e);
-enum MHD_Result api_errorf(const struct xg_httpd_request *req, enum bl_error e, const char *fmt,
-                           ...) __attribute__((format(printf, 3, 4)));
+enum xg_httpd_result api_error(const struct xg_httpd_request *req, enum bl_error e);
+enum xg_httpd_result api_errorf(const struct xg_httpd_request *req, enum bl_error e,
+                                const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* 503 database_unavailable, logging the reason. */
-enum MHD_Result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg);
+enum xg_httpd_result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg);
 
 /* What a lookup by id found. */
 enum api_load { API_LOAD_OK, API_LOAD_NOT_FOUND, API_LOAD_DB_ERROR };

@@ -31,7 +31,7 @@ static json_t *tenant_json(const PGresult *res)
                      "day", PQgetvalue(res, 0, 10), "used", num(res, 8), "quota", num(res, 4));
 }
 
-enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_tenant(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     char hash[TOKEN_HASH_HEX_SIZE];
@@ -41,7 +41,7 @@ enum MHD_Result api_handle_tenant(const struct xg_httpd_request *req)
     const char *params[] = {hash};
     struct xg_pg *pg = pgpool_get(api->pool);
     PGresult *res = xg_pg_exec(pg, "bl_tenant_status", 1, params);
-    enum MHD_Result mr;
+    enum xg_httpd_result mr;
     if (!res)
         mr = api_db_error(req, pg);
     else if (PQntuples(res) != 1)

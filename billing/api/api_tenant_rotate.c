@@ -35,7 +35,7 @@ static int64_t monotonic_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static bool take_limit(const struct xg_httpd_request *req, enum MHD_Result *mr)
+static bool take_limit(const struct xg_httpd_request *req, enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
     char client[256], seconds[24];
@@ -83,8 +83,8 @@ static bool rotate_once(struct xg_pg *pg, const char *old_hash, const struct cre
     return false;
 }
 
-static enum MHD_Result rotate(const struct xg_httpd_request *req, struct xg_pg *pg,
-                              const char *old_hash)
+static enum xg_httpd_result rotate(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                   const char *old_hash)
 {
     struct api *api = api_of(req);
     struct cred c;
@@ -99,7 +99,7 @@ static enum MHD_Result rotate(const struct xg_httpd_request *req, struct xg_pg *
                 continue;
             return api_db_error(req, pg);
         }
-        enum MHD_Result mr;
+        enum xg_httpd_result mr;
         if (PQntuples(res) != 1) {
             mr = api_error(req, BL_ERROR_UNKNOWN_TOKEN);
         } else {
@@ -113,11 +113,11 @@ static enum MHD_Result rotate(const struct xg_httpd_request *req, struct xg_pg *
     return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "handle collisions, try again");
 }
 
-enum MHD_Result api_handle_tenant_rotate(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_tenant_rotate(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     char hash[TOKEN_HASH_HEX_SIZE];
-    enum MHD_Result mr;
+    enum xg_httpd_result mr;
     enum bl_error e = api_bearer_token_hash(req, hash);
     if (e != BL_ERROR_COUNT)
         return api_error(req, e);

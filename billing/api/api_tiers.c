@@ -56,13 +56,13 @@ static json_t *tier_json(struct api *api, const PGresult *res, int row)
                      (json_int_t)strtoll(PQgetvalue(res, row, 7), NULL, 10), "free", minor == 0);
 }
 
-enum MHD_Result api_handle_tiers(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_tiers(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     struct xg_pg *pg = pgpool_get(api->pool);
     PGresult *res = xg_pg_exec(pg, "bl_tiers_public", 0, NULL);
     if (!res) {
-        enum MHD_Result r = api_db_error(req, pg);
+        enum xg_httpd_result r = api_db_error(req, pg);
         pgpool_put(api->pool, pg);
         return r;
     }

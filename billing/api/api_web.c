@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-enum MHD_Result api_handle_web_page(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_web_page(const struct xg_httpd_request *req)
 {
     const char *page = web_page_for_path(req->path);
     if (!page)
@@ -15,7 +15,7 @@ enum MHD_Result api_handle_web_page(const struct xg_httpd_request *req)
                      xg_httpd_header(req, "If-None-Match"));
 }
 
-enum MHD_Result api_handle_web_asset(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_web_asset(const struct xg_httpd_request *req)
 {
     const char *name = req->path + strlen("/assets/");
     return web_serve(api_of(req)->web, req->conn, "assets", name,

@@ -5,7 +5,7 @@
 
 #include "xg_httpd.h"
 
-enum MHD_Result api_handle_web_page(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_web_asset(const struct xg_httpd_request *req);
+enum xg_httpd_result api_handle_web_page(const struct xg_httpd_request *req);
+enum xg_httpd_result api_handle_web_asset(const struct xg_httpd_request *req);
 
 #endif

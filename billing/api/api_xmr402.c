@@ -192,7 +192,7 @@ static bool parse_challenge_body(const char *body, struct challenge *c, char *ms
 
 /* Tier and quote; false with the answer queued. */
 static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, struct challenge *c,
-                       enum MHD_Result *mr)
+                       enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
     const char *params[] = {c->tier};
@@ -233,7 +233,7 @@ static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
 /* A token from table for this client (global: one bucket for all); false with the 429
  * queued. */
 static bool take_rate_limit(const struct xg_httpd_request *req, struct client_limit_table *table,
-                            const char *what, bool global, enum MHD_Result *mr)
+                            const char *what, bool global, enum xg_httpd_result *mr)
 {
     char client[256], seconds[24], message[128];
     int64_t retry = 0;
@@ -295,8 +295,8 @@ static bool make_challenge_credentials(struct api *api, struct challenge *c)
     return ok;
 }
 
-static enum MHD_Result insert_challenge(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                        struct challenge *c)
+static enum xg_httpd_result insert_challenge(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                             struct challenge *c)
 {
     struct api *api = api_of(req);
     char err[512];
@@ -327,7 +327,7 @@ static enum MHD_Result insert_challenge(const struct xg_httpd_request *req, stru
 /* The global cap on open challenges; false with the answer queued. Each challenge is a
  * subaddress and an invoice: the per-address limiter alone lets many addresses open many. */
 static bool open_challenges_allow(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                  enum MHD_Result *mr)
+                                  enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
     PGresult *res = xg_pg_exec(pg, "bl_xmr402_open_challenges", 0, NULL);
@@ -350,12 +350,12 @@ static bool open_challenges_allow(const struct xg_httpd_request *req, struct xg_
     return false;
 }
 
-enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_xmr402_challenge(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     struct challenge c = {.api = api};
     char msg[256];
-    enum MHD_Result mr;
+    enum xg_httpd_result mr;
     if (!parse_challenge_body(req->body, &c, msg, sizeof msg))
         return api_errorf(req, BL_ERROR_MALFORMED_JSON, "%s", msg);
     struct xg_pg *pg = pgpool_get(api->pool);
@@ -654,8 +654,8 @@ static enum xg_tx_result on_verify_tx(struct xg_pg *pg, void *ctx)
 
 /* 402/409/410 with the reason (message NULL: the registry's); the challenge to pay again
  * when there is one. */
-static enum MHD_Result refuse(const struct xg_httpd_request *req, enum bl_error e,
-                              const char *message, const struct xmr402_inv *inv)
+static enum xg_httpd_result refuse(const struct xg_httpd_request *req, enum bl_error e,
+                                   const char *message, const struct xmr402_inv *inv)
 {
     struct api *api = api_of(req);
     json_t *body = bl_error_json(e, message);
@@ -676,8 +676,8 @@ static bool nonce_seed_of(const uint8_t key[BL_KEYS_LEN], const void *nonce,
     return bl_xmr402_token_seed(key, nonce, seed);
 }
 
-static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                         const struct verify *v)
+static enum xg_httpd_result reply_provisioned(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                              const struct verify *v)
 {
     struct api *api = api_of(req);
     char tenant[24];
@@ -686,7 +686,7 @@ static enum MHD_Result reply_provisioned(const struct xg_httpd_request *req, str
     PGresult *res = xg_pg_exec(pg, "bl_xmr402_tenant", 1, params);
     if (!res)
         return api_db_error(req, pg);
-    enum MHD_Result mr;
+    enum xg_httpd_result mr;
     char token[TOKEN_TEXT_SIZE] = "", login[96] = "", url[512] = "";
     char *receipt = NULL;
     if (PQntuples(res) != 1) {
@@ -746,7 +746,8 @@ out:
     return mr;
 }
 
-static enum MHD_Result reply_waiting(const struct xg_httpd_request *req, const struct verify *v)
+static enum xg_httpd_result reply_waiting(const struct xg_httpd_request *req,
+                                          const struct verify *v)
 {
     struct api *api = api_of(req);
     char seconds[24];
@@ -787,8 +788,8 @@ static void reveal_token(const struct api *api, const struct verify *v, json_t *
 /* A proven payment short of its confirmations: one request of the pending allowance
  * (bl_xmr402_pending_take), served by the gateway at the tier's rate. Spent, expired or
  * double-spent: refused with the reason (the gateway never turns it into a new purchase). */
-static enum MHD_Result reply_pending(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                     const struct verify *v)
+static enum xg_httpd_result reply_pending(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                          const struct verify *v)
 {
     struct api *api = api_of(req);
     char max[24];
@@ -825,8 +826,8 @@ static enum MHD_Result reply_pending(const struct xg_httpd_request *req, struct 
 }
 
 /* The answer for the invoice's state after settling. */
-static enum MHD_Result reply_state(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                   const struct verify *v)
+static enum xg_httpd_result reply_state(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                        const struct verify *v)
 {
     char msg[256];
     bool pending = !v->wants_202 && api_of(req)->xmr402_pending_requests > 0;
@@ -864,14 +865,15 @@ static bool expired_unpaid(const struct xmr402_inv *inv)
     return inv->paid == 0 && (inv->state == INVOICE_EXPIRED || inv->now > inv->expires);
 }
 
-static enum MHD_Result refuse_expired(const struct xg_httpd_request *req, const struct verify *v)
+static enum xg_httpd_result refuse_expired(const struct xg_httpd_request *req,
+                                           const struct verify *v)
 {
     return refuse(req, BL_ERROR_INVOICE_EXPIRED,
                   "this invoice expired unpaid; pay the new challenge instead", &v->inv);
 }
 
-static enum MHD_Result verify_run(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                  struct verify *v)
+static enum xg_httpd_result verify_run(const struct xg_httpd_request *req, struct xg_pg *pg,
+                                       struct verify *v)
 {
     struct api *api = api_of(req);
     char err[512], why[512], other[API_INVOICE_ID_SIZE];
@@ -941,7 +943,7 @@ static void mark_double_spend(struct xg_pg *pg, const char *txid)
  * pending allowance. Neither costs a wallet call or a verify token. False with the answer
  * queued. */
 static bool node_knows_tx(const struct xg_httpd_request *req, struct xg_pg *pg, struct verify *v,
-                          enum MHD_Result *mr)
+                          enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
     if (!load_stored(pg, v)) {
@@ -971,14 +973,14 @@ static bool node_knows_tx(const struct xg_httpd_request *req, struct xg_pg *pg, 
     return false;
 }
 
-enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_xmr402_verify(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     struct verify *v = calloc(1, sizeof *v);
     char msg[256];
     if (!v)
         return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "out of memory");
-    enum MHD_Result mr;
+    enum xg_httpd_result mr;
     if (!parse_verify_body(req->body, v, msg, sizeof msg)) {
         mr = api_errorf(req, BL_ERROR_MALFORMED_PROOF, "%s", msg);
     } else if (take_rate_limit(req, api->verify_limit, "proofs", false, &mr)) {
@@ -994,7 +996,7 @@ enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req)
 
 /* ---- GET /api/xmr402/receipt-key ---------------------------------------------------- */
 
-enum MHD_Result api_handle_xmr402_receipt_key(const struct xg_httpd_request *req)
+enum xg_httpd_result api_handle_xmr402_receipt_key(const struct xg_httpd_request *req)
 {
     struct api *api = api_of(req);
     json_t *retired = json_array();

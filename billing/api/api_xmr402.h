@@ -6,8 +6,8 @@
 
 #include "xg_httpd.h"
 
-enum MHD_Result api_handle_xmr402_challenge(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_xmr402_verify(const struct xg_httpd_request *req);
-enum MHD_Result api_handle_xmr402_receipt_key(const struct xg_httpd_request *req);
+enum xg_httpd_result api_handle_xmr402_challenge(const struct xg_httpd_request *req);
+enum xg_httpd_result api_handle_xmr402_verify(const struct xg_httpd_request *req);
+enum xg_httpd_result api_handle_xmr402_receipt_key(const struct xg_httpd_request *req);
 
 #endif

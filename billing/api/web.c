@@ -131,13 +131,14 @@ out:
 }
 
 /* An error of the registry (bl_error.h), message NULL for its default one. */
-static enum MHD_Result web_error(struct MHD_Connection *conn, enum bl_error e, const char *message)
+static enum xg_httpd_result web_error(struct MHD_Connection *conn, enum bl_error e,
+                                      const char *message)
 {
     return xg_reply_json(conn, bl_error_status(e), bl_error_json(e, message));
 }
 
-enum MHD_Result web_serve(const struct web *web, struct MHD_Connection *conn, const char *subdir,
-                          const char *name, const char *if_none_match)
+enum xg_httpd_result web_serve(const struct web *web, struct MHD_Connection *conn,
+                               const char *subdir, const char *name, const char *if_none_match)
 {
     const char *type = web_content_type(name);
     if (!web_name_ok(name) || !type)
@@ -169,7 +170,7 @@ enum MHD_Result web_serve(const struct web *web, struct MHD_Connection *conn, co
                              "X-Frame-Options",
                              "DENY",
                              NULL};
-    enum MHD_Result mr;
+    enum xg_httpd_result mr;
     if (if_none_match && strcmp(if_none_match, etag) == 0)
         mr = xg_reply_bytes_with(conn, 304, NULL, "", 0, headers);
     else

@@ -14,6 +14,8 @@
 #ifndef WEB_H
 #define WEB_H
 
+#include "xg_httpd.h"
+
 #include <microhttpd.h>
 #include <stdbool.h>
 
@@ -41,7 +43,7 @@ void web_etag(long long size, long long mtime_ns, char *out, size_t outlen);
  * name of ours such as "assets"; name is checked with web_name_ok): 200, 304 when if_none_match
  * (may be NULL) equals its ETag, 404 {"error"} when it is missing or not servable, 500 on a read
  * error. */
-enum MHD_Result web_serve(const struct web *web, struct MHD_Connection *conn, const char *subdir,
-                          const char *name, const char *if_none_match);
+enum xg_httpd_result web_serve(const struct web *web, struct MHD_Connection *conn,
+                               const char *subdir, const char *name, const char *if_none_match);
 
 #endif
