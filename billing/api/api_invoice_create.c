@@ -633,11 +633,7 @@ static bool check_rate_limit(const struct xg_httpd_request *req, const struct cr
     struct client_limit_table *table = cr->price_minor == 0 ? api->free_limit : api->create_limit;
     if (client_limit_table_take(table, client, monotonic_ms(), &retry))
         return true;
-    char seconds[24];
-    snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
-    const char *headers[] = {"Retry-After", seconds, NULL};
-    *mr = xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED),
-                             bl_error_json(BL_ERROR_RATE_LIMITED, NULL), headers);
+    *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED, NULL, NULL, retry);
     return false;
 }
 

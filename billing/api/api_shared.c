@@ -16,9 +16,23 @@ struct api *api_of(const struct xg_httpd_request *req)
     return req->closure;
 }
 
+enum xg_httpd_result api_error_reply(const struct xg_httpd_request *req, enum bl_error e,
+                                     const char *message, json_t *extra, int64_t retry_after_s)
+{
+    json_t *body = bl_error_json(e, message);
+    if (body && extra)
+        json_object_update(body, extra);
+    json_decref(extra);
+    char seconds[24];
+    snprintf(seconds, sizeof seconds, "%lld", (long long)retry_after_s);
+    const char *headers[] = {"Retry-After", seconds, NULL};
+    return xg_reply_json_with(req->conn, bl_error_status(e), body,
+                              retry_after_s >= 0 ? headers : NULL);
+}
+
 enum xg_httpd_result api_error(const struct xg_httpd_request *req, enum bl_error e)
 {
-    return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, NULL));
+    return api_error_reply(req, e, NULL, NULL, -1);
 }
 
 enum xg_httpd_result api_errorf(const struct xg_httpd_request *req, enum bl_error e,
@@ -29,7 +43,7 @@ enum xg_httpd_result api_errorf(const struct xg_httpd_request *req, enum bl_erro
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    return xg_reply_json(req->conn, bl_error_status(e), bl_error_json(e, message));
+    return api_error_reply(req, e, message, NULL, -1);
 }
 
 enum xg_httpd_result api_db_error(const struct xg_httpd_request *req, struct xg_pg *pg)

@@ -51,8 +51,15 @@ struct api {
 
 struct api *api_of(const struct xg_httpd_request *req);
 
-/* The error e (bl_error.h) with its status: {"error":{"code","message"}}, the registry's
- * default message (api_error) or one printf-formatted for the case (api_errorf). */
+/* The error e (bl_error.h) with its status from the registry: {"error":{"code","message"}}
+ * with the registry's default message (message NULL) or one worded for the case, then the
+ * members of extra (stolen; NULL for none), and with retry_after_s >= 0 a Retry-After
+ * header. Every error billing's API and pages answer is queued here. */
+enum xg_httpd_result api_error_reply(const struct xg_httpd_request *req, enum bl_error e,
+                                     const char *message, json_t *extra, int64_t retry_after_s);
+
+/* api_error_reply with the default message (api_error) or one printf-formatted for the
+ * case (api_errorf), no members added and no Retry-After. */
 enum xg_httpd_result api_error(const struct xg_httpd_request *req, enum bl_error e);
 enum xg_httpd_result api_errorf(const struct xg_httpd_request *req, enum bl_error e,
                                 const char *fmt, ...) __attribute__((format(printf, 3, 4)));

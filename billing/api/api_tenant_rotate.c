@@ -38,18 +38,14 @@ static int64_t monotonic_ms(void)
 static bool take_limit(const struct xg_httpd_request *req, enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
-    char client[256], seconds[24];
+    char client[256];
     int64_t retry = 0;
     xg_httpd_client_addr(req, client, sizeof client);
     if (client_limit_table_take(api->rotate_limit, client, monotonic_ms(), &retry))
         return true;
-    snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
-    json_t *body =
-        bl_error_json(BL_ERROR_RATE_LIMITED, "too many token rotations from this address; try "
-                                             "again later");
-    json_object_set_new(body, "retry_after", json_integer((json_int_t)retry));
-    const char *headers[] = {"Retry-After", seconds, NULL};
-    *mr = xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), body, headers);
+    *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED,
+                          "too many token rotations from this address; try again later",
+                          json_pack("{s:I}", "retry_after", (json_int_t)retry), retry);
     return false;
 }
 

@@ -11,13 +11,11 @@ enum xg_httpd_result api_handle_web_page(const struct xg_httpd_request *req)
     const char *page = web_page_for_path(req->path);
     if (!page)
         return api_error(req, BL_ERROR_NOT_FOUND);
-    return web_serve(api_of(req)->web, req->conn, NULL, page,
-                     xg_httpd_header(req, "If-None-Match"));
+    return web_serve(api_of(req)->web, req, NULL, page);
 }
 
 enum xg_httpd_result api_handle_web_asset(const struct xg_httpd_request *req)
 {
     const char *name = req->path + strlen("/assets/");
-    return web_serve(api_of(req)->web, req->conn, "assets", name,
-                     xg_httpd_header(req, "If-None-Match"));
+    return web_serve(api_of(req)->web, req, "assets", name);
 }

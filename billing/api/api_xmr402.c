@@ -235,7 +235,7 @@ static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
 static bool take_rate_limit(const struct xg_httpd_request *req, struct client_limit_table *table,
                             const char *what, bool global, enum xg_httpd_result *mr)
 {
-    char client[256], seconds[24], message[128];
+    char client[256], message[128];
     int64_t retry = 0;
     if (global)
         snprintf(client, sizeof client, "all");
@@ -243,13 +243,10 @@ static bool take_rate_limit(const struct xg_httpd_request *req, struct client_li
         client_key(req, client, sizeof client);
     if (client_limit_table_take(table, client, monotonic_ms(), &retry))
         return true;
-    snprintf(seconds, sizeof seconds, "%lld", (long long)retry);
     snprintf(message, sizeof message, "too many XMR402 %s from %s; try again later", what,
              global ? "all clients" : "this address");
-    json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED, message);
-    json_object_set_new(body, "retry_after", json_integer((json_int_t)retry));
-    const char *headers[] = {"Retry-After", seconds, NULL};
-    *mr = xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), body, headers);
+    *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED, message,
+                          json_pack("{s:I}", "retry_after", (json_int_t)retry), retry);
     return false;
 }
 
@@ -339,14 +336,10 @@ static bool open_challenges_allow(const struct xg_httpd_request *req, struct xg_
     PQclear(res);
     if (open < api->xmr402_max_open_challenges)
         return true;
-    char seconds[24];
-    snprintf(seconds, sizeof seconds, "%d", OPEN_CAP_RETRY_S);
     xg_log(XG_LOG_WARN, "xmr402_open_cap", "%lld open challenges", (long long)open);
-    json_t *body = bl_error_json(BL_ERROR_RATE_LIMITED,
-                                 "too many XMR402 challenges are open; try again later");
-    json_object_set_new(body, "retry_after", json_integer(OPEN_CAP_RETRY_S));
-    const char *headers[] = {"Retry-After", seconds, NULL};
-    *mr = xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_RATE_LIMITED), body, headers);
+    *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED,
+                          "too many XMR402 challenges are open; try again later",
+                          json_pack("{s:i}", "retry_after", OPEN_CAP_RETRY_S), OPEN_CAP_RETRY_S);
     return false;
 }
 
@@ -658,15 +651,16 @@ static enum xg_httpd_result refuse(const struct xg_httpd_request *req, enum bl_e
                                    const char *message, const struct xmr402_inv *inv)
 {
     struct api *api = api_of(req);
-    json_t *body = bl_error_json(e, message);
+    json_t *extra = NULL;
     if (inv && inv->id[0]) {
-        json_object_set_new(body, "invoice", json_string(inv->id));
-        json_object_set_new(body, "state", json_string(invoice_state_name(inv->state)));
-        json_object_set_new(body, "remaining", api_json_piconero(remaining_of(inv)));
+        extra = json_object();
+        json_object_set_new(extra, "invoice", json_string(inv->id));
+        json_object_set_new(extra, "state", json_string(invoice_state_name(inv->state)));
+        json_object_set_new(extra, "remaining", api_json_piconero(remaining_of(inv)));
         if (invoice_state_open(inv->state) && inv->is_xmr402)
-            json_object_set_new(body, "challenge", challenge_json(api, inv));
+            json_object_set_new(extra, "challenge", challenge_json(api, inv));
     }
-    return xg_reply_json(req->conn, bl_error_status(e), body);
+    return api_error_reply(req, e, message, extra, -1);
 }
 
 /* bl_keys_seed_fn over an invoice's challenge nonce. */
@@ -800,16 +794,12 @@ static enum xg_httpd_result reply_pending(const struct xg_httpd_request *req, st
         return api_db_error(req, pg);
     if (PQntuples(res) != 1) {
         PQclear(res);
-        char seconds[24];
-        snprintf(seconds, sizeof seconds, "%lld", (long long)api->xmr402_retry_after_s);
-        json_t *body = bl_error_json(BL_ERROR_PENDING_SPENT, NULL);
-        json_object_set_new(body, "invoice", json_string(v->inv.id));
-        json_object_set_new(body, "confirmations", json_integer(v->inv.confirmations));
-        json_object_set_new(body, "confirmations_required", json_integer(v->inv.required));
-        json_object_set_new(body, "retry_after", json_integer(api->xmr402_retry_after_s));
-        const char *headers[] = {"Retry-After", seconds, NULL};
-        return xg_reply_json_with(req->conn, bl_error_status(BL_ERROR_PENDING_SPENT), body,
-                                  headers);
+        return api_error_reply(req, BL_ERROR_PENDING_SPENT, NULL,
+                               json_pack("{s:s, s:I, s:I, s:I}", "invoice", v->inv.id,
+                                         "confirmations", (json_int_t)v->inv.confirmations,
+                                         "confirmations_required", (json_int_t)v->inv.required,
+                                         "retry_after", (json_int_t)api->xmr402_retry_after_s),
+                               api->xmr402_retry_after_s);
     }
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:I, s:I, s:I, s:{s:s, s:I, s:I, s:I}, s:I}", "state", "pending",

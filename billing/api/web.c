@@ -1,7 +1,7 @@
 /* web — static pages from web_dir; see web.h. */
 #include "api/web.h"
 
-#include "core/bl_error.h"
+#include "api/api_shared.h"
 #include "xg_log.h"
 #include "xg_reply.h"
 #include "xg_str.h"
@@ -130,19 +130,12 @@ out:
     return r;
 }
 
-/* An error of the registry (bl_error.h), message NULL for its default one. */
-static enum xg_httpd_result web_error(struct MHD_Connection *conn, enum bl_error e,
-                                      const char *message)
-{
-    return xg_reply_json(conn, bl_error_status(e), bl_error_json(e, message));
-}
-
-enum xg_httpd_result web_serve(const struct web *web, struct MHD_Connection *conn,
-                               const char *subdir, const char *name, const char *if_none_match)
+enum xg_httpd_result web_serve(const struct web *web, const struct xg_httpd_request *req,
+                               const char *subdir, const char *name)
 {
     const char *type = web_content_type(name);
     if (!web_name_ok(name) || !type)
-        return web_error(conn, BL_ERROR_NOT_FOUND, NULL);
+        return api_error(req, BL_ERROR_NOT_FOUND);
     char path[4096], etag[64], *data = NULL;
     size_t len = 0;
     struct stat st;
@@ -150,10 +143,10 @@ enum xg_httpd_result web_serve(const struct web *web, struct MHD_Connection *con
              name);
     enum read_result r = read_file(path, &data, &len, &st);
     if (r == READ_MISSING)
-        return web_error(conn, BL_ERROR_NOT_FOUND, NULL);
+        return api_error(req, BL_ERROR_NOT_FOUND);
     if (r == READ_FAILED) {
         xg_log(XG_LOG_ERROR, "web_read_failed", "%s: %s", path, strerror(errno));
-        return web_error(conn, BL_ERROR_INTERNAL_ERROR, "the page cannot be read");
+        return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "the page cannot be read");
     }
     web_etag((long long)st.st_size,
              (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, etag, sizeof etag);
@@ -170,11 +163,12 @@ enum xg_httpd_result web_serve(const struct web *web, struct MHD_Connection *con
                              "X-Frame-Options",
                              "DENY",
                              NULL};
+    const char *if_none_match = xg_httpd_header(req, "If-None-Match");
     enum xg_httpd_result mr;
     if (if_none_match && strcmp(if_none_match, etag) == 0)
-        mr = xg_reply_bytes_with(conn, 304, NULL, "", 0, headers);
+        mr = xg_reply_bytes_with(req->conn, 304, NULL, "", 0, headers);
     else
-        mr = xg_reply_bytes_with(conn, 200, type, data, len, headers);
+        mr = xg_reply_bytes_with(req->conn, 200, type, data, len, headers);
     free(data);
     return mr;
 }

@@ -16,8 +16,8 @@
 
 #include "xg_httpd.h"
 
-#include <microhttpd.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define WEB_MAX_FILE (1024 * 1024)
 
@@ -40,10 +40,10 @@ const char *web_content_type(const char *name);
 void web_etag(long long size, long long mtime_ns, char *out, size_t outlen);
 
 /* Queues the file web_dir/subdir/name (subdir: NULL for web_dir itself, else a fixed
- * name of ours such as "assets"; name is checked with web_name_ok): 200, 304 when if_none_match
- * (may be NULL) equals its ETag, 404 {"error"} when it is missing or not servable, 500 on a read
- * error. */
-enum xg_httpd_result web_serve(const struct web *web, struct MHD_Connection *conn,
-                               const char *subdir, const char *name, const char *if_none_match);
+ * name of ours such as "assets"; name is checked with web_name_ok): 200, 304 when the
+ * request's If-None-Match equals its ETag, 404 not_found when it is missing or not
+ * servable, 500 on a read error (the errors from billing's registry, api_shared.h). */
+enum xg_httpd_result web_serve(const struct web *web, const struct xg_httpd_request *req,
+                               const char *subdir, const char *name);
 
 #endif

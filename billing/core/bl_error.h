@@ -1,8 +1,9 @@
 /* bl_error — billing's error registry: every error code a client of billing's API can
  * receive, each with its HTTP status and its default message, in one table (bl_error.c).
  * A reply is {"error":{"code":"<code>","message":"<message>"}} with that status; a call
- * site names the error by its enum and may word the message for the case at hand (api.h:
- * api_error, api_errorf). The codes and statuses are a contract with clients (the web
+ * site names the error by its enum and may word the message for the case at hand, and add
+ * members after "error" (api_shared.h: api_error_reply, which every error answer of the
+ * API and the pages goes through). The codes and statuses are a contract with clients (the web
  * pages, the gateway's XMR402 flow, agents): change one only with them. Pure: no I/O. */
 #ifndef BL_ERROR_H
 #define BL_ERROR_H
