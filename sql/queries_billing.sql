@@ -30,13 +30,10 @@ SELECT id, price_currency, price_minor, confirmations, max_months, public
 SELECT coalesce(max(confirmations), 0) FROM tiers;
 
 -- name: bl_tenant_by_token_hash
--- The tenant a renewal is for, with its tier's monthly price and the time it has left in
--- microseconds (what a tier change would carry, billing/core/pricing.h price_carry).
-SELECT t.id, t.subaddress_index, t.subaddress, t.tier_id, tr.price_currency, tr.price_minor,
-       greatest((extract(epoch FROM t.valid_until) - extract(epoch FROM now())) * 1000000,
-                0)::bigint
+-- The tenant a renewal is for and its persistent subaddress, locked until the renewal's
+-- invoice is written; what a tier change would carry comes from bl_tenant_renewal_facts.
+SELECT t.id, t.subaddress_index, t.subaddress
   FROM tenants t
-  JOIN tiers tr ON tr.id = t.tier_id
  WHERE t.token_hash = decode($1, 'hex')
    FOR UPDATE OF t;
 
@@ -82,13 +79,35 @@ VALUES ($1, $2, $3, $4::int, $5::bigint, decode($6, 'hex'), decode($7, 'hex'), $
         CASE WHEN $19 = 'provisioned' THEN now() END, $20)
 RETURNING id::text, extract(epoch FROM now())::bigint;
 
+-- name: bl_invoice_get
+-- idempotent: a read
+-- An invoice as every reader decodes it: the API's view, XMR402's proofs, settling (which
+-- locks the row first, bl_invoice_lock). The columns are named, in this order, as
+-- billing/invoice/invoice_row.h lists them; the database's clock is the one clock every
+-- instance shares.
+SELECT i.id::text AS id, i.kind AS kind, i.state AS state, i.tier_id AS tier,
+       i.months AS months, i.amount AS amount, i.paid AS paid,
+       i.confirmations AS confirmations, i.confirmations_required AS confirmations_required,
+       i.subaddress_index AS subaddress_index, i.subaddress AS subaddress,
+       i.challenge_nonce AS challenge_nonce, encode(i.token_hash, 'hex') AS token_hash,
+       i.tenant_id AS tenant_id, coalesce(t.handle, i.handle) AS handle,
+       to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS valid_until,
+       i.price_currency AS price_currency, i.price_minor AS price_minor,
+       i.rate_fiat_per_xmr::text AS rate,
+       extract(epoch FROM i.expires_at)::bigint AS expires,
+       to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS expires_at,
+       (extract(epoch FROM i.created_at) * 1000)::bigint AS created_ms,
+       to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at,
+       extract(epoch FROM i.provisioned_at)::bigint AS provisioned_at,
+       i.webhook_url AS webhook_url, extract(epoch FROM now())::bigint AS now
+  FROM invoices i
+  LEFT JOIN tenants t ON t.id = i.tenant_id
+ WHERE i.id = $1::uuid;
+
 -- name: bl_invoice_lock
--- The invoice as the state machine needs it, locked for the settling transaction; the
--- database's clock is the one clock every instance shares.
-SELECT kind, state, amount, confirmations_required, extract(epoch FROM expires_at)::bigint,
-       tier_id, months, tenant_id, extract(epoch FROM now())::bigint, price_currency,
-       price_minor, coalesce(rate_fiat_per_xmr::text, ''), confirmations,
-       webhook_url IS NOT NULL
+-- The invoice's row locked for the settling transaction, which reads it next
+-- (bl_invoice_get): two instances settling one invoice take turns.
+SELECT 1
   FROM invoices
  WHERE id = $1::uuid
    FOR UPDATE;
@@ -135,7 +154,8 @@ RETURNING id;
 -- name: bl_tenant_renewal_facts
 -- What a renewal carries over (billing/core/pricing.h price_carry): the tenant's tier, its
 -- monthly price now, and the time left in microseconds (0 once lapsed); the row locked
--- until the renewal commits.
+-- until the renewal commits. Read when a renewal is quoted and when it is settled
+-- (billing/payments/settle.h, settle_renewal_facts_load).
 SELECT t.tier_id, tr.price_currency, tr.price_minor,
        greatest((extract(epoch FROM t.valid_until) - extract(epoch FROM now())) * 1000000,
                 0)::bigint
@@ -154,21 +174,6 @@ UPDATE tenants
        tier_id = $2
  WHERE id = $1::bigint
 RETURNING id;
-
--- name: bl_invoice_get
--- idempotent: a read
-SELECT i.id::text, i.kind, i.tier_id, i.months, i.state, i.amount, i.paid, i.confirmations,
-       i.confirmations_required, i.subaddress,
-       to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       coalesce(t.handle, i.handle),
-       to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       i.price_currency, i.price_minor, i.rate_fiat_per_xmr::text,
-       extract(epoch FROM i.expires_at)::bigint, extract(epoch FROM now())::bigint,
-       to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       i.webhook_url
-  FROM invoices i
-  LEFT JOIN tenants t ON t.id = i.tenant_id
- WHERE i.id = $1::uuid;
 
 -- name: bl_invoice_payments_list
 -- idempotent: a read
@@ -249,19 +254,6 @@ VALUES ('purchase', 'xmr402', $1, 1, decode($2, 'hex'), decode($3, 'hex'), $4, $
         $6::int, $7, $8::int, $9, $10::bigint, $11::numeric,
         now() + make_interval(secs => $12::int), $13)
 RETURNING id::text;
-
--- name: bl_xmr402_invoice
--- idempotent: a read
--- What the XMR402 answers need of an invoice; NULL nonce means it is not an XMR402 one.
-SELECT i.id::text, i.state, i.amount, i.paid, i.subaddress_index, i.subaddress,
-       i.challenge_nonce, i.confirmations, i.confirmations_required,
-       (extract(epoch FROM i.created_at) * 1000)::bigint,
-       to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       extract(epoch FROM i.expires_at)::bigint, i.tier_id, coalesce(i.tenant_id, 0),
-       encode(i.token_hash, 'hex'), coalesce(extract(epoch FROM i.provisioned_at)::bigint, 0),
-       extract(epoch FROM now())::bigint
-  FROM invoices i
- WHERE i.id = $1::uuid;
 
 -- name: bl_xmr402_invoice_on_subaddress
 -- idempotent: a read

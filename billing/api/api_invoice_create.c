@@ -30,6 +30,7 @@
 #include "api/api_shared.h"
 #include "core/credentials.h"
 #include "hooks/hook_outbox.h"
+#include "payments/settle.h"
 #include "hooks/hook_sender.h"
 #include "hooks/hook_sign.h"
 #include "hooks/hook_ssrf.h"
@@ -258,23 +259,17 @@ static bool replay(const struct xg_httpd_request *req, struct xg_pg *pg, struct 
 
 /* ---- tier and quote --------------------------------------------------------------- */
 
-enum lookup { LOOKUP_OK, LOOKUP_MISSING, LOOKUP_DB };
-
-static enum lookup load_tier(struct xg_pg *pg, struct create_req *cr)
+/* The tier's price and policy into cr. */
+static enum api_load load_tier(struct xg_pg *pg, struct create_req *cr)
 {
-    const char *params[] = {cr->tier};
-    PGresult *res = xg_pg_exec(pg, "bl_tier_get", 1, params);
-    if (!res)
-        return LOOKUP_DB;
-    enum lookup r = LOOKUP_MISSING;
-    if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 5), "t") == 0) {
-        snprintf(cr->currency, sizeof cr->currency, "%s", PQgetvalue(res, 0, 1));
-        cr->price_minor = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
-        cr->confirmations = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
-        cr->max_months = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
-        r = LOOKUP_OK;
+    struct api_tier t;
+    enum api_load r = api_tier_load(pg, cr->tier, &t);
+    if (r == API_LOAD_OK) {
+        snprintf(cr->currency, sizeof cr->currency, "%s", t.currency);
+        cr->price_minor = t.price_minor;
+        cr->confirmations = t.confirmations;
+        cr->max_months = t.max_months;
     }
-    PQclear(res);
     return r;
 }
 
@@ -377,19 +372,29 @@ static enum xg_tx_result renewal_subaddress(struct xg_pg *pg, struct create_req 
         cr->outcome = CR_NO_TENANT;
         return XG_TX_ROLLBACK;
     }
-    cr->tenant_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    char tenant[24];
+    snprintf(tenant, sizeof tenant, "%s", PQgetvalue(res, 0, 0));
+    cr->tenant_id = strtoll(tenant, NULL, 10);
     bool has = !PQgetisnull(res, 0, 1);
     if (has) {
         cr->sub_index = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
         snprintf(cr->address, sizeof cr->address, "%s", PQgetvalue(res, 0, 2));
     }
-    /* settle applies the same rule with the same locked quote: what is priced here is
-     * priced there */
+    PQclear(res);
+    /* settle applies the same rule to the same facts with the same locked quote: what is
+     * priced here is priced there */
+    struct settle_renewal_facts facts;
+    enum xg_tx_result r = settle_renewal_facts_load(pg, tenant, &facts);
+    if (r != XG_TX_COMMIT) {
+        if (r == XG_TX_ROLLBACK)
+            cr->outcome = CR_NO_TENANT;
+        return r;
+    }
     struct price_carry_input carry = {
-        .remaining = xg_pg_int64(res, 0, 6),
-        .old_tier = PQgetvalue(res, 0, 3),
-        .old_currency = PQgetvalue(res, 0, 4),
-        .old_minor = xg_pg_int64(res, 0, 5),
+        .remaining = facts.remaining_us,
+        .old_tier = facts.tier,
+        .old_currency = facts.currency,
+        .old_minor = facts.price_minor,
         .new_tier = cr->tier,
         .new_currency = cr->currency,
         .new_minor = cr->price_minor,
@@ -399,7 +404,6 @@ static enum xg_tx_result renewal_subaddress(struct xg_pg *pg, struct create_req 
     bool priced = price_carry(&carry, &carried);
     snprintf(cr->old_tier, sizeof cr->old_tier, "%s", carry.old_tier);
     snprintf(cr->old_currency, sizeof cr->old_currency, "%s", carry.old_currency);
-    PQclear(res);
     if (!priced) {
         cr->outcome = CR_CARRY_UNPRICED;
         return XG_TX_ROLLBACK;
@@ -410,8 +414,7 @@ static enum xg_tx_result renewal_subaddress(struct xg_pg *pg, struct create_req 
         cr->outcome = CR_NEED_SUBADDRESS;
         return XG_TX_ROLLBACK;
     }
-    char tenant[24], sub[24];
-    snprintf(tenant, sizeof tenant, "%lld", (long long)cr->tenant_id);
+    char sub[24];
     snprintf(sub, sizeof sub, "%lld", (long long)cr->sub_index);
     const char *p2[] = {tenant, sub, cr->address};
     res = xg_pg_exec(pg, "bl_tenant_set_subaddress", 3, p2);
@@ -584,10 +587,11 @@ static enum xg_httpd_result create_renewal(const struct xg_httpd_request *req, s
 static bool check_tier(const struct xg_httpd_request *req, struct xg_pg *pg, struct create_req *cr,
                        enum xg_httpd_result *mr)
 {
-    enum lookup l = load_tier(pg, cr);
-    if (l != LOOKUP_OK) {
-        *mr = l == LOOKUP_DB ? api_db_error(req, pg)
-                             : api_errorf(req, BL_ERROR_UNKNOWN_TIER, "no tier \"%s\"", cr->tier);
+    enum api_load l = load_tier(pg, cr);
+    if (l != API_LOAD_OK) {
+        *mr = l == API_LOAD_DB_ERROR
+                  ? api_db_error(req, pg)
+                  : api_errorf(req, BL_ERROR_UNKNOWN_TIER, "no tier \"%s\"", cr->tier);
         return false;
     }
     if (cr->months < 1 || cr->months > cr->max_months) {

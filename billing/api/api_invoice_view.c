@@ -2,6 +2,7 @@
 #include "api/api_invoice_view.h"
 
 #include "invoice/invoice.h"
+#include "invoice/invoice_row.h"
 #include "payments/settle.h"
 
 #include <stdio.h>
@@ -62,15 +63,15 @@ static bool load_webhook(struct xg_pg *pg, const char *id, const char *url, json
     return true;
 }
 
-static void add_access(struct api *api, json_t *inv, const PGresult *res)
+static void add_access(struct api *api, json_t *inv, const struct invoice_row *row)
 {
     const char *url = api->gateway_url;
     const char *host = strstr(url, "://") ? strstr(url, "://") + 3 : url;
-    json_object_set_new(inv, "valid_until", json_string(PQgetvalue(res, 0, 12)));
+    json_object_set_new(inv, "valid_until", json_string(row->valid_until));
     json_object_set_new(inv, "connection",
                         json_pack("{s:s, s:s%, s:s, s:s}", "gateway_url", url, "daemon_address",
-                                  host, strcspn(host, "/"), "username", PQgetvalue(res, 0, 11),
-                                  "login", "--daemon-login <username>:<token>"));
+                                  host, strcspn(host, "/"), "username", row->handle, "login",
+                                  "--daemon-login <username>:<token>"));
 }
 
 static const char *late_name(enum invoice_late l)
@@ -78,78 +79,76 @@ static const char *late_name(enum invoice_late l)
     return l == INVOICE_LATE_HONOURED ? "honoured" : l == INVOICE_LATE_OPERATOR ? "operator" : NULL;
 }
 
-static json_t *invoice_json(struct api *api, const PGresult *res, json_t *payments,
+static json_t *invoice_json(struct api *api, const struct invoice_row *row, json_t *payments,
                             const struct invoice_outcome *o)
 {
-    int64_t amount = xg_pg_int64(res, 0, 5);
-    const char *state = PQgetvalue(res, 0, 4);
-    const char *address = PQgetisnull(res, 0, 9) ? NULL : PQgetvalue(res, 0, 9);
-    json_t *inv =
-        json_pack("{s:s, s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s, s:s, s:o}",
-                  "id", PQgetvalue(res, 0, 0), "kind", PQgetvalue(res, 0, 1), "tier",
-                  PQgetvalue(res, 0, 2), "months", (json_int_t)xg_pg_int64(res, 0, 3), "status",
-                  state, "amount", api_json_piconero(amount), "amount_xmr", api_json_xmr(amount),
-                  "paid", api_json_piconero(xg_pg_int64(res, 0, 6)), "received",
-                  api_json_piconero(o->received), "remaining", api_json_piconero(o->remaining),
-                  "confirmations", (json_int_t)xg_pg_int64(res, 0, 7), "confirmations_required",
-                  (json_int_t)xg_pg_int64(res, 0, 8), "expires_at", PQgetvalue(res, 0, 10),
-                  "created_at", PQgetvalue(res, 0, 18), "payments", payments);
+    int64_t amount = row->amount;
+    const char *address = row->has_subaddress ? row->subaddress : NULL;
+    json_t *inv = json_pack(
+        "{s:s, s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s, s:s, s:o}", "id",
+        row->id, "kind", row->renewal ? "renewal" : "purchase", "tier", row->tier, "months",
+        (json_int_t)row->months, "status", invoice_state_name(row->state), "amount",
+        api_json_piconero(amount), "amount_xmr", api_json_xmr(amount), "paid",
+        api_json_piconero(row->paid), "received", api_json_piconero(o->received), "remaining",
+        api_json_piconero(o->remaining), "confirmations", (json_int_t)row->confirmations,
+        "confirmations_required", (json_int_t)row->confirmations_required, "expires_at",
+        row->expires_at, "created_at", row->created_at, "payments", payments);
     json_object_set_new(inv, "address", address ? json_string(address) : json_null());
     json_object_set_new(inv, "uri", address ? api_json_monero_uri(address, amount) : json_null());
     if (address && o->remaining > 0 && o->remaining < amount)
         json_object_set_new(inv, "remaining_uri", api_json_monero_uri(address, o->remaining));
     if (o->overpaid > 0)
         json_object_set_new(inv, "overpaid", api_json_piconero(o->overpaid));
-    json_object_set_new(
-        inv, "price",
-        json_pack("{s:s, s:I, s:o}", "currency", PQgetvalue(res, 0, 13), "minor_units",
-                  (json_int_t)xg_pg_int64(res, 0, 14), "rate",
-                  PQgetisnull(res, 0, 15) ? json_null() : json_string(PQgetvalue(res, 0, 15))));
-    if (strcmp(state, "late") == 0 && late_name(o->late))
+    json_object_set_new(inv, "price",
+                        json_pack("{s:s, s:I, s:o}", "currency", row->currency, "minor_units",
+                                  (json_int_t)row->price_minor, "rate",
+                                  row->has_rate ? json_string(row->rate) : json_null()));
+    if (row->state == INVOICE_LATE && late_name(o->late))
         json_object_set_new(inv, "late_policy", json_string(late_name(o->late)));
-    if (strcmp(state, "provisioned") == 0 && !PQgetisnull(res, 0, 12))
-        add_access(api, inv, res);
+    if (row->state == INVOICE_PROVISIONED && row->has_valid_until)
+        add_access(api, inv, row);
     return inv;
 }
 
 enum api_load api_invoice_view_load(struct api *api, struct xg_pg *pg, const char *id, json_t **out)
 {
-    const char *params[] = {id};
+    struct invoice_row stored, *row = &stored;
     struct invoice_payment *pays = NULL;
     size_t npays = 0;
-    PGresult *res = xg_pg_exec(pg, "bl_invoice_get", 1, params);
-    if (!res)
-        return API_LOAD_DB_ERROR;
-    if (PQntuples(res) != 1) {
-        PQclear(res);
-        return API_LOAD_NOT_FOUND;
+    json_t *payments = NULL;
+    enum api_load r = API_LOAD_DB_ERROR;
+    *out = NULL;
+    switch (invoice_row_load(pg, id, row)) {
+    case INVOICE_ROW_FOUND:
+        break;
+    case INVOICE_ROW_NOT_FOUND:
+        r = API_LOAD_NOT_FOUND;
+        goto out;
+    case INVOICE_ROW_DB_ERROR:
+        goto out;
     }
-    json_t *payments = json_array();
+    payments = json_array();
     if (!load_payments(pg, id, payments) ||
-        !settle_load_payments(pg, id, api->late_grace_s, &pays, &npays)) {
-        json_decref(payments);
-        PQclear(res);
-        return API_LOAD_DB_ERROR;
-    }
-    struct invoice_input in = {.amount = xg_pg_int64(res, 0, 5),
-                               .confirmations_required = xg_pg_int64(res, 0, 8),
-                               .expires_at = xg_pg_int64(res, 0, 16),
+        !settle_load_payments(pg, id, api->late_grace_s, &pays, &npays))
+        goto out;
+    struct invoice_input in = {.current = row->state,
+                               .amount = row->amount,
+                               .confirmations_required = row->confirmations_required,
+                               .expires_at = row->expires,
                                .late_grace = api->late_grace_s,
-                               .now = xg_pg_int64(res, 0, 17),
+                               .now = row->now,
                                .payments = pays,
                                .npayments = npays};
-    if (!invoice_state_parse(PQgetvalue(res, 0, 4), &in.current))
-        in.current = INVOICE_PENDING;
     struct invoice_outcome o = invoice_evaluate(&in);
-    free(pays);
-    *out = invoice_json(api, res, payments, &o);
-    bool ok = *out != NULL;
-    if (ok && !PQgetisnull(res, 0, 19) && !load_webhook(pg, id, PQgetvalue(res, 0, 19), *out)) {
+    *out = invoice_json(api, row, payments, &o);
+    payments = NULL; /* the invoice holds it */
+    if (*out && row->has_webhook && !load_webhook(pg, id, row->webhook_url, *out)) {
         json_decref(*out);
         *out = NULL;
-        PQclear(res);
-        return API_LOAD_DB_ERROR;
     }
-    PQclear(res);
-    return ok ? API_LOAD_OK : API_LOAD_DB_ERROR;
+    r = *out ? API_LOAD_OK : API_LOAD_DB_ERROR;
+out:
+    json_decref(payments);
+    free(pays);
+    return r;
 }

@@ -64,6 +64,25 @@ enum bl_error api_bearer_token_hash(const struct xg_httpd_request *req,
     return cred_token_hash_hex(token, hash) ? BL_ERROR_COUNT : BL_ERROR_UNKNOWN_TOKEN;
 }
 
+enum api_load api_tier_load(struct xg_pg *pg, const char *id, struct api_tier *out)
+{
+    const char *params[] = {id};
+    memset(out, 0, sizeof *out);
+    PGresult *res = xg_pg_exec(pg, "bl_tier_get", 1, params);
+    if (!res)
+        return API_LOAD_DB_ERROR;
+    enum api_load r = API_LOAD_NOT_FOUND;
+    if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 5), "t") == 0) {
+        snprintf(out->currency, sizeof out->currency, "%s", PQgetvalue(res, 0, 1));
+        out->price_minor = xg_pg_int64(res, 0, 2);
+        out->confirmations = xg_pg_int64(res, 0, 3);
+        out->max_months = xg_pg_int64(res, 0, 4);
+        r = API_LOAD_OK;
+    }
+    PQclear(res);
+    return r;
+}
+
 json_t *api_json_piconero(int64_t piconero)
 {
     char text[24];

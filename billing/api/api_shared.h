@@ -70,6 +70,18 @@ enum xg_httpd_result api_db_error(const struct xg_httpd_request *req, struct xg_
 /* What a lookup by id found. */
 enum api_load { API_LOAD_OK, API_LOAD_NOT_FOUND, API_LOAD_DB_ERROR };
 
+/* A plan on sale as bl_tier_get gives it: its monthly price (minor units of currency, or
+ * piconero for XMR; 0 for a free tier), the confirmations it needs and the longest
+ * purchase. */
+struct api_tier {
+    char currency[8];
+    int64_t price_minor, confirmations, max_months;
+};
+
+/* The public tier id into out; API_LOAD_NOT_FOUND for no tier or one not on sale. */
+__attribute__((warn_unused_result)) enum api_load api_tier_load(struct xg_pg *pg, const char *id,
+                                                                struct api_tier *out);
+
 /* The SHA-256 (hex) of the token in Authorization: Bearer <token>: returns BL_ERROR_COUNT
  * when hash holds it, else the error to answer (no bearer token, or one that is no
  * well-formed token). */

@@ -30,13 +30,14 @@
  * up to [xmr402] unseen_hold before txid_unknown, which the gateway answers "retry", never
  * "pay". Before any wallet call the node is asked whether the transaction exists at all
  * ([wallet] daemon_url, txnode.h): a made-up txid costs one daemon call and no verify
- * token. Over 700 lines: one endpoint pair around one invoice view (struct xmr402_inv),
+ * token. Over 700 lines: one endpoint pair around one invoice view (struct invoice_row),
  * split only with a header between two halves of the same conversation. */
 #include "api/api_xmr402.h"
 
 #include "api/api_shared.h"
 #include "core/credentials.h"
 #include "invoice/invoice.h"
+#include "invoice/invoice_row.h"
 #include "payments/settle.h"
 #include "wallet/txnode.h"
 #include "xg_hex.h"
@@ -85,50 +86,20 @@ static void client_key(const struct xg_httpd_request *req, char *out, size_t len
 
 /* ---- the invoice as XMR402 sees it -------------------------------------------------- */
 
-struct xmr402_inv {
-    char id[API_INVOICE_ID_SIZE];
-    enum invoice_state state;
-    int64_t amount, paid, sub_index, confirmations, required, created_ms, expires, tenant_id;
-    int64_t provisioned_at, now;
-    char address[WALLET_ADDRESS_SIZE];
-    char nonce[BL_XMR402_NONCE_SIZE + 16];
-    char expires_at[32], tier[40], token_hash[TOKEN_HASH_HEX_SIZE];
-    bool is_xmr402;
-};
-
-static enum api_load load_inv(struct xg_pg *pg, const char *id, struct xmr402_inv *inv)
+static enum api_load load_inv(struct xg_pg *pg, const char *id, struct invoice_row *inv)
 {
-    const char *params[] = {id};
-    PGresult *res = xg_pg_exec(pg, "bl_xmr402_invoice", 1, params);
-    if (!res)
-        return API_LOAD_DB_ERROR;
-    enum api_load r = API_LOAD_NOT_FOUND;
-    memset(inv, 0, sizeof *inv);
-    if (PQntuples(res) == 1 && invoice_state_parse(PQgetvalue(res, 0, 1), &inv->state)) {
-        snprintf(inv->id, sizeof inv->id, "%s", PQgetvalue(res, 0, 0));
-        inv->amount = xg_pg_int64(res, 0, 2);
-        inv->paid = xg_pg_int64(res, 0, 3);
-        inv->sub_index = xg_pg_int64(res, 0, 4);
-        snprintf(inv->address, sizeof inv->address, "%s", PQgetvalue(res, 0, 5));
-        inv->is_xmr402 = !PQgetisnull(res, 0, 6);
-        snprintf(inv->nonce, sizeof inv->nonce, "%s", PQgetvalue(res, 0, 6));
-        inv->confirmations = xg_pg_int64(res, 0, 7);
-        inv->required = xg_pg_int64(res, 0, 8);
-        inv->created_ms = xg_pg_int64(res, 0, 9);
-        snprintf(inv->expires_at, sizeof inv->expires_at, "%s", PQgetvalue(res, 0, 10));
-        inv->expires = xg_pg_int64(res, 0, 11);
-        snprintf(inv->tier, sizeof inv->tier, "%s", PQgetvalue(res, 0, 12));
-        inv->tenant_id = xg_pg_int64(res, 0, 13);
-        snprintf(inv->token_hash, sizeof inv->token_hash, "%s", PQgetvalue(res, 0, 14));
-        inv->provisioned_at = xg_pg_int64(res, 0, 15);
-        inv->now = xg_pg_int64(res, 0, 16);
-        r = API_LOAD_OK;
+    switch (invoice_row_load(pg, id, inv)) {
+    case INVOICE_ROW_FOUND:
+        return API_LOAD_OK;
+    case INVOICE_ROW_NOT_FOUND:
+        return API_LOAD_NOT_FOUND;
+    case INVOICE_ROW_DB_ERROR:
+        break;
     }
-    PQclear(res);
-    return r;
+    return API_LOAD_DB_ERROR;
 }
 
-static int64_t remaining_of(const struct xmr402_inv *inv)
+static int64_t remaining_of(const struct invoice_row *inv)
 {
     return inv->paid >= inv->amount ? 0 : inv->amount - inv->paid;
 }
@@ -138,7 +109,7 @@ static int64_t remaining_of(const struct xmr402_inv *inv)
  * message. The timestamp is the invoice's creation in unix milliseconds, as the draft's
  * README, its v1.0.1 SPEC and both reference implementations send it; the draft's own body
  * names (version, amount_atomic, nonce, expires_in_seconds) come beside ours. */
-static json_t *challenge_json(const struct api *api, const struct xmr402_inv *inv)
+static json_t *challenge_json(const struct api *api, const struct invoice_row *inv)
 {
     int64_t ask = inv->state == INVOICE_UNDERPAID || inv->state == INVOICE_LATE ? remaining_of(inv)
                                                                                 : inv->amount;
@@ -150,13 +121,14 @@ static json_t *challenge_json(const struct api *api, const struct xmr402_inv *in
                      "protocol", "XMR402", "invoice", inv->id, "tier", inv->tier, "state",
                      invoice_state_name(inv->state), "amount", api_json_piconero(ask), "amount_xmr",
                      api_json_xmr(ask), "invoice_amount", api_json_piconero(inv->amount), "paid",
-                     api_json_piconero(inv->paid), "address", inv->address, "uri",
-                     api_json_monero_uri(inv->address, ask), "message", inv->nonce, "timestamp",
+                     api_json_piconero(inv->paid), "address", inv->subaddress, "uri",
+                     api_json_monero_uri(inv->subaddress, ask), "message", inv->nonce, "timestamp",
                      (json_int_t)inv->created_ms, "expires_at", inv->expires_at, "expires_at_unix",
-                     (json_int_t)inv->expires, "confirmations_required", (json_int_t)inv->required,
-                     "status_path", status_path, "receipt_key", api->receipt_public_hex, "version",
-                     BL_XMR402_DRAFT_VERSION, "amount_atomic", api_json_piconero(ask), "nonce",
-                     inv->nonce, "expires_in_seconds", (json_int_t)ttl);
+                     (json_int_t)inv->expires, "confirmations_required",
+                     (json_int_t)inv->confirmations_required, "status_path", status_path,
+                     "receipt_key", api->receipt_public_hex, "version", BL_XMR402_DRAFT_VERSION,
+                     "amount_atomic", api_json_piconero(ask), "nonce", inv->nonce,
+                     "expires_in_seconds", (json_int_t)ttl);
 }
 
 /* ---- POST /api/xmr402/challenge ----------------------------------------------------- */
@@ -195,20 +167,16 @@ static bool quote_tier(const struct xg_httpd_request *req, struct xg_pg *pg, str
                        enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
-    const char *params[] = {c->tier};
-    PGresult *res = xg_pg_exec(pg, "bl_tier_get", 1, params);
-    if (!res) {
+    struct api_tier t;
+    enum api_load l = api_tier_load(pg, c->tier, &t);
+    if (l == API_LOAD_DB_ERROR) {
         *mr = api_db_error(req, pg);
         return false;
     }
-    bool found = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 5), "t") == 0;
-    if (found) {
-        snprintf(c->currency, sizeof c->currency, "%s", PQgetvalue(res, 0, 1));
-        c->price_minor = xg_pg_int64(res, 0, 2);
-        c->confirmations = xg_pg_int64(res, 0, 3);
-    }
-    PQclear(res);
-    if (!found) {
+    snprintf(c->currency, sizeof c->currency, "%s", t.currency);
+    c->price_minor = t.price_minor;
+    c->confirmations = t.confirmations;
+    if (l == API_LOAD_NOT_FOUND) {
         *mr = api_errorf(req, BL_ERROR_UNKNOWN_TIER, "no tier \"%s\"", c->tier);
         return false;
     }
@@ -307,7 +275,7 @@ static enum xg_httpd_result insert_challenge(const struct xg_httpd_request *req,
         }
         enum xg_tx_result r = xg_pg_transaction(pg, NULL, on_challenge_tx, c);
         if (r == XG_TX_COMMIT) {
-            struct xmr402_inv inv;
+            struct invoice_row inv;
             if (load_inv(pg, c->invoice_id, &inv) != API_LOAD_OK)
                 return api_db_error(req, pg);
             return xg_reply_json(req->conn, 201, challenge_json(api, &inv));
@@ -375,7 +343,7 @@ struct verify {
     struct seen seen[MAX_TRANSFERS];
     size_t nseen;
     int64_t wallet_height;
-    struct xmr402_inv inv;
+    struct invoice_row inv;
     /* the payment row */
     int64_t amount, height, confirmations, unlock_time;
     const char *pay_state;
@@ -553,7 +521,7 @@ static bool stored_lost(const struct verify *v)
         (!double_spend && strcmp(v->stored_state, "gone") != 0))
         return false;
     for (size_t i = 0; i < v->nseen; i++)
-        if (v->seen[i].minor == v->inv.sub_index && !v->seen[i].double_spend &&
+        if (v->seen[i].minor == v->inv.subaddress_index && !v->seen[i].double_spend &&
             !(double_spend && v->seen[i].pool))
             return false;
     return true;
@@ -581,7 +549,7 @@ enum proof_verdict { PROOF_GOOD, PROOF_BAD, PROOF_WALLET_DOWN };
 static enum proof_verdict check_proof(struct api *api, struct verify *v, char *why, size_t len)
 {
     char err[512];
-    json_t *res = wallet_check_tx_proof(api->wallet, v->txid, v->inv.address, v->inv.nonce,
+    json_t *res = wallet_check_tx_proof(api->wallet, v->txid, v->inv.subaddress, v->inv.nonce,
                                         v->proof, err, sizeof err);
     if (!res) {
         /* the wallet answered with an error (a malformed or foreign proof) or not at all */
@@ -604,7 +572,7 @@ static enum proof_verdict check_proof(struct api *api, struct verify *v, char *w
     v->height = in_pool ? 0 : v->wallet_height - conf;
     for (size_t i = 0; i < v->nseen; i++) {
         const struct seen *s = &v->seen[i];
-        if (s->minor != v->inv.sub_index)
+        if (s->minor != v->inv.subaddress_index)
             continue;
         v->amount = s->amount;
         v->unlock_time = s->unlock_time;
@@ -628,7 +596,7 @@ static enum xg_tx_result on_verify_tx(struct xg_pg *pg, void *ctx)
 {
     struct verify *v = ctx;
     char sub[24], amount[24], height[24], conf[24], unlock[24];
-    snprintf(sub, sizeof sub, "%lld", (long long)v->inv.sub_index);
+    snprintf(sub, sizeof sub, "%lld", (long long)v->inv.subaddress_index);
     snprintf(amount, sizeof amount, "%lld", (long long)v->amount);
     snprintf(height, sizeof height, "%lld", (long long)v->height);
     snprintf(conf, sizeof conf, "%lld", (long long)v->confirmations);
@@ -648,7 +616,7 @@ static enum xg_tx_result on_verify_tx(struct xg_pg *pg, void *ctx)
 /* 402/409/410 with the reason (message NULL: the registry's); the challenge to pay again
  * when there is one. */
 static enum xg_httpd_result refuse(const struct xg_httpd_request *req, enum bl_error e,
-                                   const char *message, const struct xmr402_inv *inv)
+                                   const char *message, const struct invoice_row *inv)
 {
     struct api *api = api_of(req);
     json_t *extra = NULL;
@@ -657,7 +625,7 @@ static enum xg_httpd_result refuse(const struct xg_httpd_request *req, enum bl_e
         json_object_set_new(extra, "invoice", json_string(inv->id));
         json_object_set_new(extra, "state", json_string(invoice_state_name(inv->state)));
         json_object_set_new(extra, "remaining", api_json_piconero(remaining_of(inv)));
-        if (invoice_state_open(inv->state) && inv->is_xmr402)
+        if (invoice_state_open(inv->state) && inv->xmr402)
             json_object_set_new(extra, "challenge", challenge_json(api, inv));
     }
     return api_error_reply(req, e, message, extra, -1);
@@ -749,7 +717,7 @@ static enum xg_httpd_result reply_waiting(const struct xg_httpd_request *req,
     json_t *body = json_pack(
         "{s:s, s:s, s:I, s:I, s:o, s:o, s:I, s:s}", "state", invoice_state_name(v->inv.state),
         "invoice", v->inv.id, "confirmations", (json_int_t)v->inv.confirmations,
-        "confirmations_required", (json_int_t)v->inv.required, "paid",
+        "confirmations_required", (json_int_t)v->inv.confirmations_required, "paid",
         api_json_piconero(v->inv.paid), "amount", api_json_piconero(v->inv.amount), "retry_after",
         (json_int_t)api->xmr402_retry_after_s, "txid", v->txid);
     const char *headers[] = {"Retry-After", seconds, NULL};
@@ -797,15 +765,16 @@ static enum xg_httpd_result reply_pending(const struct xg_httpd_request *req, st
         return api_error_reply(req, BL_ERROR_PENDING_SPENT, NULL,
                                json_pack("{s:s, s:I, s:I, s:I}", "invoice", v->inv.id,
                                          "confirmations", (json_int_t)v->inv.confirmations,
-                                         "confirmations_required", (json_int_t)v->inv.required,
-                                         "retry_after", (json_int_t)api->xmr402_retry_after_s),
+                                         "confirmations_required",
+                                         (json_int_t)v->inv.confirmations_required, "retry_after",
+                                         (json_int_t)api->xmr402_retry_after_s),
                                api->xmr402_retry_after_s);
     }
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:I, s:I, s:I, s:{s:s, s:I, s:I, s:I}, s:I}", "state", "pending",
         "invoice", v->inv.id, "txid", v->txid, "pending_left", (json_int_t)xg_pg_int64(res, 0, 0),
         "confirmations", (json_int_t)v->inv.confirmations, "confirmations_required",
-        (json_int_t)v->inv.required, "tier", "tier", v->inv.tier, "burst_rps",
+        (json_int_t)v->inv.confirmations_required, "tier", "tier", v->inv.tier, "burst_rps",
         (json_int_t)xg_pg_int64(res, 0, 1), "burst_size", (json_int_t)xg_pg_int64(res, 0, 2),
         "daily_quota", (json_int_t)xg_pg_int64(res, 0, 3), "pending_until_unix",
         (json_int_t)xg_pg_int64(res, 0, 4));
@@ -850,7 +819,7 @@ static enum xg_httpd_result reply_state(const struct xg_httpd_request *req, stru
 }
 
 /* Nothing proven for an invoice past its deadline: the agent is offered a new one. */
-static bool expired_unpaid(const struct xmr402_inv *inv)
+static bool expired_unpaid(const struct invoice_row *inv)
 {
     return inv->paid == 0 && (inv->state == INVOICE_EXPIRED || inv->now > inv->expires);
 }
@@ -877,7 +846,7 @@ static enum xg_httpd_result verify_run(const struct xg_httpd_request *req, struc
     if (l == API_LOAD_NOT_FOUND)
         return refuse(req, v->invoice[0] ? BL_ERROR_UNKNOWN_INVOICE : BL_ERROR_TXID_UNKNOWN, NULL,
                       NULL);
-    if (!v->inv.is_xmr402)
+    if (!v->inv.xmr402)
         return refuse(req, BL_ERROR_NOT_XMR402, NULL, NULL);
     l = txid_elsewhere(pg, v, other, sizeof other);
     if (l == API_LOAD_DB_ERROR)

@@ -2,6 +2,7 @@
 #include "payments/settle.h"
 
 #include "hooks/hook_outbox.h"
+#include "invoice/invoice_row.h"
 #include "core/pricing.h"
 #include "xg_log.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 
 const char *const settle_queries[] = {"bl_invoice_lock",
+                                      "bl_invoice_get",
                                       "bl_invoice_payment_sums",
                                       "bl_invoice_set_state",
                                       "bl_invoice_set_provisioned",
@@ -20,15 +22,8 @@ const char *const settle_queries[] = {"bl_invoice_lock",
                                       NULL};
 
 struct locked_invoice {
-    bool renewal;
-    enum invoice_state state;
-    int64_t amount, required, expires_at, now, months, tenant_id;
-    char tier[40];
-    /* the locked quote: the new tier's monthly price and, for fiat, the rate (else 0) */
-    char currency[8];
-    int64_t price_minor, rate_e8;
-    int64_t confirmations; /* as last settled */
-    bool webhook;          /* it has a webhook_url: its state changes write events */
+    struct invoice_row row;
+    int64_t rate_e8; /* the locked quote's rate (fiat), else 0 */
 };
 
 static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct locked_invoice *li)
@@ -37,27 +32,22 @@ static enum xg_tx_result lock_invoice(struct xg_pg *pg, const char *id, struct l
     PGresult *res = xg_pg_exec(pg, "bl_invoice_lock", 1, params);
     if (!res)
         return xg_pg_tx_classify(pg);
-    enum xg_tx_result r = XG_TX_ROLLBACK;
-    if (PQntuples(res) == 1 && invoice_state_parse(PQgetvalue(res, 0, 1), &li->state)) {
-        li->renewal = strcmp(PQgetvalue(res, 0, 0), "renewal") == 0;
-        li->amount = xg_pg_int64(res, 0, 2);
-        li->required = xg_pg_int64(res, 0, 3);
-        li->expires_at = xg_pg_int64(res, 0, 4);
-        snprintf(li->tier, sizeof li->tier, "%s", PQgetvalue(res, 0, 5));
-        li->months = xg_pg_int64(res, 0, 6);
-        li->tenant_id = xg_pg_int64(res, 0, 7);
-        li->now = xg_pg_int64(res, 0, 8);
-        snprintf(li->currency, sizeof li->currency, "%s", PQgetvalue(res, 0, 9));
-        li->price_minor = xg_pg_int64(res, 0, 10);
-        const char *rate = PQgetvalue(res, 0, 11);
-        if (!*rate || !price_parse_rate(rate, strlen(rate), &li->rate_e8))
-            li->rate_e8 = 0;
-        li->confirmations = xg_pg_int64(res, 0, 12);
-        li->webhook = strcmp(PQgetvalue(res, 0, 13), "t") == 0;
-        r = XG_TX_COMMIT;
-    }
+    bool found = PQntuples(res) == 1;
     PQclear(res);
-    return r;
+    if (!found)
+        return XG_TX_ROLLBACK;
+    switch (invoice_row_load(pg, id, &li->row)) {
+    case INVOICE_ROW_FOUND:
+        break;
+    case INVOICE_ROW_NOT_FOUND:
+        return XG_TX_ROLLBACK;
+    case INVOICE_ROW_DB_ERROR:
+        return xg_pg_tx_classify(pg);
+    }
+    const char *rate = li->row.rate;
+    if (!li->row.has_rate || !price_parse_rate(rate, strlen(rate), &li->rate_e8))
+        li->rate_e8 = 0;
+    return XG_TX_COMMIT;
 }
 
 bool settle_load_payments(struct xg_pg *pg, const char *invoice_id, int64_t late_grace_s,
@@ -104,54 +94,69 @@ static bool exec_ok(struct xg_pg *pg, const char *name, int n, const char *const
     return ok;
 }
 
+enum xg_tx_result settle_renewal_facts_load(struct xg_pg *pg, const char *tenant_id,
+                                            struct settle_renewal_facts *out)
+{
+    const char *params[] = {tenant_id};
+    memset(out, 0, sizeof *out);
+    PGresult *res = xg_pg_exec(pg, "bl_tenant_renewal_facts", 1, params);
+    if (!res)
+        return xg_pg_tx_classify(pg);
+    enum xg_tx_result r = XG_TX_ROLLBACK;
+    if (PQntuples(res) == 1) {
+        snprintf(out->tier, sizeof out->tier, "%s", PQgetvalue(res, 0, 0));
+        snprintf(out->currency, sizeof out->currency, "%s", PQgetvalue(res, 0, 1));
+        out->price_minor = xg_pg_int64(res, 0, 2);
+        out->remaining_us = xg_pg_int64(res, 0, 3);
+        r = XG_TX_COMMIT;
+    }
+    PQclear(res);
+    return r;
+}
+
 /* The time a renewal carries over, in microseconds (price_carry). The API refuses a tier
  * change it cannot price; one that gets here anyway (the operator moved the tenant to
  * another tier, or repriced one, after the quote) keeps the time as it is, logged. */
 static bool carried_time(struct xg_pg *pg, const char *tenant, const struct locked_invoice *li,
                          int64_t *carried)
 {
-    const char *params[] = {tenant};
-    PGresult *res = xg_pg_exec(pg, "bl_tenant_renewal_facts", 1, params);
-    if (!res)
+    struct settle_renewal_facts facts;
+    if (settle_renewal_facts_load(pg, tenant, &facts) != XG_TX_COMMIT)
         return false;
-    bool found = PQntuples(res) == 1;
-    if (found) {
-        struct price_carry_input in = {
-            .remaining = xg_pg_int64(res, 0, 3),
-            .old_tier = PQgetvalue(res, 0, 0),
-            .old_currency = PQgetvalue(res, 0, 1),
-            .old_minor = xg_pg_int64(res, 0, 2),
-            .new_tier = li->tier,
-            .new_currency = li->currency,
-            .new_minor = li->price_minor,
-            .rate_e8 = li->rate_e8,
-        };
-        if (!price_carry(&in, carried)) {
-            *carried = in.remaining;
-            xg_log(XG_LOG_WARN, "renewal_carry_unpriced",
-                   "tenant %s: the time left on tier %s (%s) cannot be priced on tier %s (%s); "
-                   "carried as it is",
-                   tenant, in.old_tier, in.old_currency, in.new_tier, in.new_currency);
-        }
+    struct price_carry_input in = {
+        .remaining = facts.remaining_us,
+        .old_tier = facts.tier,
+        .old_currency = facts.currency,
+        .old_minor = facts.price_minor,
+        .new_tier = li->row.tier,
+        .new_currency = li->row.currency,
+        .new_minor = li->row.price_minor,
+        .rate_e8 = li->rate_e8,
+    };
+    if (!price_carry(&in, carried)) {
+        *carried = in.remaining;
+        xg_log(XG_LOG_WARN, "renewal_carry_unpriced",
+               "tenant %s: the time left on tier %s (%s) cannot be priced on tier %s (%s); "
+               "carried as it is",
+               tenant, in.old_tier, in.old_currency, in.new_tier, in.new_currency);
     }
-    PQclear(res);
-    return found;
+    return true;
 }
 
 static bool provision(struct xg_pg *pg, const char *id, const struct locked_invoice *li,
                       const struct invoice_outcome *o, int64_t *tenant_id)
 {
     char tenant[24], months[24], paid[24], conf[24], carried[24];
-    snprintf(months, sizeof months, "%lld", (long long)li->months);
+    snprintf(months, sizeof months, "%lld", (long long)li->row.months);
     snprintf(paid, sizeof paid, "%lld", (long long)o->paid);
     snprintf(conf, sizeof conf, "%lld", (long long)o->confirmations);
-    if (li->renewal) {
+    if (li->row.renewal) {
         int64_t carried_us;
-        snprintf(tenant, sizeof tenant, "%lld", (long long)li->tenant_id);
+        snprintf(tenant, sizeof tenant, "%lld", (long long)li->row.tenant_id);
         if (!carried_time(pg, tenant, li, &carried_us))
             return false;
         snprintf(carried, sizeof carried, "%lld", (long long)carried_us);
-        const char *p[] = {tenant, li->tier, months, carried};
+        const char *p[] = {tenant, li->row.tier, months, carried};
         if (!exec_ok(pg, "bl_tenant_extend", 4, p, tenant_id))
             return false;
     } else {
@@ -177,18 +182,18 @@ static bool write_state(struct xg_pg *pg, const char *id, const struct invoice_o
 static bool write_events(struct xg_pg *pg, const char *id, const struct locked_invoice *li,
                          const struct invoice_outcome *o, enum invoice_state after)
 {
-    if (!li->webhook)
+    if (!li->row.has_webhook)
         return true;
-    struct hook_transition t = {.before = li->state,
+    struct hook_transition t = {.before = li->row.state,
                                 .after = after,
-                                .conf_before = li->confirmations,
+                                .conf_before = li->row.confirmations,
                                 .conf_after = o->confirmations};
     struct hook_event_facts f = {.invoice_id = id,
                                  .status = after,
-                                 .amount = li->amount,
+                                 .amount = li->row.amount,
                                  .paid = o->paid,
-                                 .confirmations_required = li->required,
-                                 .created = li->now};
+                                 .confirmations_required = li->row.confirmations_required,
+                                 .created = li->row.now};
     return hook_outbox_transition(pg, &t, &f);
 }
 
@@ -202,16 +207,16 @@ enum xg_tx_result settle_invoice(struct xg_pg *pg, const char *invoice_id,
     enum xg_tx_result r = lock_invoice(pg, invoice_id, &li);
     if (r != XG_TX_COMMIT)
         return r;
-    out->before = out->after = li.state;
+    out->before = out->after = li.row.state;
     if (!settle_load_payments(pg, invoice_id, policy->late_grace_s, &pays, &n))
         return xg_pg_tx_classify(pg);
     struct invoice_input in = {
-        .current = li.state,
-        .amount = li.amount,
-        .confirmations_required = li.required,
-        .expires_at = li.expires_at,
+        .current = li.row.state,
+        .amount = li.row.amount,
+        .confirmations_required = li.row.confirmations_required,
+        .expires_at = li.row.expires,
         .late_grace = policy->late_grace_s,
-        .now = li.now,
+        .now = li.row.now,
         .chain_height = policy->chain_height,
         .payments = pays,
         .npayments = n,
