@@ -68,8 +68,7 @@ const char *const invoice_row_columns[INVOICE_ROW_NCOLUMNS] = {
 
 /* The text of a column into out; false when it does not fit. *present (may be NULL) says
  * whether it was not NULL. */
-static bool text(const PGresult *res, int row, enum column c, char *out, size_t size,
-                 bool *present)
+static bool text(const PGresult *res, int row, enum column c, char *out, size_t size, bool *present)
 {
     bool null = PQgetisnull(res, row, c);
     if (present)

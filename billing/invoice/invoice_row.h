@@ -1,9 +1,9 @@
 /* invoice_row — an invoice as its row gives it, the one decoder every reader of billing
- * uses: the API's view of an invoice (api_invoice_view.h), XMR402's proofs (api_xmr402.c)
- * and settling (settle.h). One query, bl_invoice_get (sql/queries_billing.sql), names each
- * column after INVOICE_ROW_COLUMNS below, in that order; the decoder checks the names of
- * the result it is handed, so a query and this list that drifted apart fail loudly instead
- * of reading one column for another.
+ * uses: the API's view of an invoice (api_invoice_view.h), XMR402's proofs
+ * (api_xmr402_verify.c) and settling (settle.h). One query, bl_invoice_get
+ * (sql/queries_billing.sql), names each column after invoice_row_columns below, in that
+ * order; the decoder checks the names of the result it is handed, so a query and this list that
+ * drifted apart fail loudly instead of reading one column for another.
  *
  * Text columns are copied into the struct; one longer than its field (none is, within the
  * schema's checks) fails the decoding rather than being cut. A NULL text is "" and its
@@ -68,9 +68,8 @@ extern const char *const invoice_row_columns[INVOICE_ROW_NCOLUMNS];
 /* Decodes row `row` of res (a bl_invoice_get result) into out. False, with the reason in
  * why, when the result's columns are not invoice_row_columns, a state is unknown or a text
  * does not fit: our bug or a schema the code does not know, never a client's fault. */
-__attribute__((warn_unused_result)) bool invoice_row_decode(const PGresult *res, int row,
-                                                            struct invoice_row *out, char *why,
-                                                            size_t whylen);
+__attribute__((warn_unused_result)) bool
+invoice_row_decode(const PGresult *res, int row, struct invoice_row *out, char *why, size_t whylen);
 
 enum invoice_row_load { INVOICE_ROW_FOUND, INVOICE_ROW_NOT_FOUND, INVOICE_ROW_DB_ERROR };
 

@@ -56,13 +56,12 @@ static PGresult *result_of(const char *const *names, int ncols, const char *cons
     PGresAttDesc attrs[INVOICE_ROW_NCOLUMNS + 1];
     assert_true(ncols <= (int)ARRAY_LEN(attrs));
     for (int c = 0; c < ncols; c++)
-        attrs[c] = (PGresAttDesc){.name = (char *)names[c], .typid = 25, .typlen = -1,
-                                  .atttypmod = -1};
+        attrs[c] =
+            (PGresAttDesc){.name = (char *)names[c], .typid = 25, .typlen = -1, .atttypmod = -1};
     assert_int_equal(PQsetResultAttrs(res, ncols, attrs), 1);
     for (int c = 0; c < ncols; c++)
-        assert_int_equal(PQsetvalue(res, 0, c, (char *)values[c],
-                                    values[c] ? (int)strlen(values[c]) : -1),
-                         1);
+        assert_int_equal(
+            PQsetvalue(res, 0, c, (char *)values[c], values[c] ? (int)strlen(values[c]) : -1), 1);
     return res;
 }
 
@@ -150,10 +149,10 @@ static void test_every_state(void **state)
         const char *text;
         enum invoice_state want;
     } cases[] = {
-        {"pending", INVOICE_PENDING},   {"seen", INVOICE_SEEN},
-        {"confirming", INVOICE_CONFIRMING}, {"paid", INVOICE_PAID},
+        {"pending", INVOICE_PENDING},         {"seen", INVOICE_SEEN},
+        {"confirming", INVOICE_CONFIRMING},   {"paid", INVOICE_PAID},
         {"provisioned", INVOICE_PROVISIONED}, {"underpaid", INVOICE_UNDERPAID},
-        {"expired", INVOICE_EXPIRED},   {"late", INVOICE_LATE},
+        {"expired", INVOICE_EXPIRED},         {"late", INVOICE_LATE},
         {"reverted", INVOICE_REVERTED},
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
