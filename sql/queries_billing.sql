@@ -243,7 +243,7 @@ UPDATE billing_cursor
 -- name: bl_invoice_set_tenant
 UPDATE invoices SET tenant_id = $2::bigint WHERE id = $1::uuid;
 
--- ---- XMR402 (billing/api/api_xmr402.c) --------------------------------------------------
+-- ---- XMR402 (billing/api/api_xmr402*.c) -------------------------------------------------
 
 -- name: bl_xmr402_invoice_insert
 -- An agent's purchase: like bl_invoice_insert, with the challenge nonce its proof must sign.

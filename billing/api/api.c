@@ -10,7 +10,9 @@
 #include "api/api_tenant_rotate.h"
 #include "api/api_tiers.h"
 #include "api/api_web.h"
-#include "api/api_xmr402.h"
+#include "api/api_xmr402_challenge.h"
+#include "api/api_xmr402_receipt_key.h"
+#include "api/api_xmr402_verify.h"
 #include "wallet/txnode.h"
 #include "xg_hex.h"
 
@@ -30,7 +32,7 @@
 #define ROTATE_PER_HOUR 20
 #define ROTATE_BURST    5
 
-/* (the bl_xmr402_* and settle.h's queries serve XMR402 proofs: api_xmr402.c) */
+/* (the bl_xmr402_* and settle.h's queries serve XMR402 proofs: api_xmr402_verify.c) */
 static const char *const api_queries[] = {"bl_tiers_public",
                                           "bl_tier_get",
                                           "bl_tenant_by_token_hash",

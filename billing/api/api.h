@@ -7,7 +7,7 @@
  *   GET  /api/invoices/<id>/qr.svg  the QR code of what is left to pay     (api_invoice_qr.c)
  *   GET  /api/tenant           plan, valid_until, usage today (Bearer token) (api_tenant.c)
  *   POST /api/xmr402/challenge, POST /api/xmr402/verify, GET /api/xmr402/receipt-key
- *                              the XMR402 agent flow, called by the gateway (api_xmr402.c)
+ *                              the XMR402 agent flow, called by the gateway (api_xmr402.h)
  *   GET  /, /renew, /invoice/<id>, /assets/<name>  the web pages (api_web.c, web.h)
  *
  * Errors are {"error":{"code":"snake_case","message":"…"}} with the matching status; every

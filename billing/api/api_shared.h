@@ -34,7 +34,7 @@ struct api {
     char *realm, *gateway_url;
     int64_t invoice_ttl_s, late_grace_s;
     struct web *web; /* the pages (web.h) */
-    /* XMR402 (api_xmr402.c, bl_xmr402.h) */
+    /* XMR402 (api_xmr402.h, bl_xmr402.h) */
     struct bl_xmr402_receipt_key *receipt_key;
     struct client_limit_table *verify_limit; /* proofs per client: each costs wallet calls */
     char receipt_public_hex[2 * 32 + 1];

@@ -9,7 +9,7 @@
  * 404 unknown_token (also for a token rotated away), 429 rate_limited, 503
  * database_unavailable. The token of an idempotent or XMR402 purchase is never shown again
  * once the tenant rotated (api_invoice_create.c), and its XMR402 proof no longer stands for
- * it (api_xmr402.c: credentials_rotated, which the gateway answers 403 as every refused
+ * it (api_xmr402_verify.c: credentials_rotated, which the gateway answers 403 as every refused
  * proof). */
 #include "api/api_tenant_rotate.h"
 

@@ -56,7 +56,7 @@ struct bl_config {
     char *ha1_key;
     /* [billing]: billing's own secrets, never in a gateway's configuration (bl_keys.h) */
     char *token_key;
-    /* [xmr402]: agents buying through HTTP 402 (billing/api/api_xmr402.c) */
+    /* [xmr402]: agents buying through HTTP 402 (billing/api/api_xmr402.h) */
     char *xmr402_receipt_key;
     bool xmr402_legacy_receipt_key;
     int64_t xmr402_zero_conf_max;

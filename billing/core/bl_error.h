@@ -31,7 +31,7 @@ enum bl_error {
     /* webhooks (hook_ssrf.h) */
     BL_ERROR_INVALID_WEBHOOK_URL,
     BL_ERROR_WEBHOOK_URL_REFUSED,
-    /* XMR402 proofs (api_xmr402.c) */
+    /* XMR402 proofs (api_xmr402_verify.c) */
     BL_ERROR_MALFORMED_PROOF,
     BL_ERROR_UNKNOWN_INVOICE,
     BL_ERROR_TXID_UNKNOWN,

@@ -1,5 +1,5 @@
 /* bl_xmr402 — billing's XMR402 rules that need no database or wallet: the challenge nonce,
- * the agent's token, and the signed receipt. The endpoints are in api_xmr402.c.
+ * the agent's token, and the signed receipt. The endpoints are in api_xmr402*.c.
  *
  * The token is derived, not stored. An agent's token is
  *     token = "xg_" || base64url(HMAC-SHA256(token_key, label || NUL || nonce))
@@ -10,7 +10,7 @@
  * challenge's message) but useless without the server key; a database leak alone yields
  * no token. token_key is billing's own ([billing] token_key, bl_keys.h); invoices from
  * before it existed were derived under ha1_key, and billing still derives those. A tenant
- * that rotated its token is no longer its proof's (api_xmr402.c answers
+ * that rotated its token is no longer its proof's (api_xmr402_verify.c answers
  * credentials_rotated).
  *
  * Receipts. A receipt is  base64url(payload) "." base64url(Ed25519 signature over the
