@@ -34,6 +34,7 @@
 #include "hooks/hook_sender.h"
 #include "hooks/hook_sign.h"
 #include "hooks/hook_ssrf.h"
+#include "xg_clock.h"
 #include "xg_log.h"
 #include "xg_reply.h"
 
@@ -73,13 +74,6 @@ struct create_req {
     char old_tier[40], old_currency[8]; /* renewal: the tenant's tier now */
     enum { CR_OK, CR_NO_TENANT, CR_NEED_SUBADDRESS, CR_INVOICE_OPEN, CR_CARRY_UNPRICED } outcome;
 };
-
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static bool sha256_hex(const char *data, size_t len, char out[65])
 {
@@ -635,7 +629,7 @@ static bool check_rate_limit(const struct xg_httpd_request *req, const struct cr
     int64_t retry = 0;
     xg_httpd_client_addr(req, client, sizeof client);
     struct client_limit_table *table = cr->price_minor == 0 ? api->free_limit : api->create_limit;
-    if (client_limit_table_take(table, client, monotonic_ms(), &retry))
+    if (client_limit_table_take(table, client, xg_monotonic_ms(), &retry))
         return true;
     *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED, NULL, NULL, retry);
     return false;

@@ -15,6 +15,7 @@
 
 #include "api/api_shared.h"
 #include "core/credentials.h"
+#include "xg_clock.h"
 #include "xg_log.h"
 #include "xg_reply.h"
 
@@ -28,20 +29,13 @@
 #define ROTATED_NOTICE                                                                             \
     "shown once: store it now; the old token and login stopped working at every gateway"
 
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static bool take_limit(const struct xg_httpd_request *req, enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
     char client[256];
     int64_t retry = 0;
     xg_httpd_client_addr(req, client, sizeof client);
-    if (client_limit_table_take(api->rotate_limit, client, monotonic_ms(), &retry))
+    if (client_limit_table_take(api->rotate_limit, client, xg_monotonic_ms(), &retry))
         return true;
     *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED,
                           "too many token rotations from this address; try again later",

@@ -58,20 +58,6 @@ struct cycle {
     int64_t settled;
 };
 
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t monotonic_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* ---- reading the stored side ------------------------------------------------------ */
 
 static bool read_cursor(struct poller *p, struct cycle *c)
@@ -307,7 +293,7 @@ static void wallet_failed(struct poller *p, const char *what, const char *err)
 static void wallet_answered(struct poller *p, int64_t height)
 {
     pthread_mutex_lock(&p->lock);
-    p->wallet_ok_at_ms = monotonic_ms();
+    p->wallet_ok_at_ms = xg_monotonic_ms();
     p->wallet_problem[0] = '\0';
     p->stats.wallet_height = height;
     pthread_mutex_unlock(&p->lock);
@@ -360,12 +346,12 @@ static bool cycle_run(struct poller *p, struct cycle *c)
 bool poller_run_once(struct poller *p)
 {
     struct cycle c = {0};
-    int64_t t0 = monotonic_us();
+    int64_t t0 = xg_monotonic_us();
     bool ok = cycle_run(p, &c);
     pthread_mutex_lock(&p->lock);
     p->stats.cycles++;
     if (ok) {
-        p->stats.last_cycle_us = monotonic_us() - t0;
+        p->stats.last_cycle_us = xg_monotonic_us() - t0;
         p->stats.last_transfers = (int64_t)c.ntransfers;
         p->stats.last_changed = (int64_t)c.nwrites;
         p->stats.last_settled = c.settled;
@@ -533,8 +519,8 @@ static int64_t daemon_height(struct poller *p)
 bool poller_ready(struct poller *p, char *reason, size_t len)
 {
     pthread_mutex_lock(&p->lock);
-    bool fresh = p->wallet_ok_at_ms > 0 && monotonic_ms() - p->wallet_ok_at_ms <= READY_STALE_MS &&
-                 !p->wallet_problem[0];
+    bool fresh = p->wallet_ok_at_ms > 0 &&
+                 xg_monotonic_ms() - p->wallet_ok_at_ms <= READY_STALE_MS && !p->wallet_problem[0];
     int64_t wallet_h = p->stats.wallet_height;
     if (!fresh)
         snprintf(reason, len, "%s",
