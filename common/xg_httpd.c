@@ -11,7 +11,6 @@
 #include "xg_log.h"
 #include "xg_mhd_guard.h"
 #include "xg_mhd_proxy.h"
-#include "xg_reply.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -103,23 +102,44 @@ static enum MHD_Result mhd_result_of(enum xg_httpd_result r)
     return r == XG_HTTPD_CLOSE ? MHD_NO : MHD_YES;
 }
 
-static enum xg_httpd_result refuse_route(struct MHD_Connection *conn, bool path_known,
-                                         const char *allow)
+/* The router's own answers, {"error":{"code","message"}} as xg_reply_error writes them, but
+ * queued here: xg_reply serves the handlers and sits above the router. */
+static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned int status, const char *body,
+                              const char *allow)
 {
-    if (!path_known)
-        return xg_reply_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such path");
-    const char *headers[] = {MHD_HTTP_HEADER_ALLOW, allow, NULL};
-    static const char body[] =
-        "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"method not allowed\"}}";
-    return xg_reply_bytes_with(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "application/json", body,
-                               sizeof body - 1, headers);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp) {
+        xg_log(XG_LOG_ERROR, "reply_failed", "cannot create a response (out of memory)");
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    if (allow)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+    enum MHD_Result queued = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return queued;
 }
 
-static enum xg_httpd_result reply_too_large(struct xg_httpd *srv, struct MHD_Connection *conn)
+static enum MHD_Result refuse_route(struct MHD_Connection *conn, bool path_known, const char *allow)
 {
-    char message[96];
-    snprintf(message, sizeof message, "request body larger than %zu bytes", srv->max_body);
-    return xg_reply_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body_too_large", message);
+    if (!path_known)
+        return refuse(conn, MHD_HTTP_NOT_FOUND,
+                      "{\"error\":{\"code\":\"not_found\",\"message\":\"no such path\"}}", NULL);
+    return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                  "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"method not "
+                  "allowed\"}}",
+                  allow);
+}
+
+static enum MHD_Result reply_too_large(struct xg_httpd *srv, struct MHD_Connection *conn)
+{
+    char body[160];
+    snprintf(body, sizeof body,
+             "{\"error\":{\"code\":\"body_too_large\",\"message\":\"request body larger than "
+             "%zu bytes\"}}",
+             srv->max_body);
+    return refuse(conn, MHD_HTTP_CONTENT_TOO_LARGE, body, NULL);
 }
 
 static bool declared_too_large(struct xg_httpd *srv, struct MHD_Connection *conn)
@@ -171,9 +191,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             route_find(srv->routes, method, url, allow, sizeof allow, &path_known);
         xg_mhd_guard_head(srv->guard, conn, xg_mhd_guard_expects_body(conn));
         if (!route)
-            return mhd_result_of(refuse_route(conn, path_known, allow));
+            return refuse_route(conn, path_known, allow);
         if (declared_too_large(srv, conn))
-            return mhd_result_of(reply_too_large(srv, conn));
+            return reply_too_large(srv, conn);
         st = calloc(1, sizeof *st);
         if (!st)
             return MHD_NO;
@@ -189,7 +209,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     xg_mhd_guard_handled(srv->guard, conn);
     if (st->too_large)
-        return mhd_result_of(reply_too_large(srv, conn));
+        return reply_too_large(srv, conn);
     struct xg_httpd_request req = {
         .conn = conn,
         .method = method,

@@ -13,6 +13,7 @@
 #include "api/api_xmr402_challenge.h"
 #include "api/api_xmr402_receipt_key.h"
 #include "api/api_xmr402_verify.h"
+#include "api/web.h"
 #include "wallet/txnode.h"
 #include "xg_hex.h"
 

@@ -12,7 +12,6 @@
 #include "api/client_limit.h"
 #include "token.h"
 #include "wallet/wallet.h"
-#include "api/web.h"
 #include "xmr402/bl_xmr402.h"
 #include "xg_httpd.h"
 #include "xg_proxy_addr.h"
@@ -22,6 +21,8 @@
 #include <stdint.h>
 
 #define API_INVOICE_ID_SIZE 40
+
+struct web;
 
 struct api {
     struct xg_httpd *httpd;
