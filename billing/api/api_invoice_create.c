@@ -34,6 +34,7 @@
 #include "hooks/hook_sender.h"
 #include "hooks/hook_sign.h"
 #include "hooks/hook_ssrf.h"
+#include "invoice/invoice_row.h"
 #include "xg_clock.h"
 #include "xg_log.h"
 #include "xg_reply.h"
@@ -43,6 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* what is stored here is read back whole by invoice_row.h */
+_Static_assert(INVOICE_ADDRESS_SIZE == WALLET_ADDRESS_SIZE, "a subaddress fits the invoice row");
+_Static_assert(INVOICE_WEBHOOK_URL_SIZE == HOOK_SSRF_URL_MAX + 1, "a webhook_url fits it too");
 
 #define IDEMPOTENCY_KEY_MAX 255
 #define SUBADDRESS_ATTEMPTS 3

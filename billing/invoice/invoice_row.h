@@ -13,7 +13,6 @@
 
 #include "invoice/invoice.h"
 #include "token.h"
-#include "wallet/wallet.h"
 #include "xg_pg.h"
 
 #include <stdbool.h>
@@ -25,6 +24,7 @@
 #define INVOICE_NONCE_SIZE       80   /* an XMR402 challenge nonce (bl_xmr402.h: 32 hex) */
 #define INVOICE_RATE_TEXT_SIZE   48   /* numeric(24, 8) as text */
 #define INVOICE_WEBHOOK_URL_SIZE 2049 /* the schema's 2048 characters and the NUL */
+#define INVOICE_ADDRESS_SIZE     128  /* a subaddress (95 characters), as wallet.h holds one */
 
 struct invoice_row {
     char id[INVOICE_ID_SIZE];
@@ -37,7 +37,7 @@ struct invoice_row {
     /* the subaddress to pay (none for a free invoice) */
     bool has_subaddress;
     int64_t subaddress_index;
-    char subaddress[WALLET_ADDRESS_SIZE];
+    char subaddress[INVOICE_ADDRESS_SIZE];
     /* an XMR402 invoice: the challenge nonce its proof signs */
     bool xmr402;
     char nonce[INVOICE_NONCE_SIZE];

@@ -181,15 +181,15 @@ static void test_refusals(void **state)
     assert_non_null(strstr(why, "refunded"));
 
     /* a text one byte longer than its field is refused, not cut */
-    char address[WALLET_ADDRESS_SIZE + 1];
+    char address[INVOICE_ADDRESS_SIZE + 1];
     memset(address, 'A', sizeof address - 1);
     address[sizeof address - 1] = '\0';
     memcpy(v, full, sizeof v);
     v[10] = address;
     assert_false(decode(v, &r, why, sizeof why));
-    address[WALLET_ADDRESS_SIZE - 1] = '\0'; /* the longest that fits */
+    address[INVOICE_ADDRESS_SIZE - 1] = '\0'; /* the longest that fits */
     assert_true(decode(v, &r, why, sizeof why));
-    assert_int_equal(strlen(r.subaddress), WALLET_ADDRESS_SIZE - 1);
+    assert_int_equal(strlen(r.subaddress), INVOICE_ADDRESS_SIZE - 1);
 
     /* two columns swapped */
     const char *names[INVOICE_ROW_NCOLUMNS];
