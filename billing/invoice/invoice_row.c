@@ -144,18 +144,20 @@ bool invoice_row_decode(const PGresult *res, int row, struct invoice_row *out, c
 
 enum invoice_row_load invoice_row_load(struct xg_pg *pg, const char *id, struct invoice_row *out)
 {
+    char named[INVOICE_ID_SIZE]; /* for the log: id may be out's own */
+    snprintf(named, sizeof named, "%s", id);
     const char *params[] = {id};
-    memset(out, 0, sizeof *out);
     PGresult *res = xg_pg_exec(pg, "bl_invoice_get", 1, params);
     if (!res)
         return INVOICE_ROW_DB_ERROR;
+    memset(out, 0, sizeof *out); /* only now: id may be out's own, read again */
     enum invoice_row_load r = INVOICE_ROW_NOT_FOUND;
     char why[128];
     if (PQntuples(res) == 1) {
         r = invoice_row_decode(res, 0, out, why, sizeof why) ? INVOICE_ROW_FOUND
                                                              : INVOICE_ROW_DB_ERROR;
         if (r == INVOICE_ROW_DB_ERROR)
-            xg_log(XG_LOG_ERROR, "invoice_row_unreadable", "invoice %s: %s", id, why);
+            xg_log(XG_LOG_ERROR, "invoice_row_unreadable", "invoice %s: %s", named, why);
     }
     PQclear(res);
     return r;

@@ -74,8 +74,9 @@ invoice_row_decode(const PGresult *res, int row, struct invoice_row *out, char *
 enum invoice_row_load { INVOICE_ROW_FOUND, INVOICE_ROW_NOT_FOUND, INVOICE_ROW_DB_ERROR };
 
 /* Reads invoice id (a UUID) with bl_invoice_get, prepared on pg by its owner (the API's
- * pool, the poller); out is zeroed first, and stays so when there is no such invoice. A
- * row that does not decode is logged and answered INVOICE_ROW_DB_ERROR. */
+ * pool, the poller); id may be out->id (a row read again). Once the query answered, out
+ * is zeroed and stays so when there is no such invoice. A row that does not decode is
+ * logged and answered INVOICE_ROW_DB_ERROR. */
 __attribute__((warn_unused_result)) enum invoice_row_load
 invoice_row_load(struct xg_pg *pg, const char *id, struct invoice_row *out);
 
