@@ -1,20 +1,20 @@
 /* api_shared — what the endpoint files of the API share (api_shared.c): the server
  * struct, error replies from billing's registry (bl_error.h), the JSON values of amounts,
- * and the bearer token of a request. For billing/api/ alone: the route table (api.c) calls
- * the endpoints, the endpoints call this, and this calls no endpoint. */
+ * the bearer token of a request and the tier on sale. For billing/api/ alone: the route table
+ * (api.c) calls the endpoints, the endpoints call this, and this calls no endpoint. */
 #ifndef API_SHARED_H
 #define API_SHARED_H
 
+#include "api/client_limit.h"
+#include "api/pgpool.h"
 #include "core/bl_error.h"
 #include "core/bl_keys.h"
-#include "api/pgpool.h"
 #include "core/pricing.h"
-#include "api/client_limit.h"
 #include "token.h"
 #include "wallet/wallet.h"
-#include "xmr402/bl_xmr402.h"
 #include "xg_httpd.h"
 #include "xg_proxy_addr.h"
+#include "xmr402/bl_xmr402.h"
 
 #include <jansson.h>
 #include <stdbool.h>
