@@ -60,7 +60,7 @@ LDFLAGS  := $(SANFLAGS) $(HARDEN_LD)
 
 COMMON_SRC  := $(wildcard common/*.c)
 GATEWAY_SRC := $(filter-out gateway/main.c,$(wildcard gateway/*.c gateway/*/*.c))
-BILLING_SRC := $(filter-out billing/main.c,$(wildcard billing/*.c))
+BILLING_SRC := $(filter-out billing/main.c,$(wildcard billing/*/*.c))
 SQL_FILES   := $(sort $(wildcard sql/*.sql))
 UNIT_SRC    := $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c)
 

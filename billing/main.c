@@ -5,14 +5,14 @@
  *   xmrgate-billing [--config FILE] migrate    apply pending migrations and exit
  *   xmrgate-billing [--config FILE] grant --tier ID --days N
  *                                              create a tenant without payment (grant.h) */
-#include "api.h"
-#include "bl_config.h"
-#include "bl_metrics.h"
-#include "grant.h"
-#include "hook_sender.h"
-#include "poller.h"
-#include "pricing.h"
-#include "wallet.h"
+#include "api/api.h"
+#include "core/bl_config.h"
+#include "ops/bl_metrics.h"
+#include "ops/grant.h"
+#include "hooks/hook_sender.h"
+#include "payments/poller.h"
+#include "core/pricing.h"
+#include "wallet/wallet.h"
 #include "xg_reply.h"
 #include "xg_admin.h"
 #include "xg_cli.h"
@@ -80,7 +80,7 @@ static bool ready_wallet(void *ctx, char *reason, size_t len)
 }
 
 /* GET /status on the admin listener: this instance's role and its last poll cycle. */
-static enum MHD_Result on_status(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_status(const struct xg_httpd_request *req)
 {
     struct billing *bl = xg_admin_closure(req);
     struct poller_stats st;

@@ -25,14 +25,14 @@ struct xg_admin {
     struct xg_httpd_route routes[ADMIN_MAX_ROUTES + 4];
 };
 
-static enum MHD_Result on_healthz(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_healthz(const struct xg_httpd_request *req)
 {
     return xg_reply_json(req->conn, MHD_HTTP_OK, json_pack("{s:s}", "status", "ok"));
 }
 
 /* /readyz: 200 {"status":"ready","degraded":false,"checks":{name:"ok"}} or 503 with each
  * failing reason; a check that passes degraded shows its reason and makes "degraded" true. */
-static enum MHD_Result on_readyz(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_readyz(const struct xg_httpd_request *req)
 {
     const struct xg_admin *admin = req->closure;
     json_t *checks = json_object();
@@ -50,7 +50,7 @@ static enum MHD_Result on_readyz(const struct xg_httpd_request *req)
                                    "degraded", degraded, "checks", checks));
 }
 
-static enum MHD_Result on_metrics(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_metrics(const struct xg_httpd_request *req)
 {
     const struct xg_admin *admin = req->closure;
     size_t len = 0;
@@ -58,7 +58,8 @@ static enum MHD_Result on_metrics(const struct xg_httpd_request *req)
     if (!text)
         return xg_reply_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out_of_memory",
                               "cannot render the metrics");
-    enum MHD_Result r = xg_reply_bytes(req->conn, MHD_HTTP_OK, XG_METRICS_CONTENT_TYPE, text, len);
+    enum xg_httpd_result r =
+        xg_reply_bytes(req->conn, MHD_HTTP_OK, XG_METRICS_CONTENT_TYPE, text, len);
     free(text);
     return r;
 }
@@ -88,7 +89,7 @@ static bool route_matches(const struct xg_httpd_route *r, const struct xg_httpd_
 
 /* Every daemon route goes through here: the credential first, then the daemon's handler
  * (the first of its routes that matches, as xg_httpd chose it). */
-static enum MHD_Result on_guarded(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_guarded(const struct xg_httpd_request *req)
 {
     struct xg_admin *admin = req->closure;
     const char *auth = xg_httpd_header(req, MHD_HTTP_HEADER_AUTHORIZATION);

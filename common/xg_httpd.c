@@ -11,7 +11,6 @@
 #include "xg_log.h"
 #include "xg_mhd_guard.h"
 #include "xg_mhd_proxy.h"
-#include "xg_reply.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -96,22 +95,51 @@ static const struct xg_httpd_route *route_find(const struct xg_httpd_route *rout
     return NULL;
 }
 
+/* The one place a handler's result becomes libmicrohttpd's: a queued answer or a suspended
+ * request keep the connection (MHD calls again after a resume), a close drops it. */
+static enum MHD_Result mhd_result_of(enum xg_httpd_result r)
+{
+    return r == XG_HTTPD_CLOSE ? MHD_NO : MHD_YES;
+}
+
+/* The router's own answers, {"error":{"code","message"}} as xg_reply_error writes them, but
+ * queued here: xg_reply serves the handlers and sits above the router. */
+static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned int status, const char *body,
+                              const char *allow)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp) {
+        xg_log(XG_LOG_ERROR, "reply_failed", "cannot create a response (out of memory)");
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    if (allow)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+    enum MHD_Result queued = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return queued;
+}
+
 static enum MHD_Result refuse_route(struct MHD_Connection *conn, bool path_known, const char *allow)
 {
     if (!path_known)
-        return xg_reply_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such path");
-    const char *headers[] = {MHD_HTTP_HEADER_ALLOW, allow, NULL};
-    static const char body[] =
-        "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"method not allowed\"}}";
-    return xg_reply_bytes_with(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "application/json", body,
-                               sizeof body - 1, headers);
+        return refuse(conn, MHD_HTTP_NOT_FOUND,
+                      "{\"error\":{\"code\":\"not_found\",\"message\":\"no such path\"}}", NULL);
+    return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                  "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"method not "
+                  "allowed\"}}",
+                  allow);
 }
 
 static enum MHD_Result reply_too_large(struct xg_httpd *srv, struct MHD_Connection *conn)
 {
-    char message[96];
-    snprintf(message, sizeof message, "request body larger than %zu bytes", srv->max_body);
-    return xg_reply_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body_too_large", message);
+    char body[160];
+    snprintf(body, sizeof body,
+             "{\"error\":{\"code\":\"body_too_large\",\"message\":\"request body larger than "
+             "%zu bytes\"}}",
+             srv->max_body);
+    return refuse(conn, MHD_HTTP_CONTENT_TOO_LARGE, body, NULL);
 }
 
 static bool declared_too_large(struct xg_httpd *srv, struct MHD_Connection *conn)
@@ -191,7 +219,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         .closure = srv->closure,
         .trust = &srv->trust,
     };
-    return st->route->handler(&req);
+    return mhd_result_of(st->route->handler(&req));
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -376,9 +404,10 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
         return NULL;
     }
 
-    /* MHD_USE_ITC: connections handed in from the PROXY reader's thread are seen at once */
+    /* MHD_USE_ITC: connections handed in from the PROXY reader's thread are seen at once;
+     * MHD_ALLOW_SUSPEND_RESUME: a handler may suspend its request (XG_HTTPD_DONE) */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0) |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0) |
                      (opt->proxy_protocol ? MHD_USE_NO_LISTEN_SOCKET : 0);
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv}, /* first, or MHD complains */

@@ -13,9 +13,9 @@
  * (xg_httpd_counts).
  *
  * Threading: MHD's internal thread pool (`threads` workers, epoll). Handlers run on those
- * threads and must be thread-safe with respect to their closure. A handler must queue a
- * response (xg_reply_*) and return its result; the body pointer lives until the request
- * completes. */
+ * threads and must be thread-safe with respect to their closure. A handler queues a
+ * response (xg_reply_*) and returns its result, or suspends the connection (see
+ * XG_HTTPD_DONE); the body pointer lives until the request completes. */
 #ifndef XG_HTTPD_H
 #define XG_HTTPD_H
 
@@ -37,7 +37,18 @@ struct xg_httpd_request {
     const struct xg_proxy_trust *trust; /* the server's trusted_proxies */
 };
 
-typedef enum MHD_Result (*xg_httpd_handler)(const struct xg_httpd_request *req);
+/* What a handler did: the three results of the gateway front end's app (front.h,
+ * FRONT_QUEUED, FRONT_DONE, FRONT_CLOSE), which libmicrohttpd's yes/no cannot tell apart.
+ * Only xg_httpd turns one into an MHD_Result. */
+enum xg_httpd_result {
+    XG_HTTPD_QUEUED, /* an answer is queued (xg_reply_*) */
+    XG_HTTPD_DONE,   /* nothing to send now: the handler suspended the connection
+                      * (MHD_suspend_connection); once it resumes it (MHD_resume_connection)
+                      * the handler is called again with the same request, and answers */
+    XG_HTTPD_CLOSE,  /* drop the connection without (more of) an answer */
+};
+
+typedef enum xg_httpd_result (*xg_httpd_handler)(const struct xg_httpd_request *req);
 
 struct xg_httpd_route {
     const char *method; /* "GET", "POST", … ; NULL = any                      */

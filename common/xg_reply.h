@@ -1,31 +1,34 @@
-/* xg_reply — queueing answers on a libmicrohttpd connection: JSON bodies, billing-style
- * errors {"error":{"code","message"}}, and plain bytes. Each returns what MHD_queue_response
- * returned, so a handler can `return xg_reply_json(...)`. */
+/* xg_reply — queueing answers on a libmicrohttpd connection for xg_httpd's handlers: JSON
+ * bodies, billing-style errors {"error":{"code","message"}}, and plain bytes. Each returns
+ * XG_HTTPD_QUEUED, or XG_HTTPD_CLOSE when no answer could be queued (out of memory, or
+ * libmicrohttpd refused it), so a handler can `return xg_reply_json(...)`. */
 #ifndef XG_REPLY_H
 #define XG_REPLY_H
+
+#include "xg_httpd.h"
 
 #include <jansson.h>
 #include <microhttpd.h>
 #include <stddef.h>
 
 /* Serializes body (stolen; compact) with Content-Type application/json. */
-enum MHD_Result xg_reply_json(struct MHD_Connection *conn, unsigned int status, json_t *body);
+enum xg_httpd_result xg_reply_json(struct MHD_Connection *conn, unsigned int status, json_t *body);
 
 /* As xg_reply_json, adding extra headers from a NULL-terminated name,value,… list. */
-enum MHD_Result xg_reply_json_with(struct MHD_Connection *conn, unsigned int status, json_t *body,
-                                   const char *const *headers);
+enum xg_httpd_result xg_reply_json_with(struct MHD_Connection *conn, unsigned int status,
+                                        json_t *body, const char *const *headers);
 
 /* {"error":{"code":code,"message":message}} with the given status. */
-enum MHD_Result xg_reply_error(struct MHD_Connection *conn, unsigned int status, const char *code,
-                               const char *message);
+enum xg_httpd_result xg_reply_error(struct MHD_Connection *conn, unsigned int status,
+                                    const char *code, const char *message);
 
 /* Copies `len` bytes of body; content_type may be NULL (no header). */
-enum MHD_Result xg_reply_bytes(struct MHD_Connection *conn, unsigned int status,
-                               const char *content_type, const void *body, size_t len);
+enum xg_httpd_result xg_reply_bytes(struct MHD_Connection *conn, unsigned int status,
+                                    const char *content_type, const void *body, size_t len);
 
 /* As xg_reply_bytes, adding extra headers from a NULL-terminated name,value,… list. */
-enum MHD_Result xg_reply_bytes_with(struct MHD_Connection *conn, unsigned int status,
-                                    const char *content_type, const void *body, size_t len,
-                                    const char *const *headers);
+enum xg_httpd_result xg_reply_bytes_with(struct MHD_Connection *conn, unsigned int status,
+                                         const char *content_type, const void *body, size_t len,
+                                         const char *const *headers);
 
 #endif

@@ -43,7 +43,7 @@ SELECT t.id, t.handle, t.tier_id, t.state,
 -- name: adm_tenant_set_state
 UPDATE tenants SET state = $2 WHERE id = $1::bigint RETURNING state;
 
--- Billing's metrics (billing/bl_metrics.c), read at scrape time: cheap aggregates over
+-- Billing's metrics (billing/ops/bl_metrics.c), read at scrape time: cheap aggregates over
 -- indexed columns.
 
 -- name: bl_metrics_invoices

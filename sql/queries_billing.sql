@@ -30,13 +30,10 @@ SELECT id, price_currency, price_minor, confirmations, max_months, public
 SELECT coalesce(max(confirmations), 0) FROM tiers;
 
 -- name: bl_tenant_by_token_hash
--- The tenant a renewal is for, with its tier's monthly price and the time it has left in
--- microseconds (what a tier change would carry, billing/pricing.h price_carry).
-SELECT t.id, t.subaddress_index, t.subaddress, t.tier_id, tr.price_currency, tr.price_minor,
-       greatest((extract(epoch FROM t.valid_until) - extract(epoch FROM now())) * 1000000,
-                0)::bigint
+-- The tenant a renewal is for and its persistent subaddress, locked until the renewal's
+-- invoice is written; what a tier change would carry comes from bl_tenant_renewal_facts.
+SELECT t.id, t.subaddress_index, t.subaddress
   FROM tenants t
-  JOIN tiers tr ON tr.id = t.tier_id
  WHERE t.token_hash = decode($1, 'hex')
    FOR UPDATE OF t;
 
@@ -48,7 +45,7 @@ UPDATE tenants SET subaddress_index = $2::int, subaddress = $3
 -- name: bl_invoice_by_idempotency_key
 -- idempotent: a read
 -- The last column is false once the purchase's tenant rotated its token: the token derived
--- again would be the old one, which no longer works (billing/api_tenant_rotate.c).
+-- again would be the old one, which no longer works (billing/api/api_tenant_rotate.c).
 SELECT i.id::text, encode(i.request_fingerprint, 'hex'), i.token_hash IS NOT NULL,
        encode(i.token_hash, 'hex'), coalesce(t.token_hash = i.token_hash, true)
   FROM invoices i
@@ -65,7 +62,7 @@ SELECT i.id::text, i.state, EXISTS (SELECT 1 FROM payments p WHERE p.invoice_id 
 
 -- name: bl_invoice_supersede
 -- A renewal replaces an untouched pending one on the same subaddress; what its expired
--- webhook event says (billing/hook_outbox.h) comes back.
+-- webhook event says (billing/hooks/hook_outbox.h) comes back.
 UPDATE invoices SET state = 'expired', expires_at = least(expires_at, now())
  WHERE id = $1::uuid AND state = 'pending'
 RETURNING webhook_url IS NOT NULL, amount, paid, confirmations, confirmations_required,
@@ -82,13 +79,35 @@ VALUES ($1, $2, $3, $4::int, $5::bigint, decode($6, 'hex'), decode($7, 'hex'), $
         CASE WHEN $19 = 'provisioned' THEN now() END, $20)
 RETURNING id::text, extract(epoch FROM now())::bigint;
 
+-- name: bl_invoice_get
+-- idempotent: a read
+-- An invoice as every reader decodes it: the API's view, XMR402's proofs, settling (which
+-- locks the row first, bl_invoice_lock). The columns are named, in this order, as
+-- billing/invoice/invoice_row.h lists them; the database's clock is the one clock every
+-- instance shares.
+SELECT i.id::text AS id, i.kind AS kind, i.state AS state, i.tier_id AS tier,
+       i.months AS months, i.amount AS amount, i.paid AS paid,
+       i.confirmations AS confirmations, i.confirmations_required AS confirmations_required,
+       i.subaddress_index AS subaddress_index, i.subaddress AS subaddress,
+       i.challenge_nonce AS challenge_nonce, encode(i.token_hash, 'hex') AS token_hash,
+       i.tenant_id AS tenant_id, coalesce(t.handle, i.handle) AS handle,
+       to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS valid_until,
+       i.price_currency AS price_currency, i.price_minor AS price_minor,
+       i.rate_fiat_per_xmr::text AS rate,
+       extract(epoch FROM i.expires_at)::bigint AS expires,
+       to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS expires_at,
+       (extract(epoch FROM i.created_at) * 1000)::bigint AS created_ms,
+       to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at,
+       extract(epoch FROM i.provisioned_at)::bigint AS provisioned_at,
+       i.webhook_url AS webhook_url, extract(epoch FROM now())::bigint AS now
+  FROM invoices i
+  LEFT JOIN tenants t ON t.id = i.tenant_id
+ WHERE i.id = $1::uuid;
+
 -- name: bl_invoice_lock
--- The invoice as the state machine needs it, locked for the settling transaction; the
--- database's clock is the one clock every instance shares.
-SELECT kind, state, amount, confirmations_required, extract(epoch FROM expires_at)::bigint,
-       tier_id, months, tenant_id, extract(epoch FROM now())::bigint, price_currency,
-       price_minor, coalesce(rate_fiat_per_xmr::text, ''), confirmations,
-       webhook_url IS NOT NULL
+-- The invoice's row locked for the settling transaction, which reads it next
+-- (bl_invoice_get): two instances settling one invoice take turns.
+SELECT 1
   FROM invoices
  WHERE id = $1::uuid
    FOR UPDATE;
@@ -96,7 +115,7 @@ SELECT kind, state, amount, confirmations_required, extract(epoch FROM expires_a
 -- name: bl_invoice_payment_sums
 -- idempotent: a read
 -- The invoice's payments summed per class the state machine tells apart
--- (billing/invoice.h): state, confirmations, unlock_time, and whether first seen by
+-- (billing/invoice/invoice.h): state, confirmations, unlock_time, and whether first seen by
 -- expires_at, within the late grace period after it ($2 seconds) or later, compared in
 -- whole seconds as bl_invoice_lock gives them. However many payments there are (dust sent
 -- to a renewal subaddress included), all are counted, in one row per class; a row's
@@ -133,9 +152,10 @@ SELECT handle, token_hash, digest_ha1, tier_id, now() + make_interval(months => 
 RETURNING id;
 
 -- name: bl_tenant_renewal_facts
--- What a renewal carries over (billing/pricing.h price_carry): the tenant's tier, its
+-- What a renewal carries over (billing/core/pricing.h price_carry): the tenant's tier, its
 -- monthly price now, and the time left in microseconds (0 once lapsed); the row locked
--- until the renewal commits.
+-- until the renewal commits. Read when a renewal is quoted and when it is settled
+-- (billing/payments/settle.h, settle_renewal_facts_load).
 SELECT t.tier_id, tr.price_currency, tr.price_minor,
        greatest((extract(epoch FROM t.valid_until) - extract(epoch FROM now())) * 1000000,
                 0)::bigint
@@ -154,21 +174,6 @@ UPDATE tenants
        tier_id = $2
  WHERE id = $1::bigint
 RETURNING id;
-
--- name: bl_invoice_get
--- idempotent: a read
-SELECT i.id::text, i.kind, i.tier_id, i.months, i.state, i.amount, i.paid, i.confirmations,
-       i.confirmations_required, i.subaddress,
-       to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       coalesce(t.handle, i.handle),
-       to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       i.price_currency, i.price_minor, i.rate_fiat_per_xmr::text,
-       extract(epoch FROM i.expires_at)::bigint, extract(epoch FROM now())::bigint,
-       to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       i.webhook_url
-  FROM invoices i
-  LEFT JOIN tenants t ON t.id = i.tenant_id
- WHERE i.id = $1::uuid;
 
 -- name: bl_invoice_payments_list
 -- idempotent: a read
@@ -238,7 +243,7 @@ UPDATE billing_cursor
 -- name: bl_invoice_set_tenant
 UPDATE invoices SET tenant_id = $2::bigint WHERE id = $1::uuid;
 
--- ---- XMR402 (billing/api_xmr402.c) ------------------------------------------------------
+-- ---- XMR402 (billing/api/api_xmr402*.c) -------------------------------------------------
 
 -- name: bl_xmr402_invoice_insert
 -- An agent's purchase: like bl_invoice_insert, with the challenge nonce its proof must sign.
@@ -249,19 +254,6 @@ VALUES ('purchase', 'xmr402', $1, 1, decode($2, 'hex'), decode($3, 'hex'), $4, $
         $6::int, $7, $8::int, $9, $10::bigint, $11::numeric,
         now() + make_interval(secs => $12::int), $13)
 RETURNING id::text;
-
--- name: bl_xmr402_invoice
--- idempotent: a read
--- What the XMR402 answers need of an invoice; NULL nonce means it is not an XMR402 one.
-SELECT i.id::text, i.state, i.amount, i.paid, i.subaddress_index, i.subaddress,
-       i.challenge_nonce, i.confirmations, i.confirmations_required,
-       (extract(epoch FROM i.created_at) * 1000)::bigint,
-       to_char(i.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       extract(epoch FROM i.expires_at)::bigint, i.tier_id, coalesce(i.tenant_id, 0),
-       encode(i.token_hash, 'hex'), coalesce(extract(epoch FROM i.provisioned_at)::bigint, 0),
-       extract(epoch FROM now())::bigint
-  FROM invoices i
- WHERE i.id = $1::uuid;
 
 -- name: bl_xmr402_invoice_on_subaddress
 -- idempotent: a read
@@ -349,7 +341,7 @@ SELECT t.id, t.handle, t.tier_id, tr.burst_rps, tr.daily_quota,
   JOIN tiers tr ON tr.id = t.tier_id
  WHERE t.id = $1::bigint;
 
--- ---- webhooks (billing/hook_outbox.c, hook_sender.c) -------------------------------------
+-- ---- webhooks (billing/hooks/hook_outbox.c, hook_sender.c) ------------------------------
 
 -- name: bl_hook_event_insert
 -- An event in the outbox, in the transaction of the state change that causes it; the same
@@ -402,7 +394,7 @@ SELECT event_id, type, confirmations, attempts, coalesce(last_status, 0), last_e
  LIMIT 200;
 -- name: bl_xmr402_challenges_sweep
 -- idempotent: deleting rows already past their retention twice deletes nothing more
--- Expired XMR402 challenges nobody paid, $1 seconds after their expiry (billing/sweep.h),
+-- Expired XMR402 challenges nobody paid, $1 seconds after their expiry (billing/payments/sweep.h),
 -- at most $2 a call; rows another transaction holds are left for the next cycle.
 WITH stale AS (
     SELECT i.id

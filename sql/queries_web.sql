@@ -1,4 +1,4 @@
--- Named queries of the web pages' API (billing/api_tenant.c, billing/api_tenant_rotate.c).
+-- Named queries of the web pages' API (billing/api/api_tenant.c, billing/api/api_tenant_rotate.c).
 
 -- name: bl_tenant_status
 -- idempotent: a read

@@ -2,7 +2,7 @@
  * ("<daemon> <name>"), for scripts/check-observability.sh, which checks that every
  * dashboard query and alert rule names a metric that exists. The registries are built
  * exactly as the daemons build them, without starting anything. */
-#include "bl_metrics.h"
+#include "ops/bl_metrics.h"
 #include "ops/gw_metrics.h"
 #include "xg_metrics.h"
 

@@ -190,7 +190,8 @@ static PGresult *admin_exec(struct admin_api *api, const char *name, int n,
     return NULL;
 }
 
-static enum MHD_Result reply_db_error(struct admin_api *api, const struct xg_httpd_request *req)
+static enum xg_httpd_result reply_db_error(struct admin_api *api,
+                                           const struct xg_httpd_request *req)
 {
     const char *state = xg_pg_last_sqlstate(api->pg);
     if (strcmp(state, "23505") == 0)
@@ -310,7 +311,7 @@ static json_t *nodes_json(struct admin_api *api, const char *only)
     return out;
 }
 
-static enum MHD_Result on_nodes(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_nodes(const struct xg_httpd_request *req)
 {
     struct admin_api *api = xg_admin_closure(req);
     json_t *out = nodes_json(api, NULL);
@@ -319,7 +320,7 @@ static enum MHD_Result on_nodes(const struct xg_httpd_request *req)
     return xg_reply_json(req->conn, MHD_HTTP_OK, out);
 }
 
-static enum MHD_Result on_quorum(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_quorum(const struct xg_httpd_request *req)
 {
     struct admin_api *api = xg_admin_closure(req);
     return xg_reply_json(req->conn, MHD_HTTP_OK, quorum_json(api));
@@ -332,9 +333,9 @@ static json_t *parse_body(const struct xg_httpd_request *req)
     return req->body_len ? json_loadb(req->body, req->body_len, 0, NULL) : json_object();
 }
 
-static enum MHD_Result node_write(struct admin_api *api, const struct xg_httpd_request *req,
-                                  const char *query, const struct admin_node_change *c,
-                                  unsigned ok_status, const char *event)
+static enum xg_httpd_result node_write(struct admin_api *api, const struct xg_httpd_request *req,
+                                       const char *query, const struct admin_node_change *c,
+                                       unsigned ok_status, const char *event)
 {
     const char *params[] = {c->name, c->url, c->priority, c->pruned, c->enabled};
     int n = strcmp(query, "adm_node_delete") == 0 ? 1 : 5;
@@ -346,7 +347,7 @@ static enum MHD_Result node_write(struct admin_api *api, const struct xg_httpd_r
     pthread_mutex_lock(&api->lock);
     PGresult *res = admin_exec(api, query, n, params);
     bool written = res && PQntuples(res) > 0;
-    enum MHD_Result rc = MHD_YES;
+    enum xg_httpd_result rc = XG_HTTPD_QUEUED;
     if (!res)
         rc = reply_db_error(api, req);
     else if (!written)
@@ -362,13 +363,13 @@ static enum MHD_Result node_write(struct admin_api *api, const struct xg_httpd_r
     return xg_reply_json(req->conn, ok_status, out);
 }
 
-static enum MHD_Result on_nodes_add(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_nodes_add(const struct xg_httpd_request *req)
 {
     struct admin_api *api = xg_admin_closure(req);
     json_t *body = parse_body(req);
     struct admin_node_change c;
     char err[256];
-    enum MHD_Result rc;
+    enum xg_httpd_result rc;
     if (!admin_node_change_parse(body, true, &c, err, sizeof err))
         rc = xg_reply_error(req->conn, MHD_HTTP_BAD_REQUEST, "invalid", err);
     else
@@ -378,7 +379,7 @@ static enum MHD_Result on_nodes_add(const struct xg_httpd_request *req)
 }
 
 /* /v1/nodes/<name>[/enable|/disable|/reenable] */
-static enum MHD_Result on_node_item(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_node_item(const struct xg_httpd_request *req)
 {
     struct admin_api *api = xg_admin_closure(req);
     char name[72], action[24] = "";
@@ -401,7 +402,7 @@ static enum MHD_Result on_node_item(const struct xg_httpd_request *req)
     if (!action[0] && strcmp(m, "PATCH") == 0) {
         json_t *body = parse_body(req);
         char err[256];
-        enum MHD_Result rc;
+        enum xg_httpd_result rc;
         if (json_object_get(body, "name"))
             rc = xg_reply_error(req->conn, MHD_HTTP_BAD_REQUEST, "invalid",
                                 "a node's name cannot change: remove it and add it");
@@ -469,7 +470,7 @@ static bool explain_target(const json_t *body, const struct method_info **info,
     return *info != NULL;
 }
 
-static enum MHD_Result on_route(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_route(const struct xg_httpd_request *req)
 {
     struct admin_api *api = xg_admin_closure(req);
     json_t *body = parse_body(req);
@@ -611,15 +612,16 @@ static bool parse_tenant_path(const char *path, int64_t *id, char *action, size_
     return true;
 }
 
-static enum MHD_Result set_tenant_state(struct admin_api *api, const struct xg_httpd_request *req,
-                                        int64_t id, bool suspend)
+static enum xg_httpd_result set_tenant_state(struct admin_api *api,
+                                             const struct xg_httpd_request *req, int64_t id,
+                                             bool suspend)
 {
     char idtext[24];
     snprintf(idtext, sizeof idtext, "%lld", (long long)id);
     const char *params[] = {idtext, suspend ? "suspended" : "active"};
     pthread_mutex_lock(&api->lock);
     PGresult *res = admin_exec(api, "adm_tenant_set_state", 2, params);
-    enum MHD_Result rc = MHD_YES;
+    enum xg_httpd_result rc = XG_HTTPD_QUEUED;
     bool found = res && PQntuples(res) == 1;
     if (!res)
         rc = reply_db_error(api, req);
@@ -649,7 +651,7 @@ static enum MHD_Result set_tenant_state(struct admin_api *api, const struct xg_h
     return xg_reply_json(req->conn, MHD_HTTP_OK, out);
 }
 
-static enum MHD_Result on_tenant_item(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_tenant_item(const struct xg_httpd_request *req)
 {
     struct admin_api *api = xg_admin_closure(req);
     int64_t id;

@@ -1,4 +1,4 @@
-/* Fuzzes the body of billing's POST /api/invoices (billing/api_invoice_create.c,
+/* Fuzzes the body of billing's POST /api/invoices (billing/api/api_invoice_create.c,
  * parse_body: tier, months, token, channel, and the request's fingerprint for
  * Idempotency-Key replays) and the Idempotency-Key rule. The input is the body as
  * libmicrohttpd hands it on (NUL-terminated; NULL when empty), and also the key.
@@ -19,7 +19,7 @@
 #include "fuzz.h"
 #include "fuzz_json_variants.h"
 
-#include "api_invoice_create.c"
+#include "api/api_invoice_create.c"
 
 #include <strings.h>
 

@@ -1,11 +1,12 @@
-/* Fuzzes the bodies of billing's XMR402 endpoints (billing/api_xmr402.c):
- * parse_challenge_body for POST /api/xmr402/challenge ({"tier"}) and parse_verify_body
- * for POST /api/xmr402/verify ({"txid", "proof", "invoice"?}), the request the gateway
- * relays from an agent. The input is the body as libmicrohttpd hands it on
- * (NUL-terminated; NULL when empty), given to both.
+/* Fuzzes the bodies of billing's XMR402 endpoints: parse_challenge_body for
+ * POST /api/xmr402/challenge ({"tier"}, billing/api/api_xmr402_challenge.c) and
+ * parse_verify_body for POST /api/xmr402/verify ({"txid", "proof", "invoice"?},
+ * billing/api/api_xmr402_verify.c), the request the gateway relays from an agent. The
+ * input is the body as libmicrohttpd hands it on (NUL-terminated; NULL when empty), given
+ * to both.
  *
- * Includes api_xmr402.c to reach its static parsers. The state structs are zeroed first,
- * as the endpoints allocate them.
+ * Includes both endpoint files to reach their static parsers. The state structs are zeroed
+ * first, as the endpoints allocate them.
  *
  * Properties checked:
  *   - an accepted challenge names a tier id of 1..39 bytes;
@@ -14,7 +15,8 @@
  *   - a refusal of either says why. */
 #include "fuzz.h"
 
-#include "api_xmr402.c"
+#include "api/api_xmr402_challenge.c"
+#include "api/api_xmr402_verify.c"
 
 static const char base58_alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 

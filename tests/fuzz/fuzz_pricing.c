@@ -1,4 +1,4 @@
-/* Fuzzes billing's reading of the rate source (billing/pricing.h) as fetch_rate runs it:
+/* Fuzzes billing's reading of the rate source (billing/core/pricing.h) as fetch_rate runs it:
  * price_json_number_text finds the value at the configured path in the fetched document,
  * price_parse_rate turns its text into rate × 10^8, and price_quote converts a price with
  * it. The input's first line is the path, the rest the document.
@@ -10,7 +10,7 @@
  *   - a rate survives price_format_rate and price_parse_rate unchanged;
  *   - a fiat quote is rounded up, never down, and by less than one piconero. */
 #include "fuzz.h"
-#include "pricing.h"
+#include "core/pricing.h"
 
 #include <jansson.h>
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static enum MHD_Result on_get(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_get(const struct xg_httpd_request *req)
 {
     const char *path = req->closure;
     FILE *f = fopen(path, "rb");

@@ -1,7 +1,9 @@
 /* Tests for xg_http and xg_httpd together, over loopback: routing (exact, prefix, 404,
  * 405 with Allow), body limits (413 by Content-Length and by chunked upload), request
- * accessors, JSON-RPC calls and their failures, the response cap, timeouts, quiesce, and
- * start-up errors. */
+ * accessors, JSON-RPC calls and their failures, the response cap, timeouts, quiesce,
+ * start-up errors, and the handlers' three results (queued, suspended and resumed,
+ * closed). */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,7 +30,7 @@ struct fixture {
 
 /* ---- server side ------------------------------------------------------------------ */
 
-static enum MHD_Result on_echo(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_echo(const struct xg_httpd_request *req)
 {
     char addr[64];
     const char *q = xg_httpd_query(req, "q");
@@ -42,11 +44,11 @@ static enum MHD_Result on_echo(const struct xg_httpd_request *req)
                   req->closure != NULL && strcmp((const char *)req->closure, "ctx") == 0));
 }
 
-static enum MHD_Result on_json_rpc(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_json_rpc(const struct xg_httpd_request *req)
 {
     json_t *call = json_loadb(req->body, req->body_len, 0, NULL);
     const char *method = json_string_value(json_object_get(call, "method"));
-    enum MHD_Result ret;
+    enum xg_httpd_result ret;
     if (!method)
         ret = xg_reply_error(req->conn, MHD_HTTP_BAD_REQUEST, "bad_request", "no method");
     else if (strcmp(method, "fail") == 0)
@@ -67,29 +69,71 @@ static enum MHD_Result on_json_rpc(const struct xg_httpd_request *req)
     return ret;
 }
 
-static enum MHD_Result on_big(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_big(const struct xg_httpd_request *req)
 {
     size_t len = XG_HTTP_MAX_RESPONSE + 1;
     char *body = malloc(len);
     if (!body)
-        return MHD_NO;
+        return XG_HTTPD_CLOSE;
     memset(body, 'x', len);
-    enum MHD_Result ret = xg_reply_bytes(req->conn, MHD_HTTP_OK, "text/plain", body, len);
+    enum xg_httpd_result ret = xg_reply_bytes(req->conn, MHD_HTTP_OK, "text/plain", body, len);
     free(body);
     return ret;
 }
 
-static enum MHD_Result on_slow(const struct xg_httpd_request *req)
+static enum xg_httpd_result on_slow(const struct xg_httpd_request *req)
 {
     struct timespec ts = {.tv_sec = 0, .tv_nsec = 600 * 1000000L};
     nanosleep(&ts, NULL);
     return xg_reply_bytes(req->conn, MHD_HTTP_OK, "text/plain", "late", 4);
 }
 
+/* XG_HTTPD_CLOSE: no answer at all. */
+static int close_calls;
+
+static enum xg_httpd_result on_close(const struct xg_httpd_request *req)
+{
+    (void)req;
+    __atomic_add_fetch(&close_calls, 1, __ATOMIC_SEQ_CST);
+    return XG_HTTPD_CLOSE;
+}
+
+/* XG_HTTPD_DONE: the first call suspends the request and answers nothing; the test resumes
+ * it, and the second call answers. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    struct MHD_Connection *suspended;
+    int calls;
+    bool answered; /* the client has its answer */
+} held = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, false};
+
+static enum xg_httpd_result on_held(const struct xg_httpd_request *req)
+{
+    pthread_mutex_lock(&held.lock);
+    int call = ++held.calls;
+    pthread_mutex_unlock(&held.lock);
+    if (call > 1)
+        return xg_reply_bytes(req->conn, MHD_HTTP_OK, "text/plain", "resumed", 7);
+    MHD_suspend_connection(req->conn);
+    pthread_mutex_lock(&held.lock);
+    held.suspended = req->conn;
+    pthread_cond_broadcast(&held.changed);
+    pthread_mutex_unlock(&held.lock);
+    return XG_HTTPD_DONE;
+}
+
 static const struct xg_httpd_route routes[] = {
-    {"GET", "/echo", on_echo},     {"POST", "/echo", on_echo}, {"POST", "/json_rpc", on_json_rpc},
-    {"GET", "/prefix/*", on_echo}, {NULL, "/any", on_echo},    {"GET", "/big", on_big},
-    {"GET", "/slow", on_slow},     {NULL, NULL, NULL},
+    {"GET", "/echo", on_echo},
+    {"POST", "/echo", on_echo},
+    {"POST", "/json_rpc", on_json_rpc},
+    {"GET", "/prefix/*", on_echo},
+    {NULL, "/any", on_echo},
+    {"GET", "/big", on_big},
+    {"GET", "/slow", on_slow},
+    {"GET", "/close", on_close},
+    {"GET", "/held", on_held},
+    {NULL, NULL, NULL},
 };
 
 static char closure_text[] = "ctx";
@@ -522,6 +566,67 @@ static void test_thread_pool_serves(void **state)
     }
 }
 
+static void test_close_drops_the_connection(void **state)
+{
+    struct fixture *f = *state;
+    char url[256];
+    struct xg_http_response r;
+    snprintf(url, sizeof url, "%s/close", f->base);
+    assert_false(xg_http_request(f->client, "GET", url, NULL, NULL, 0, 5000, &r));
+    assert_int_equal(r.status, 0);                        /* no status line: nothing was sent */
+    assert_non_null(strstr(r.error, "returned nothing")); /* not a timeout */
+    /* dropped at once, not called again and again as a request that answers nothing */
+    assert_int_equal(__atomic_load_n(&close_calls, __ATOMIC_SEQ_CST), 1);
+    xg_http_response_clear(&r);
+    /* the server serves the next request as ever */
+    json_t *obj = request_json(f, "GET", "/echo", NULL, 0, 200);
+    json_decref(obj);
+}
+
+struct held_client {
+    const char *base;
+    struct xg_http_response r;
+    bool ok;
+};
+
+static void *held_client_main(void *arg)
+{
+    struct held_client *c = arg;
+    char url[256];
+    snprintf(url, sizeof url, "%s/held", c->base);
+    struct xg_http_client *client = xg_http_client_new();
+    c->ok = xg_http_request(client, "GET", url, NULL, NULL, 0, 10000, &c->r);
+    xg_http_client_free(client);
+    pthread_mutex_lock(&held.lock);
+    held.answered = true;
+    pthread_cond_broadcast(&held.changed);
+    pthread_mutex_unlock(&held.lock);
+    return NULL;
+}
+
+static void test_done_suspends_until_resumed(void **state)
+{
+    struct fixture *f = *state;
+    struct held_client c = {.base = f->base};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, held_client_main, &c), 0);
+    pthread_mutex_lock(&held.lock);
+    while (!held.suspended)
+        pthread_cond_wait(&held.changed, &held.lock);
+    /* suspended: the client has nothing yet, and the handler ran once */
+    assert_false(held.answered);
+    assert_int_equal(held.calls, 1);
+    struct MHD_Connection *conn = held.suspended;
+    pthread_mutex_unlock(&held.lock);
+    MHD_resume_connection(conn);
+    pthread_join(t, NULL);
+    assert_true(c.ok);
+    assert_int_equal(c.r.status, 200);
+    assert_string_equal(c.r.body, "resumed");
+    assert_int_equal(held.calls, 2); /* called again after the resume, with the same request */
+    xg_http_response_clear(&c.r);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -543,6 +648,8 @@ int main(void)
         cmocka_unit_test(test_bad_bind_addr),
         cmocka_unit_test(test_stopped_server_is_a_transport_error),
         cmocka_unit_test_setup_teardown(test_thread_pool_serves, setup_pool, teardown),
+        cmocka_unit_test_setup_teardown(test_close_drops_the_connection, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_done_suspends_until_resumed, setup_pool, teardown),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

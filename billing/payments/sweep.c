@@ -1,0 +1,29 @@
+/* sweep — see sweep.h. */
+#include "payments/sweep.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int64_t sweep_keep_s(int64_t retention_s, int64_t late_grace_s)
+{
+    if (retention_s < 0)
+        retention_s = 0;
+    if (late_grace_s < 0)
+        late_grace_s = 0;
+    return retention_s > late_grace_s ? retention_s : late_grace_s;
+}
+
+bool sweep_run(struct xg_pg *pg, int64_t keep_s, int batch, int64_t *deleted)
+{
+    char keep[24], limit[24];
+    snprintf(keep, sizeof keep, "%lld", (long long)keep_s);
+    snprintf(limit, sizeof limit, "%d", batch);
+    const char *params[] = {keep, limit};
+    *deleted = 0;
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_challenges_sweep", 2, params);
+    if (!res)
+        return false;
+    *deleted = strtoll(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    return true;
+}
