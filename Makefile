@@ -58,6 +58,13 @@ CFLAGS   := -std=c11 $(OPT) -g $(WARN) $(SANFLAGS) $(HARDEN_CC) \
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS  := $(SANFLAGS) $(HARDEN_LD)
 
+# The release (one source: the VERSION file) and the commit it is built from ("unknown"
+# outside a git checkout, e.g. a release tarball). They reach the binaries through one
+# generated header, rewritten only when either changes (common/xg_version.c), and the shell
+# tools through their XG_VERSION line.
+XG_VERSION := $(shell cat VERSION)
+XG_COMMIT  := $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)
+
 COMMON_SRC  := $(wildcard common/*.c)
 GATEWAY_SRC := $(filter-out gateway/main.c,$(wildcard gateway/*.c gateway/*/*.c))
 BILLING_SRC := $(filter-out billing/main.c,$(wildcard billing/*.c))
@@ -72,7 +79,7 @@ UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 .PHONY: all deps run stop test unit asan integration e2e format format-check docs docs-check \
         test-tools observability-check fuzz fuzz-drivers fuzz-run fuzz-smoke \
-        bench clean lint scan hardening-check
+        bench clean lint scan hardening-check FORCE
 all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing $(BIN)/xmrgate-admin $(BIN)/xmr402-agent
 
 $(BUILD)/%.o: %.c
@@ -89,6 +96,13 @@ $(BUILD)/gen/sql_embedded.c: $(BUILD)/tools/embed $(SQL_FILES)
 $(BUILD)/gen/sql_embedded.o: $(BUILD)/gen/sql_embedded.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/gen/xg_build_id.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define XG_VERSION "%s"\n#define XG_COMMIT "%s"\n' '$(XG_VERSION)' '$(XG_COMMIT)' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/common/xg_version.o: $(BUILD)/gen/xg_build_id.h
+FORCE:
+
 $(BUILD)/libxgcommon.a: $(COMMON_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 $(BUILD)/libxggateway.a: $(GATEWAY_OBJ)
@@ -102,12 +116,11 @@ $(BIN)/xmrgate-gateway: $(BUILD)/gateway/main.o $(BUILD)/libxggateway.a $(BUILD)
 $(BIN)/xmrgate-billing: $(BUILD)/billing/main.o $(BUILD)/libxgbilling.a $(BUILD)/libxgcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(BIN)/xmrgate-admin: tools/xmrgate-admin
+# The shell tools get the release on their XG_VERSION line.
+$(BIN)/xmrgate-admin $(BIN)/xmr402-agent: $(BIN)/%: tools/% $(BUILD)/gen/xg_build_id.h
 	@mkdir -p $(dir $@)
-	install -m 755 $< $@
-$(BIN)/xmr402-agent: tools/xmr402-agent
-	@mkdir -p $(dir $@)
-	install -m 755 $< $@
+	sed 's/^XG_VERSION=.*/XG_VERSION="$(XG_VERSION) (commit $(XG_COMMIT))"/' $< >$@.tmp
+	chmod 755 $@.tmp && mv $@.tmp $@
 
 # Unit tests link against the three static libraries; a test may also #include the .c
 # under test to reach its statics.
