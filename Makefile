@@ -42,7 +42,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # The library flags come from pkg-config, read once when make starts. `make run` and
 # `make test` install the packages first (deps) and then build in a second make, which
 # reads them afresh. A build goal on a machine without them stops here with one line.
-NO_BUILD_GOALS := deps run test stop clean format format-check lint
+NO_BUILD_GOALS := deps run test stop clean format format-check lint deb deb-test
 ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null || echo missing),)
   ifneq ($(filter-out $(NO_BUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
     $(error the libraries to build with are not installed: run 'make run' (as root: installs them, \
@@ -63,7 +63,9 @@ LDFLAGS  := $(SANFLAGS) $(HARDEN_LD)
 # generated header, rewritten only when either changes (common/xg_version.c), and the shell
 # tools through their XG_VERSION line.
 XG_VERSION := $(shell cat VERSION)
-XG_COMMIT  := $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)
+ifeq ($(origin XG_COMMIT),undefined)
+  XG_COMMIT := $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)
+endif
 
 COMMON_SRC  := $(wildcard common/*.c)
 GATEWAY_SRC := $(filter-out gateway/main.c,$(wildcard gateway/*.c gateway/*/*.c))
@@ -77,7 +79,7 @@ GATEWAY_OBJ := $(call obj,$(GATEWAY_SRC))
 BILLING_OBJ := $(call obj,$(BILLING_SRC))
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps run stop test unit asan integration e2e format format-check docs docs-check \
+.PHONY: all deps run stop test unit asan integration e2e drill-backup deb deb-test format format-check docs docs-check \
         test-tools observability-check fuzz fuzz-drivers fuzz-run fuzz-smoke \
         bench clean lint scan hardening-check FORCE
 all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing $(BIN)/xmrgate-admin $(BIN)/xmr402-agent
@@ -175,6 +177,19 @@ integration: all test-tools
 
 e2e: all test-tools
 	tests/e2e/run.sh
+
+# Debian packages of the committed tree (scripts/deb.sh): xmrgate-gateway, xmrgate-billing and
+# xmrgate-admin, built by dpkg-buildpackage into build/deb/. deb-test installs them in a fresh
+# Debian 12 root and runs each daemon as its unit says (tests/deb/run.sh; a few minutes).
+deb:
+	scripts/deb.sh
+deb-test: deb
+	tests/deb/run.sh
+
+# The backup drill alone (docs/OPERATIONS.md): a stack of its own, pgBackRest, a full
+# backup, payments, the cluster destroyed and restored twice. Also part of `make integration`.
+drill-backup: all test-tools
+	tests/run-integration.sh test_ops_backup
 
 # The README's two commands.
 deps:
