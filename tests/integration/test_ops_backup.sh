@@ -51,8 +51,10 @@ check "the shipped pgbackrest.conf names the repository, logs, locks and cluster
 
 archive_command="pgbackrest --config=$CONF --stanza=xmrgate archive-push %p"
 archiving_off() {
-	psql_q "ALTER SYSTEM RESET archive_mode; ALTER SYSTEM RESET archive_command;
-	        ALTER SYSTEM RESET archive_timeout; ALTER SYSTEM RESET restore_command" >/dev/null
+	local setting
+	for setting in archive_mode archive_command archive_timeout restore_command; do
+		psql_q "ALTER SYSTEM RESET $setting" >/dev/null # one statement: never in a transaction
+	done
 	"$STACK" pg-stop 8>&- && "$STACK" pg-start 8>&-
 	rm -rf "$BR"
 }
