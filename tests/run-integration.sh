@@ -89,8 +89,10 @@ failed=0
 out=$(mktemp)
 for t in "${tests[@]}"; do
 	echo "# ${t#"$REPO"/}"
+	t_started=$SECONDS
 	timeout --kill-after=10 600 bash "$t" 2>&1 8>&- | tee "$out"
 	rc=${PIPESTATUS[0]}
+	echo "# ${t##*/} took $((SECONDS - t_started))s"
 	p=$(grep -c '^ok ' "$out")
 	f=$(grep -c '^not ok ' "$out")
 	if ((rc != 0 && f == 0)); then
