@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const { api, xmr, fmtDate, fmtInt, showError, hide, newKey, wireCopyButtons } = XG;
+  const { api, xmr, xmrApprox, fmtDate, fmtInt, showError, hide, newKey, wireCopyButtons } = XG;
   const $ = (id) => document.getElementById(id);
   let tiers = [];
   let token = "";
