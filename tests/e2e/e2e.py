@@ -570,6 +570,15 @@ def _renew():
         ok(used >= 1, f"used today: {used}")
     eventually(usage_counted, "usage today reaches the renew page")
     page.select_option("#renew-months", "2")
+    # the summary's amount is the plans page's estimate for a fiat price, exact for XMR
+    tier_id = page.evaluate("return document.getElementById('renew-tier').value;")
+    _, body = api_get("/api/tiers")
+    t = next(x for x in body["tiers"] if x["id"] == tier_id)
+    if t.get("quote_per_month"):
+        two = int(t["quote_per_month"]["amount"]) * 2
+        want = (f"{format_xmr(two)} XMR." if t["price_per_month"]["currency"] == "XMR"
+                else f"≈ {approx_xmr(two)} XMR at the current rate")
+        ok(want in page.inner_text("#renew-summary"), f"renewal summary names {want}")
     shot(page, "renew-desktop")
     phone = new_page(PHONE)
     phone.goto(BILLING + "/renew")
