@@ -42,7 +42,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # The library flags come from pkg-config, read once when make starts. `make run` and
 # `make test` install the packages first (deps) and then build in a second make, which
 # reads them afresh. A build goal on a machine without them stops here with one line.
-NO_BUILD_GOALS := deps run test stop clean format format-check lint
+NO_BUILD_GOALS := deps run test stop clean format format-check lint deb deb-test
 ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null || echo missing),)
   ifneq ($(filter-out $(NO_BUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
     $(error the libraries to build with are not installed: run 'make run' (as root: installs them, \
@@ -58,6 +58,15 @@ CFLAGS   := -std=c11 $(OPT) -g $(WARN) $(SANFLAGS) $(HARDEN_CC) \
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS  := $(SANFLAGS) $(HARDEN_LD)
 
+# The release (one source: the VERSION file) and the commit it is built from ("unknown"
+# outside a git checkout, e.g. a release tarball). They reach the binaries through one
+# generated header, rewritten only when either changes (common/xg_version.c), and the shell
+# tools through their XG_VERSION line.
+XG_VERSION := $(shell cat VERSION)
+ifeq ($(origin XG_COMMIT),undefined)
+  XG_COMMIT := $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)
+endif
+
 COMMON_SRC  := $(wildcard common/*.c)
 GATEWAY_SRC := $(filter-out gateway/main.c,$(wildcard gateway/*.c gateway/*/*.c))
 BILLING_SRC := $(filter-out billing/main.c,$(wildcard billing/*/*.c))
@@ -70,9 +79,9 @@ GATEWAY_OBJ := $(call obj,$(GATEWAY_SRC))
 BILLING_OBJ := $(call obj,$(BILLING_SRC))
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps run stop test unit asan integration e2e format format-check docs docs-check \
+.PHONY: all deps run stop test unit asan integration e2e drill-backup deb deb-test format format-check docs docs-check \
         test-tools observability-check fuzz fuzz-drivers fuzz-run fuzz-smoke \
-        bench clean lint scan hardening-check
+        bench clean lint scan hardening-check FORCE
 all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing $(BIN)/xmrgate-admin $(BIN)/xmr402-agent
 
 $(BUILD)/%.o: %.c
@@ -89,6 +98,13 @@ $(BUILD)/gen/sql_embedded.c: $(BUILD)/tools/embed $(SQL_FILES)
 $(BUILD)/gen/sql_embedded.o: $(BUILD)/gen/sql_embedded.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/gen/xg_build_id.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define XG_VERSION "%s"\n#define XG_COMMIT "%s"\n' '$(XG_VERSION)' '$(XG_COMMIT)' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/common/xg_version.o: $(BUILD)/gen/xg_build_id.h
+FORCE:
+
 $(BUILD)/libxgcommon.a: $(COMMON_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 $(BUILD)/libxggateway.a: $(GATEWAY_OBJ)
@@ -102,12 +118,11 @@ $(BIN)/xmrgate-gateway: $(BUILD)/gateway/main.o $(BUILD)/libxggateway.a $(BUILD)
 $(BIN)/xmrgate-billing: $(BUILD)/billing/main.o $(BUILD)/libxgbilling.a $(BUILD)/libxgcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(BIN)/xmrgate-admin: tools/xmrgate-admin
+# The shell tools get the release on their XG_VERSION line.
+$(BIN)/xmrgate-admin $(BIN)/xmr402-agent: $(BIN)/%: tools/% $(BUILD)/gen/xg_build_id.h
 	@mkdir -p $(dir $@)
-	install -m 755 $< $@
-$(BIN)/xmr402-agent: tools/xmr402-agent
-	@mkdir -p $(dir $@)
-	install -m 755 $< $@
+	sed 's/^XG_VERSION=.*/XG_VERSION="$(XG_VERSION) (commit $(XG_COMMIT))"/' $< >$@.tmp
+	chmod 755 $@.tmp && mv $@.tmp $@
 
 # Unit tests link against the three static libraries; a test may also #include the .c
 # under test to reach its statics.
@@ -162,6 +177,19 @@ integration: all test-tools
 
 e2e: all test-tools
 	tests/e2e/run.sh
+
+# Debian packages of the committed tree (scripts/deb.sh): xmrgate-gateway, xmrgate-billing and
+# xmrgate-admin, built by dpkg-buildpackage into build/deb/. deb-test installs them in a fresh
+# Debian 12 root and runs each daemon as its unit says (tests/deb/run.sh; a few minutes).
+deb:
+	scripts/deb.sh
+deb-test: deb
+	tests/deb/run.sh
+
+# The backup drill alone (docs/OPERATIONS.md): a stack of its own, pgBackRest, a full
+# backup, payments, the cluster destroyed and restored twice. Also part of `make integration`.
+drill-backup: all test-tools
+	tests/run-integration.sh test_ops_backup
 
 # The README's two commands.
 deps:
@@ -238,4 +266,5 @@ hardening-check: all
 clean:
 	rm -rf build bin
 
--include $(shell find build -name '*.d' 2>/dev/null)
+# (build/deb-test holds a whole Debian root while make deb-test runs: not ours to read)
+-include $(shell find build -path build/deb-test -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -21,14 +21,13 @@
 #include "xg_migrate.h"
 #include "xg_pg.h"
 #include "xg_signal.h"
+#include "xg_version.h"
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define BILLING_VERSION "0.1.0"
 
 struct billing {
     const char *config_path;
@@ -202,7 +201,8 @@ static bool billing_start(struct billing *bl)
         xg_log(XG_LOG_ERROR, "startup_failed", "admin listener: %s", err);
         return false;
     }
-    xg_log(XG_LOG_INFO, "started", "admin on %s:%u", bl->cfg.admin_bind, xg_admin_port(bl->admin));
+    xg_log(XG_LOG_INFO, "started", "%s (commit %s), admin on %s:%u", xg_version(),
+           xg_version_commit(), bl->cfg.admin_bind, xg_admin_port(bl->admin));
     return true;
 }
 
@@ -258,7 +258,6 @@ static void on_reload(void *ctx)
 int main(int argc, char **argv)
 {
     const struct xg_cli_daemon cli_daemon = {.name = "xmrgate-billing",
-                                             .version = BILLING_VERSION,
                                              .operands = "[serve|migrate|grant --tier ID --days N]",
                                              .keys = bl_config_keys,
                                              .nkeys = bl_config_key_count};

@@ -1,6 +1,8 @@
 /* xg_cli — see xg_cli.h. */
 #include "xg_cli.h"
 
+#include "xg_version.h"
+
 #include <getopt.h>
 
 void xg_cli_usage(const struct xg_cli_daemon *d, FILE *out)
@@ -34,7 +36,7 @@ enum xg_cli_result xg_cli_parse(const struct xg_cli_daemon *d, int argc, char **
             xg_config_print_reference(d->keys, d->nkeys, d->name);
             return XG_CLI_DONE;
         case 'v':
-            printf("%s %s\n", d->name, d->version);
+            printf("%s %s (commit %s)\n", d->name, xg_version(), xg_version_commit());
             return XG_CLI_DONE;
         case 'h':
             xg_cli_usage(d, stdout);

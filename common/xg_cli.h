@@ -6,7 +6,9 @@
  * Options come first: parsing stops at the first operand (getopt's "+" mode), so what
  * follows a subcommand is the subcommand's (`xmrgate-billing --config F grant --tier free
  * --days 1`: --tier is grant's, not an unknown option of billing's). --config-reference,
- * --version and --help answer on stdout at once; a usage error is reported on stderr. */
+ * --version and --help answer on stdout at once; a usage error is reported on stderr.
+ * --version prints the name, the release and the commit (xg_version.h):
+ * "xmrgate-gateway 0.3.0 (commit 3f2a9c1d0b7e)". */
 #ifndef XG_CLI_H
 #define XG_CLI_H
 
@@ -19,7 +21,6 @@
 /* What differs between the daemons. */
 struct xg_cli_daemon {
     const char *name;              /* "xmrgate-gateway": usage, --version, the reference title */
-    const char *version;           /* printed by --version after the name */
     const char *operands;          /* usage text after the options ("" when none) */
     const struct xg_cfg_key *keys; /* for --config-reference */
     size_t nkeys;

@@ -22,6 +22,7 @@
 #include "xg_log.h"
 #include "xg_reply.h"
 #include "xg_signal.h"
+#include "xg_version.h"
 
 #include <curl/curl.h>
 #include <openssl/rand.h>
@@ -31,8 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define GATEWAY_VERSION "0.1.0"
 
 /* How long SIGTERM waits for in-flight requests before closing their connections. */
 #define DRAIN_DEADLINE_MS 10000
@@ -312,9 +311,9 @@ static bool gateway_start(struct gateway *gw)
         .name = "quorum", .fn = ready_quorum, .ctx = gw, .reports_degraded = true};
     if (!admin_start(gw))
         return false;
-    xg_log(XG_LOG_INFO, "started", "serving %s on %s:%u, admin on %s:%u",
-           gw->cfg.tls_cert[0] ? "HTTPS" : "HTTP", gw->cfg.bind, gw_server_port(gw->server),
-           gw->cfg.admin_bind, xg_admin_port(gw->admin));
+    xg_log(XG_LOG_INFO, "started", "%s (commit %s) serving %s on %s:%u, admin on %s:%u",
+           xg_version(), xg_version_commit(), gw->cfg.tls_cert[0] ? "HTTPS" : "HTTP", gw->cfg.bind,
+           gw_server_port(gw->server), gw->cfg.admin_bind, xg_admin_port(gw->admin));
     return true;
 }
 
@@ -411,7 +410,6 @@ static void on_reload(void *ctx)
 int main(int argc, char **argv)
 {
     const struct xg_cli_daemon cli_daemon = {.name = "xmrgate-gateway",
-                                             .version = GATEWAY_VERSION,
                                              .operands = "",
                                              .keys = gw_config_keys,
                                              .nkeys = gw_config_key_count};

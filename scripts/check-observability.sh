@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks the monitoring files against the daemons:
-#   - docker/prometheus/alerts.yml passes `promtool check rules`, and its unit tests
+#   - deploy/prometheus/prometheus.yml passes `promtool check config`;
+#   - deploy/prometheus/alerts.yml passes `promtool check rules`, and its unit tests
 #     (alerts_test.yml) pass `promtool test rules`;
-#   - docker/grafana/xmrgate-dashboard.json is valid JSON, and every panel query is valid
+#   - deploy/grafana/xmrgate-dashboard.json is valid JSON, and every panel query is valid
 #     PromQL (promtool checks them as recording rules written to a temporary file);
 #   - every xmrgate_* metric named by a query or an alert (histogram suffixes _bucket, _sum
 #     and _count included) is one the daemons register.
@@ -15,8 +16,8 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RULES=$REPO/docker/prometheus/alerts.yml
-DASHBOARD=$REPO/docker/grafana/xmrgate-dashboard.json
+RULES=$REPO/deploy/prometheus/alerts.yml
+DASHBOARD=$REPO/deploy/grafana/xmrgate-dashboard.json
 TOOL=${1:-$REPO/build/release/tools/metric-names}
 failed=0
 tmp=$(mktemp -d)
@@ -31,6 +32,12 @@ not_ok() {
 }
 
 command -v promtool >/dev/null || { not_ok "promtool is installed (Debian package prometheus)"; exit 1; }
+
+if out=$(promtool check config "$(dirname "$RULES")/prometheus.yml" 2>&1); then
+	ok "promtool check config prometheus.yml (the scrape configuration shipped beside the rules)"
+else
+	not_ok "promtool check config prometheus.yml" "$out"
+fi
 
 if out=$(promtool check rules "$RULES" 2>&1); then
 	ok "promtool check rules $(basename "$RULES")"

@@ -24,8 +24,12 @@ XG_PACKAGES=(
 	# the gateway's subscription to the nodes' new-block publications (monerod --zmq-pub)
 	libzmq3-dev
 	# the real services the local stack and the integration tests run; mmdebstrap builds
-	# the Debian 13 root that holds monero 0.18.4 (scripts/monero-trixie.sh)
-	monero postgresql mmdebstrap
+	# the Debian 13 root that holds monero 0.18.4 (scripts/monero-trixie.sh) and the fresh
+	# Debian 12 root the packages are installed in (make deb-test); pgBackRest takes and
+	# restores the backups (the drill, tests/integration/test_ops_backup.sh)
+	monero postgresql mmdebstrap pgbackrest
+	# the Debian packages (make deb: dpkg-buildpackage with debhelper)
+	debhelper
 	# test, benchmark and proxy tools
 	jq curl wrk haproxy nginx-light zbar-tools bc python3-requests
 	# the client matrix (tests/integration/test_clients_*.sh): Node with the npm "request"

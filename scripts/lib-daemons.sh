@@ -221,9 +221,22 @@ EOF
 daemons_banner() {
 	# shellcheck source=/dev/null
 	. "$ETC/demo.env"
+	local confirm agent_note
+	if ((XG_BLOCK_INTERVAL > 0)); then
+		confirm="payments confirm by themselves: a block every ${XG_BLOCK_INTERVAL}s"
+		local wait_s=$((XG_BLOCK_INTERVAL * 11)) took
+		if ((wait_s < 120)); then took="${wait_s} seconds"; else took="$((wait_s / 60)) minutes"; fi
+		agent_note="  (it pays at once and finishes by itself: the stack mines a block every ${XG_BLOCK_INTERVAL}s,
+  so the default tier's 10 confirmations take about $took; nothing else to run)"
+	else
+		confirm="no blocks come by themselves: '$0 mine 10'"
+		agent_note="  (XG_BLOCK_INTERVAL=0: no blocks come by themselves, so it waits at \"seen: 0/10
+  confirmations\" until '$0 mine 10' in another terminal)"
+	fi
 	cat <<EOF
-  browser     http://127.0.0.1:$BILLING_PORT/   (buy or renew a plan; pay from the payer
-              wallet, mine with '$0 mine 10'; USD at the fixed rate in $ETC/rate.json)
+  browser     http://127.0.0.1:$BILLING_PORT/   (buy or renew a plan and pay from the payer
+              wallet; $confirm;
+              USD at the fixed rate in $ETC/rate.json)
   gateway     http://127.0.0.1:$GATEWAY_PORT   admin http://127.0.0.1:$GATEWAY_ADMIN_PORT
   demo tenant (free tier) $DEMO_HANDLE
 
@@ -233,5 +246,6 @@ Or any monerod client, with the token in the path:
   curl -s http://127.0.0.1:$GATEWAY_PORT/v1/$DEMO_TOKEN/get_height
 Give an agent (XMR402: pays, proves, gets a token) the URL and a wallet:
   bin/xmr402-agent http://127.0.0.1:$GATEWAY_PORT $(wallet_url payer)
+$agent_note
 EOF
 }

@@ -12,12 +12,18 @@
 #   scripts/stack.sh env            print $XG_VAR/stack.env (KEY=VALUE lines)
 #   scripts/stack.sh mine N [ADDR]  mine N blocks on node A (default: the miner
 #                                   wallet's address), wait for B and C to follow
+#   scripts/stack.sh mine-every S   mine one block on node A every S seconds until
+#                                   stopped (the stack's own miner, XG_BLOCK_INTERVAL)
 #   scripts/stack.sh pg-stop|pg-start  stop or start only PostgreSQL (fault tests)
 #
 # Environment:
 #   XG_VAR        state dir (default <repo>/var); everything lives under it
 #   XG_PORT_BASE  first loopback port (default 18100); the stack uses base..base+99
 #   XG_FRESH=1    wipe the state under XG_VAR first (refused while running)
+#   XG_BLOCK_INTERVAL  seconds between the blocks the stack mines by itself once it is
+#                 up, as a real chain makes them (default 10; 0 = none: the chain moves
+#                 only when someone mines, as the integration tests need). Payments then
+#                 confirm with nobody mining: a 10-confirmation tier in about 2 minutes.
 #   XG_MONERO_TRIXIE  the nodes (a b c) and wallet-rpcs (billing payer) that run Debian
 #                 13's monero 0.18.4 instead of this machine's (Debian 12: 0.18.0), as
 #                 a list separated by commas or blanks: `b` mixes the fleet, `b,payer`
@@ -53,6 +59,8 @@ XG_VAR=${XG_VAR:-$REPO/var}
 mkdir -p "$XG_VAR"
 XG_VAR=$(cd "$XG_VAR" && pwd)
 XG_PORT_BASE=${XG_PORT_BASE:-18100}
+XG_BLOCK_INTERVAL=${XG_BLOCK_INTERVAL:-10}
+[[ $XG_BLOCK_INTERVAL =~ ^[0-9]+$ ]] || xg_die "XG_BLOCK_INTERVAL must be a number of seconds (0 = no mining)"
 if ! [[ $XG_PORT_BASE =~ ^[0-9]+$ ]] || ((XG_PORT_BASE < 1024 || XG_PORT_BASE > 65435)); then
 	xg_die "XG_PORT_BASE must be a number between 1024 and 65435"
 fi
@@ -308,6 +316,16 @@ mine_blocks() {
 		jq -r '.height'
 }
 
+# The stack's own miner (XG_BLOCK_INTERVAL): `stack.sh mine-every`, one block at a time to
+# the miner wallet, recorded in $RUN/miner.pid like the daemons and stopped, supervised
+# and restarted with them. Nothing when the interval is 0.
+spawn_miner() {
+	((XG_BLOCK_INTERVAL > 0)) || return 0
+	xg_spawn "$RUN/miner.pid" "mine-every $XG_BLOCK_INTERVAL" "$LOG/miner.log" \
+		env XG_VAR="$XG_VAR" XG_PORT_BASE="$XG_PORT_BASE" "$REPO/scripts/stack.sh" \
+		mine-every "$XG_BLOCK_INTERVAL"
+}
+
 # --- wallets ---------------------------------------------------------------------
 
 start_wallet_rpc() {
@@ -415,6 +433,7 @@ write_stack_env() {
 	cat >"$tmp" <<EOF
 XG_VAR=$XG_VAR
 XG_PORT_BASE=$XG_PORT_BASE
+BLOCK_INTERVAL=$XG_BLOCK_INTERVAL
 DATABASE_URL=postgresql://postgres@127.0.0.1:$PG_PORT/xmrgate
 PGHOST=127.0.0.1
 PGPORT=$PG_PORT
@@ -451,6 +470,14 @@ versions_line() {
 	echo "${line%, }"
 }
 
+miner_line() {
+	if ((XG_BLOCK_INTERVAL > 0)); then
+		echo "a block every ${XG_BLOCK_INTERVAL}s, mined by the stack (XG_BLOCK_INTERVAL=0 make run: none)"
+	else
+		echo "no blocks unless mined ('$0 mine N'): XG_BLOCK_INTERVAL=0"
+	fi
+}
+
 print_banner() {
 	local height balance
 	height=$(node_height a)
@@ -460,6 +487,7 @@ print_banner() {
 xmrgate regtest stack is up (ready in ${1}s), state in $XG_VAR
   PostgreSQL  postgresql://postgres@127.0.0.1:$PG_PORT/xmrgate
   monerod     A $(node_url a)  B $(node_url b)  C (pruned) $(node_url c)  height $height
+              $(miner_line)
   wallets     billing (view-only) $(wallet_url billing)  payer $(wallet_url payer)
               payer unlocked: $balance piconero
   versions    $(versions_line)
@@ -566,6 +594,7 @@ start_stack() {
 	xg_wait_until 60 nodes_agree || xg_die "nodes A, B and C do not agree on the tip"
 
 	start_daemons
+	spawn_miner
 	write_stack_env
 	START_COMPLETE=1
 	trap - EXIT INT TERM HUP
@@ -653,6 +682,7 @@ respawn() {
 		xg_wait_until 60 wallet_answers "$w" &&
 			wallet_rpc "$w" open_wallet "{\"filename\":\"$w\",\"password\":\"\"}" >/dev/null
 		;;
+	miner) spawn_miner ;;
 	*) daemon_spawn "$name" ;;
 	esac
 }
@@ -725,6 +755,27 @@ cmd_mine() {
 	echo "$h"
 }
 
+# The miner's loop: a block every S seconds on node A, to the miner wallet. A failed
+# generateblocks (node A restarting) is logged and tried again at the next tick.
+cmd_mine_every() {
+	local s=${1:-} h
+	[[ $s =~ ^[1-9][0-9]*$ ]] || xg_die "usage: $0 mine-every SECONDS"
+	[[ -r $STATE_ENV ]] || xg_die "the stack in $XG_VAR has no miner address yet"
+	# shellcheck source=/dev/null
+	. "$STATE_ENV"
+	trap 'exit 0' TERM INT
+	xg_log "mining a block on node A every ${s}s"
+	while true; do
+		sleep "$s" &
+		wait $!
+		if h=$(mine_blocks 1 "$MINER_ADDRESS" 2>&1); then
+			xg_log "mined block $h"
+		else
+			xg_log "generateblocks failed: $h"
+		fi
+	done
+}
+
 main() {
 	local cmd=${1:-}
 	shift || true
@@ -738,6 +789,7 @@ main() {
 		cat "$STACK_ENV"
 		;;
 	mine) cmd_mine "$@" ;;
+	mine-every) cmd_mine_every "$@" ;;
 	pg-stop) stop_postgres ;;
 	pg-start) start_postgres ;;
 	*)

@@ -231,6 +231,13 @@ SELECT id::text
  WHERE (state IN ('pending', 'reverted') AND expires_at < now())
     OR (state = 'underpaid' AND expires_at < now() - make_interval(secs => $1::int));
 
+-- name: bl_subaddress_max
+-- idempotent: a read. The highest subaddress index the database has handed out (0: none),
+-- which the view-only wallet must know (billing/subaddrs.c).
+SELECT greatest((SELECT max(subaddress_index) FROM invoices),
+                (SELECT max(subaddress_index) FROM tenants),
+                (SELECT max(subaddress_index) FROM payments), 0);
+
 -- name: bl_cursor_get
 -- idempotent: a read
 SELECT height, wallet_height FROM billing_cursor;

@@ -11,6 +11,7 @@
 # The fleet is mixed, as in the field: node B runs monero 0.18.4 (Debian 13's; the root
 # is built on the first run, about a minute), A and C this machine's
 # (XG_TEST_MONERO_TRIXIE, default b, becomes the stack's XG_MONERO_TRIXIE; empty: none).
+# The stack mines nothing by itself (XG_BLOCK_INTERVAL=0).
 # Two runs on the same test var dir take turns: the second waits for the first.
 #
 # Counting: every `ok - …` / `not ok - …` line a test prints is one assertion, and
@@ -23,6 +24,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export XG_VAR=${XG_TEST_VAR:-$REPO/var/test}
 export XG_PORT_BASE=${XG_TEST_PORT_BASE:-28100}
 export XG_MONERO_TRIXIE=${XG_TEST_MONERO_TRIXIE-b}
+# A still chain: the tests mine what they need and count on nothing else moving it (the
+# stack's own miner is tested by test_stack_automine.sh, which turns it on).
+export XG_BLOCK_INTERVAL=0
 STACK=$REPO/scripts/stack.sh
 
 tests=()
@@ -85,8 +89,10 @@ failed=0
 out=$(mktemp)
 for t in "${tests[@]}"; do
 	echo "# ${t#"$REPO"/}"
+	t_started=$SECONDS
 	timeout --kill-after=10 600 bash "$t" 2>&1 8>&- | tee "$out"
 	rc=${PIPESTATUS[0]}
+	echo "# ${t##*/} took $((SECONDS - t_started))s"
 	p=$(grep -c '^ok ' "$out")
 	f=$(grep -c '^not ok ' "$out")
 	if ((rc != 0 && f == 0)); then

@@ -10,6 +10,7 @@
 #include "xg_log.h"
 #include "xg_metrics.h"
 #include "xg_pg.h"
+#include "xg_version.h"
 
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -189,7 +190,8 @@ struct bl_metrics *bl_metrics_new(const struct bl_metrics_sources *src)
     if (!m->conninfo || !m->daemon_url || !m->reg || !m->http)
         goto fail;
     m->pg = xg_pg_new(m->conninfo, metric_queries);
-    if (!m->pg || !families(m) || !xg_metrics_add_collector(m->reg, on_collect, m))
+    if (!m->pg || !xg_version_register_metric(m->reg) || !families(m) ||
+        !xg_metrics_add_collector(m->reg, on_collect, m))
         goto fail;
     return m;
 fail:

@@ -6,6 +6,7 @@
 #include "payments/settle.h"
 #include "payments/sweep.h"
 #include "payments/transfer_diff.h"
+#include "wallet/subaddrs.h"
 #include "xg_clock.h"
 #include "xg_http.h"
 #include "xg_log.h"
@@ -30,6 +31,7 @@ static const char *const poller_own_queries[] = {"bl_cursor_get",
                                                  "bl_payment_gone",
                                                  "bl_invoices_due",
                                                  "bl_xmr402_challenges_sweep",
+                                                 "bl_subaddress_max", /* subaddrs.c */
                                                  NULL};
 
 struct poller {
@@ -47,6 +49,7 @@ struct poller {
     struct poller_stats stats;
     int64_t wallet_ok_at_ms; /* monotonic; 0 = never */
     char wallet_problem[256];
+    bool subaddrs_checked; /* poller thread only: the wallet knew the database's subaddresses */
 };
 
 struct cycle {
@@ -285,6 +288,7 @@ static bool sweep_challenges(struct poller *p)
 static void wallet_failed(struct poller *p, const char *what, const char *err)
 {
     xg_log(XG_LOG_WARN, "wallet_unavailable", "%s: %s", what, err);
+    p->subaddrs_checked = false; /* it may come back as another wallet */
     pthread_mutex_lock(&p->lock);
     snprintf(p->wallet_problem, sizeof p->wallet_problem, "wallet-rpc %s: %.200s", what, err);
     pthread_mutex_unlock(&p->lock);
@@ -320,6 +324,27 @@ static bool fetch_wallet(struct poller *p, struct cycle *c)
     return true;
 }
 
+/* Before polling a wallet that may be new: it must know every subaddress handed out. */
+static bool check_subaddrs(struct poller *p)
+{
+    struct subaddrs_result r;
+    char err[512];
+    if (!subaddrs_ensure(p->opt.wallet, p->pg, &r, err, sizeof err)) {
+        wallet_failed(p, "subaddresses", err);
+        return false;
+    }
+    if (r.created > 0)
+        xg_log_fields(XG_LOG_WARN, "subaddresses_recreated",
+                      json_pack("{s:I, s:I, s:s}", "created", (json_int_t)r.created, "up_to",
+                                (json_int_t)r.db_max, "rescan",
+                                r.rescan_error[0] ? r.rescan_error : "ok"),
+                      "the wallet lacked subaddresses the database holds: %lld made, up to "
+                      "index %lld; rescanning the chain for their payments",
+                      (long long)r.created, (long long)r.db_max);
+    p->subaddrs_checked = true;
+    return true;
+}
+
 static bool cycle_run(struct poller *p, struct cycle *c)
 {
     if (!xg_pg_connect(p->pg) || !read_cursor(p, c)) {
@@ -329,6 +354,8 @@ static bool cycle_run(struct poller *p, struct cycle *c)
     c->min_height = c->cursor - p->opt.safety_margin;
     if (c->min_height < 0)
         c->min_height = 0;
+    if (!p->subaddrs_checked && !check_subaddrs(p))
+        return false;
     if (!fetch_wallet(p, c))
         return false;
     if (c->wallet_height + p->opt.safety_margin < c->last_wallet_height) {

@@ -12,6 +12,7 @@
 #include "xg_guard.h"
 #include "xg_log.h"
 #include "xg_metrics.h"
+#include "xg_version.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -383,7 +384,7 @@ struct gw_metrics *gw_metrics_new(int64_t slow_ms)
     pthread_condattr_destroy(&attr);
     atomic_init(&m->slow_ms, slow_ms);
     m->reg = xg_metrics_new();
-    if (!m->reg)
+    if (!m->reg || !xg_version_register_metric(m->reg))
         goto fail;
     m->cls = xg_metric_labels_fixed(m->reg, "class", class_values);
     m->status = xg_metric_labels_fixed(m->reg, "status", status_values);

@@ -449,8 +449,15 @@ def _plans():
             ok(f"after {t['confirmations']} confirmation" in text, f"card shows the confirmations of {t['id']}")
             if t["price_per_month"]["currency"] != "XMR":
                 ok(t["price_per_month"]["amount"] in text, f"fiat price of {t['id']}")
-            if t.get("quote_per_month"):
-                ok(t["quote_per_month"]["amount_xmr"] in text, f"XMR quote of {t['id']}")
+            q = t.get("quote_per_month")
+            if q and t["price_per_month"]["currency"] != "XMR":
+                # a fiat price's XMR amount is an estimate: 4 significant digits, rounded up
+                ok(f"≈ {approx_xmr(int(q['amount']))} XMR / month" in text,
+                   f"XMR quote of {t['id']}, rounded: {approx_xmr(int(q['amount']))} in {text!r}")
+                if q["amount_xmr"] != approx_xmr(int(q["amount"])):
+                    ok(q["amount_xmr"] not in text, f"... not the exact {q['amount_xmr']}")
+            elif q:
+                ok(f"{q['amount_xmr']} XMR" in text, f"XMR price of {t['id']}, exact")
     # every control has a label
     unlabelled = page.evaluate(
         "return [...document.querySelectorAll('select, input')]"
@@ -460,7 +467,8 @@ def _plans():
     q = next(t for t in body["tiers"] if t["id"] == PAID_TIER)["quote_per_month"]
     page.select_option("#months", "3")
     total = page.inner_text(f'[data-total="{PAID_TIER}"]')
-    equal(total, f"{format_xmr(int(q['amount']) * 3)} XMR")
+    paid_fiat = next(t for t in body["tiers"] if t["id"] == PAID_TIER)["price_per_month"]["currency"] != "XMR"
+    equal(total, f"≈ {approx_xmr(int(q['amount']) * 3)} XMR" if paid_fiat else f"{format_xmr(int(q['amount']) * 3)} XMR")
     page.select_option("#months", "1")
     shot(page, "plans-desktop")
     phone_shot(BILLING + "/", "plans", f'button[data-tier="{PAID_TIER}"]')
@@ -482,6 +490,7 @@ def _buy():
     amount_xmr = page.inner_text("#amount").strip()
     equal(address, inv["address"])
     equal(amount_xmr, format_xmr(int(inv["amount"])))
+    equal(page.inner_text("#amount-piconero").strip(), f"exactly {int(inv['amount']):,} piconero")
     equal(inv["confirmations_required"], CONFIRMATIONS)
     match(page.inner_text("#countdown"), r"^(2\d|30):\d\d$")
     # the QR code on the page decodes to exactly the invoice's URI
@@ -561,6 +570,15 @@ def _renew():
         ok(used >= 1, f"used today: {used}")
     eventually(usage_counted, "usage today reaches the renew page")
     page.select_option("#renew-months", "2")
+    # the summary's amount is the plans page's estimate for a fiat price, exact for XMR
+    tier_id = page.evaluate("return document.getElementById('renew-tier').value;")
+    _, body = api_get("/api/tiers")
+    t = next(x for x in body["tiers"] if x["id"] == tier_id)
+    if t.get("quote_per_month"):
+        two = int(t["quote_per_month"]["amount"]) * 2
+        want = (f"{format_xmr(two)} XMR." if t["price_per_month"]["currency"] == "XMR"
+                else f"≈ {approx_xmr(two)} XMR at the current rate")
+        ok(want in page.inner_text("#renew-summary"), f"renewal summary names {want}")
     shot(page, "renew-desktop")
     phone = new_page(PHONE)
     phone.goto(BILLING + "/renew")
@@ -717,6 +735,14 @@ def format_xmr(p):
     whole, frac = divmod(p, 10**12)
     frac = str(frac).rjust(12, "0").rstrip("0")
     return str(whole) + ("." + frac if frac else "")
+
+
+def approx_xmr(p, digits=4):
+    """The plans page's estimate: p rounded up to `digits` significant digits, never past
+    the whole XMR (web/assets/common.js xmrApprox)."""
+    dropped = min(12, max(0, len(str(p)) - digits))
+    unit = 10**dropped
+    return format_xmr(-(-p // unit) * unit)
 
 
 def xmr_to_piconero(text):

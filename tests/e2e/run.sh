@@ -56,6 +56,8 @@ else
 	export XMRGATE_PRICING_RATE_URL=http://127.0.0.1:$rate_port/
 	export XMRGATE_WALLET_POLL_INTERVAL=1s
 	export XMRGATE_INVOICES_CREATE_BURST=1000 XMRGATE_INVOICES_FREE_BURST=1000
+	# e2e.py mines each confirmation it photographs: no blocks of the stack's own
+	export XG_BLOCK_INTERVAL=0
 	OWN_STACK=1
 	echo "e2e: starting a stack in $XG_VAR (ports $XG_PORT_BASE+)"
 	"$REPO/scripts/stack.sh" start >"$XG_VAR/e2e-stack.log" 2>&1 ||

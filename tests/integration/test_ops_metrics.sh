@@ -19,6 +19,19 @@ check "the gateway's /metrics parses (promtool check metrics)" parses "$GA"
 check "billing's /metrics parses (promtool check metrics)" parses "$BILLING_ADMIN_URL"
 assert_eq "/metrics is served as text format 0.0.4" "text/plain; version=0.0.4; charset=utf-8" \
 	"$(curl -s -o /dev/null -w '%{content_type}' "$GA/metrics")"
+# xmrgate_build_info: the release and commit --version prints, on both daemons.
+build_line() {
+	local v
+	v=$("$XG_REPO/bin/$1" --version) || return 1
+	# "xmrgate-gateway 0.3.0 (commit 3f2a9c1d0b7e)" -> version="0.3.0",commit="3f2a9c1d0b7e"
+	sed -E 's/^[^ ]+ ([^ ]+) \(commit ([^)]+)\)$/xmrgate_build_info{version="\1",commit="\2"} 1/' <<<"$v"
+}
+assert_eq "--version names the release in the VERSION file" "$(cat "$XG_REPO/VERSION")" \
+	"$("$XG_REPO/bin/xmrgate-gateway" --version | cut -d' ' -f2)"
+assert_eq "the gateway exports xmrgate_build_info with the release and commit of --version" \
+	"$(build_line xmrgate-gateway)" "$(curl -sf "$GA/metrics" | grep '^xmrgate_build_info{')"
+assert_eq "billing exports xmrgate_build_info with the release and commit of --version" \
+	"$(build_line xmrgate-billing)" "$(curl -sf "$BILLING_ADMIN_URL/metrics" | grep '^xmrgate_build_info{')"
 no_customer_labels() { ! curl -sf "$GA/metrics" | grep -Eiq '(tenant|token|handle|client|address|ip)="'; }
 check "no series is labelled by tenant, token, handle or client address" no_customer_labels
 

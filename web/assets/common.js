@@ -73,7 +73,7 @@ const XG = (() => {
 
   const PICO = 1000000000000n;
 
-  // "30787561576" piconero → "0.030787561576" (trailing zeros dropped, at least 2 decimals kept? no: exact)
+  // The exact amount: "30787561576" piconero → "0.030787561576" (trailing zeros dropped).
   function xmr(piconero) {
     let p = BigInt(piconero);
     const neg = p < 0n;
@@ -81,6 +81,20 @@ const XG = (() => {
     const whole = p / PICO;
     let frac = (p % PICO).toString().padStart(12, "0").replace(/0+$/, "");
     return (neg ? "-" : "") + whole.toString() + (frac ? "." + frac : "");
+  }
+
+  // An estimate for reading, not for paying: rounded up to 4 significant digits, and never
+  // fewer than the whole XMR ("0.033333333334" → "0.03334", "0.154" → "0.154",
+  // "1234.5678" → "1235"). Up, so a quote read here is never less than the invoice's exact
+  // amount at the same rate. The invoice shows the exact piconero amount (xmr()).
+  const APPROX_DIGITS = 4;
+  function xmrApprox(piconero) {
+    const p = BigInt(piconero);
+    if (p <= 0n) return xmr(p);
+    const digits = p.toString().length; // significant digits of the piconero amount
+    const dropped = Math.min(12, Math.max(0, digits - APPROX_DIGITS)); // never past the point
+    const unit = 10n ** BigInt(dropped);
+    return xmr(((p + unit - 1n) / unit) * unit);
   }
 
   function humanDuration(ms) {
@@ -193,5 +207,5 @@ const XG = (() => {
     return n;
   }
 
-  return { api, ApiError, xmr, serverNow, humanDuration, fmtDate, fmtInt, wireCopyButtons, showError, hide, newKey, keepToken, tokenFor, el };
+  return { api, ApiError, xmr, xmrApprox, serverNow, humanDuration, fmtDate, fmtInt, wireCopyButtons, showError, hide, newKey, keepToken, tokenFor, el };
 })();

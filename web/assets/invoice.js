@@ -123,6 +123,8 @@
     const remaining = i.remaining_uri ? i.remaining : i.amount;
     $("amount-label").textContent = i.remaining_uri ? "Still to pay (XMR)" : "Amount (XMR)";
     $("amount").textContent = xmr(remaining);
+    // the exact amount, as the wallet's "atomic units" (what the API calls piconero)
+    $("amount-piconero").textContent = `exactly ${BigInt(remaining).toLocaleString("en-US")} piconero`;
     $("address").textContent = i.address;
     const uri = i.remaining_uri || i.uri;
     $("uri-link").href = uri;

@@ -2,7 +2,7 @@
 "use strict";
 
 (() => {
-  const { api, xmr, el, fmtInt, showError, hide, keepToken, newKey } = XG;
+  const { api, xmr, xmrApprox, el, fmtInt, showError, hide, keepToken, newKey } = XG;
   const tiersEl = document.getElementById("tiers");
   const monthsEl = document.getElementById("months");
   const errorEl = document.getElementById("error");
@@ -14,6 +14,12 @@
     if (p.currency === "XMR") return null;
     const sym = { USD: "$", EUR: "€", GBP: "£" }[p.currency];
     return sym ? sym + p.amount : `${p.amount} ${p.currency}`;
+  }
+
+  // A tier priced in XMR costs exactly its price; one priced in fiat costs what the rate
+  // says when the invoice is made, so its XMR amount here is an estimate (xmrApprox).
+  function totalXmr(priceFiat, piconero) {
+    return priceFiat ? `≈ ${xmrApprox(piconero)} XMR` : `${xmr(piconero)} XMR`;
   }
 
   function monthsFor(t) {
@@ -33,12 +39,12 @@
       price = priceFiat
         ? el("div", { class: "price" }, priceFiat, el("small", { text: " / month" }))
         : el("div", { class: "price" }, xmr(quote.amount) + " XMR", el("small", { text: " / month" }));
-      xmrLine = el("div", { class: "xmr" }, priceFiat ? (quote ? `≈ ${quote.amount_xmr} XMR / month` : "XMR price unavailable") : "");
+      xmrLine = el("div", { class: "xmr" }, priceFiat ? (quote ? `≈ ${xmrApprox(quote.amount)} XMR / month` : "XMR price unavailable") : "");
       total = el(
         "div",
         { class: "total muted" },
         `Total for ${months} month${months > 1 ? "s" : ""}`,
-        el("span", { class: "mono", "data-total": t.id }, quote ? xmr(BigInt(quote.amount) * BigInt(months)) + " XMR" : "—"),
+        el("span", { class: "mono", "data-total": t.id }, quote ? totalXmr(priceFiat, BigInt(quote.amount) * BigInt(months)) : "—"),
       );
     }
     const facts = el(

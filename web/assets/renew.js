@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const { api, xmr, fmtDate, fmtInt, showError, hide, newKey, wireCopyButtons } = XG;
+  const { api, xmr, xmrApprox, fmtDate, fmtInt, showError, hide, newKey, wireCopyButtons } = XG;
   const $ = (id) => document.getElementById(id);
   let tiers = [];
   let token = "";
@@ -37,7 +37,10 @@
     if (!t) return;
     const q = t.quote_per_month;
     $("renew-summary").textContent = q
-      ? `${t.name}, ${m} month${m > 1 ? "s" : ""}: ${xmr(BigInt(q.amount) * BigInt(m))} XMR at the current rate.`
+      ? `${t.name}, ${m} month${m > 1 ? "s" : ""}: ` +
+        (t.price_per_month.currency === "XMR"
+          ? `${xmr(BigInt(q.amount) * BigInt(m))} XMR.`
+          : `≈ ${xmrApprox(BigInt(q.amount) * BigInt(m))} XMR at the current rate; the invoice shows the exact amount.`)
       : `${t.name}: no XMR price is available right now.`;
   }
 

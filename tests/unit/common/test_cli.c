@@ -45,7 +45,7 @@ static void test_parse(void **state)
         {"log", "level", XG_CFG_STRING, 0, "info", 0, 0, true, "level"},
     };
     const struct xg_cli_daemon d = {
-        .name = "xmrgate-test", .version = "0.0.1", .operands = "[run]", .keys = keys, .nkeys = 1};
+        .name = "xmrgate-test", .operands = "[run]", .keys = keys, .nkeys = 1};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *argv[MAX_ARGS + 2] = {"xmrgate-test"};
         int argc = 1;
