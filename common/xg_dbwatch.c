@@ -73,7 +73,7 @@ static void check_once(struct xg_dbwatch *w, struct xg_pg *pg)
         /* A connection that broke under the query is an outage, not a schema verdict. */
         bool broke = !xg_pg_ok(pg);
         if (broke) {
-            char why[sizeof err];
+            char why[sizeof err + 32];
             snprintf(why, sizeof why, "PostgreSQL unreachable: %s", err);
             xg_pg_disconnect(pg);
             set_verdict(w, XG_DB_UNREACHABLE, why);
