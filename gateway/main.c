@@ -227,6 +227,10 @@ static bool context_init(struct gateway *gw, char *err, size_t errlen)
         snprintf(err, errlen, "cannot start the usage flusher");
         return false;
     }
+    if (gw->cfg.limits_share_burst && !limits_share_burst(ctx->limits, gw->cfg.database_url)) {
+        snprintf(err, errlen, "cannot start the fleet heartbeat");
+        return false;
+    }
     return true;
 }
 
