@@ -48,8 +48,8 @@ static void beat(struct fleet *f)
     PQclear(res);
     atomic_store(&f->replicas, now);
     if (now != before)
-        xg_log_fields(XG_LOG_INFO, "fleet_changed", json_pack("{s:i,s:i}", "replicas", (int)now,
-                                                              "before", (int)before),
+        xg_log_fields(XG_LOG_INFO, "fleet_changed",
+                      json_pack("{s:i,s:i}", "replicas", (int)now, "before", (int)before),
                       "%u gateway replicas share each tenant's burst (%u before)", now, before);
 }
 

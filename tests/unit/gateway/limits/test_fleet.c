@@ -21,15 +21,15 @@ static void test_next(void **state)
 {
     (void)state;
     static const struct next_case cases[] = {
-        {1, true, 1, 1},                   /* alone */
-        {1, true, 8, 8},                   /* seven more replicas beat */
-        {8, true, 7, 7},                   /* one stopped or died past the TTL */
-        {8, false, 0, 8},                  /* PostgreSQL away: the last count holds */
-        {3, false, 99, 3},                 /* an unanswered beat's number means nothing */
-        {5, true, 0, 1},                   /* never below this replica itself */
-        {5, true, -4, 1},                  /* nor a nonsense answer */
-        {2, true, 5000, FLEET_MAX},        /* capped */
-        {0, false, 0, 1},                  /* no previous count: this replica */
+        {1, true, 1, 1},            /* alone */
+        {1, true, 8, 8},            /* seven more replicas beat */
+        {8, true, 7, 7},            /* one stopped or died past the TTL */
+        {8, false, 0, 8},           /* PostgreSQL away: the last count holds */
+        {3, false, 99, 3},          /* an unanswered beat's number means nothing */
+        {5, true, 0, 1},            /* never below this replica itself */
+        {5, true, -4, 1},           /* nor a nonsense answer */
+        {2, true, 5000, FLEET_MAX}, /* capped */
+        {0, false, 0, 1},           /* no previous count: this replica */
         {FLEET_MAX, true, FLEET_MAX, FLEET_MAX},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
