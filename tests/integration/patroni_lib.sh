@@ -159,11 +159,12 @@ pt_up() {
 		ns_add "$m" "${PT_N[$m]}" || return 1
 		pt_config "$m"
 	done
-	pt_start_member m1
-	xg_wait_until 90 pt_leader >/dev/null || return 1
-	psql -X -q -h "$(pt_member_addr m1)" -p 5432 -U postgres -d postgres -c 'CREATE DATABASE xmrgate' || return 1
-	pt_start_member m2
-	pt_start_member m3
+	# all three at once: one wins the initialize key and bootstraps, the others wait for it
+	# and clone it
+	for m in m1 m2 m3; do pt_start_member "$m"; done
+	xg_wait_until 120 pt_leader >/dev/null || return 1
+	psql -X -q -h "$(pt_member_addr "$(pt_leader)")" -p 5432 -U postgres -d postgres \
+		-c 'CREATE DATABASE xmrgate' || return 1
 	xg_wait_until 120 pt_two_streaming || return 1
 	PT_URL="postgresql://postgres@$(pt_member_addr m1):5432,$(pt_member_addr m2):5432,$(pt_member_addr m3):5432/xmrgate"
 	PT_URL+="?target_session_attrs=read-write&connect_timeout=2"
