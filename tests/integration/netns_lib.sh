@@ -13,7 +13,7 @@
 #   ns_cut NAME / ns_mend NAME  its link down / up on the host side: the machine vanishes
 #                               from the network without a reset (a power loss, a partition)
 #   ns_kill NAME                SIGKILL to every process inside NAME
-#   ns_delay NAME MS            tc netem: MS of delay each way on NAME's link (0: none)
+# (Delay between machines: tests/integration/delay_proxy.py; this kernel has no netem.)
 
 NS_TAG=xg$XG_PORT_BASE
 NS_BRIDGE=xgb$XG_PORT_BASE
@@ -65,13 +65,3 @@ ns_cut() { ip link set "$(ns_veth "$1")" down; }
 ns_mend() { ip link set "$(ns_veth "$1")" up; }
 
 ns_kill() { ip netns pids "$NS_TAG-$1" 2>/dev/null | xargs -r kill -9 2>/dev/null || true; }
-
-ns_delay() {
-	local veth
-	veth=$(ns_veth "$1")
-	tc qdisc del dev "$veth" root 2>/dev/null
-	ns_exec "$1" tc qdisc del dev eth0 root 2>/dev/null
-	(($2 > 0)) || return 0
-	tc qdisc add dev "$veth" root netem delay "${2}ms" &&
-		ns_exec "$1" tc qdisc add dev eth0 root netem delay "${2}ms"
-}
