@@ -55,6 +55,7 @@ pt_etcd() {
 		--initial-cluster "xg=http://$a:$((PT_ETCD_PORT + 1))" \
 		--enable-v2=true >"$PT_DIR/etcd.log" 2>&1 &
 	PT_ETCD_PID=$!
+	disown "$PT_ETCD_PID" # killed at the end: no job notice in the test's output
 	xg_wait_until 30 curl -sf "http://$a:$PT_ETCD_PORT/health" -o /dev/null
 }
 
