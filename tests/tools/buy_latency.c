@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#define GIVE_UP_MS 5000.0
+#define GIVE_UP_MS   5000.0
 #define MAX_GATEWAYS 64
 
 static double now_ms(void)
