@@ -125,7 +125,7 @@ int main(int argc, char **argv)
     }
     if (!v || !billing) {
         fprintf(stderr, "buy_latency: out of memory\n");
-        return 1;
+        status = 1;
     }
     for (int i = 0; i < count && status == 0; i++) {
         char token[128], url[MAX_GATEWAYS][512];
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
             status = 1;
         }
     }
-    if (n > 0) {
+    if (n > 0 && v) {
         qsort(v, (size_t)n, sizeof *v, cmp_double);
         double p99 = v[(int)((n - 1) * 0.99)];
         int worst = 0;
