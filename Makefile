@@ -79,7 +79,8 @@ GATEWAY_OBJ := $(call obj,$(GATEWAY_SRC))
 BILLING_OBJ := $(call obj,$(BILLING_SRC))
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps run stop test unit asan integration e2e drill-backup deb deb-test format format-check docs docs-check \
+.PHONY: all deps run stop test unit asan integration e2e drill-backup deb deb-test \
+        drill-patroni drill-fleet drill-regions format format-check docs docs-check \
         test-tools observability-check fuzz fuzz-drivers fuzz-run fuzz-smoke \
         bench clean lint scan hardening-check FORCE
 all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing $(BIN)/xmrgate-admin $(BIN)/xmr402-agent
@@ -190,6 +191,16 @@ deb-test: deb
 # backup, payments, the cluster destroyed and restored twice. Also part of `make integration`.
 drill-backup: all test-tools
 	tests/run-integration.sh test_ops_backup
+
+# The multi-machine drills that stay out of `make test` (slow; docs/DEPLOYMENT.md). The
+# Patroni drill is an integration test (test_db_patroni.sh): `make test` runs it, and
+# `make drill-patroni` alone.
+drill-patroni: all test-tools
+	tests/run-integration.sh test_db_patroni
+drill-fleet: all test-tools
+	XG_TEST_DIR=$(CURDIR)/tests/drills tests/run-integration.sh test_fleet
+drill-regions: all test-tools
+	XG_TEST_DIR=$(CURDIR)/tests/drills tests/run-integration.sh test_regions
 
 # The README's two commands.
 deps:

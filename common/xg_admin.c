@@ -21,8 +21,8 @@ struct xg_admin {
     struct xg_metrics *metrics;
     pthread_mutex_t token_lock; /* guards token: a reload replaces it */
     char *token;
-    const struct xg_httpd_route *daemon_routes; /* the handlers the guard calls */
-    struct xg_httpd_route routes[ADMIN_MAX_ROUTES + 4];
+    const struct xg_httpd_route *daemon_routes;         /* the handlers the guard calls */
+    struct xg_httpd_route routes[ADMIN_MAX_ROUTES + 5]; /* four of ours, a terminator */
 };
 
 static enum xg_httpd_result on_healthz(const struct xg_httpd_request *req)
@@ -127,6 +127,7 @@ struct xg_admin *xg_admin_start(const struct xg_admin_options *opt, char *err, s
     pthread_mutex_init(&admin->token_lock, NULL);
     size_t n = 0;
     admin->routes[n++] = (struct xg_httpd_route){"GET", "/healthz", on_healthz};
+    admin->routes[n++] = (struct xg_httpd_route){"GET", "/livez", on_healthz};
     admin->routes[n++] = (struct xg_httpd_route){"GET", "/readyz", on_readyz};
     if (admin->metrics)
         admin->routes[n++] = (struct xg_httpd_route){"GET", "/metrics", on_metrics};

@@ -1,5 +1,6 @@
-/* xg_admin — the admin listener both daemons run: GET /healthz (the process answers),
- * GET /readyz (every readiness check passes: 200, with "degraded": true and the reason when
+/* xg_admin — the admin listener both daemons run: GET /livez and GET /healthz (the same:
+ * liveness, the process answers; for a supervisor's restart, never for routing), GET
+ * /readyz (every readiness check passes: 200, with "degraded": true and the reason when
  * a check passes degraded; 503 with the reasons otherwise), GET /metrics
  * (the daemon's Prometheus registry, when it has one) plus the daemon's own routes, the
  * admin API. Readiness checks are callbacks so each daemon adds its own (PostgreSQL and

@@ -18,8 +18,8 @@ struct xg_dbwatch {
     pthread_t thread;
     pthread_mutex_t lock;
     volatile sig_atomic_t stop;
-    bool ready;       /* under lock */
-    char reason[256]; /* under lock */
+    enum xg_db_state state; /* under lock */
+    char reason[256];       /* under lock */
 };
 
 static const char *const no_queries[] = {NULL};
@@ -49,13 +49,14 @@ out:
     return ok;
 }
 
-static void set_verdict(struct xg_dbwatch *w, bool ready, const char *reason)
+static void set_verdict(struct xg_dbwatch *w, enum xg_db_state state, const char *reason)
 {
     pthread_mutex_lock(&w->lock);
-    if (ready != w->ready)
+    bool ready = state == XG_DB_OK;
+    if (state != w->state)
         xg_log(ready ? XG_LOG_INFO : XG_LOG_WARN, ready ? "db_ready" : "db_not_ready", "%s",
                reason);
-    w->ready = ready;
+    w->state = state;
     snprintf(w->reason, sizeof w->reason, "%s", reason);
     pthread_mutex_unlock(&w->lock);
 }
@@ -65,16 +66,23 @@ static void check_once(struct xg_dbwatch *w, struct xg_pg *pg)
     char err[256] = "";
     if (!xg_pg_alive(pg) && !xg_pg_connect(pg)) {
         snprintf(err, sizeof err, "PostgreSQL unreachable: %s", xg_pg_last_error(pg));
-        set_verdict(w, false, err);
+        set_verdict(w, XG_DB_UNREACHABLE, err);
         return;
     }
     if (!xg_schema_current(xg_pg_conn(pg), err, sizeof err)) {
-        if (!xg_pg_ok(pg))
+        /* A connection that broke under the query is an outage, not a schema verdict. */
+        bool broke = !xg_pg_ok(pg);
+        if (broke) {
+            char why[sizeof err + 32];
+            snprintf(why, sizeof why, "PostgreSQL unreachable: %s", err);
             xg_pg_disconnect(pg);
-        set_verdict(w, false, err);
+            set_verdict(w, XG_DB_UNREACHABLE, why);
+        } else {
+            set_verdict(w, XG_DB_SCHEMA, err);
+        }
         return;
     }
-    set_verdict(w, true, "ok");
+    set_verdict(w, XG_DB_OK, "ok");
 }
 
 static void *watch_loop(void *arg)
@@ -118,12 +126,31 @@ void xg_dbwatch_stop(struct xg_dbwatch *w)
     free(w);
 }
 
-bool xg_dbwatch_ready(struct xg_dbwatch *w, char *reason, size_t len)
+enum xg_db_state xg_dbwatch_state(struct xg_dbwatch *w, char *reason, size_t len)
 {
     pthread_mutex_lock(&w->lock);
-    bool ready = w->ready;
-    if (reason)
+    enum xg_db_state state = w->state;
+    if (reason && len > 0)
         snprintf(reason, len, "%s", w->reason);
     pthread_mutex_unlock(&w->lock);
-    return ready;
+    return state;
+}
+
+bool xg_dbwatch_ready(struct xg_dbwatch *w, char *reason, size_t len)
+{
+    return xg_dbwatch_state(w, reason, len) == XG_DB_OK;
+}
+
+enum xg_readiness xg_dbwatch_readiness(enum xg_db_state state, bool serves_without_db)
+{
+    switch (state) {
+    case XG_DB_OK:
+        return XG_READINESS_READY;
+    case XG_DB_UNCHECKED:
+    case XG_DB_UNREACHABLE:
+        return serves_without_db ? XG_READINESS_DEGRADED : XG_READINESS_NOT;
+    case XG_DB_SCHEMA:
+        return XG_READINESS_NOT;
+    }
+    return XG_READINESS_NOT;
 }

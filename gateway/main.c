@@ -52,19 +52,54 @@ struct gateway {
     struct xg_admin *admin;
     struct admin_api *admin_api;
     struct gw_metrics *metrics;
-    struct xg_ready_check ready_checks[5];
+    struct xg_ready_check ready_checks[6];
 };
 
+/* Readiness is what a balancer routes by: a replica is ready while it can serve the
+ * tenants it knows. A PostgreSQL outage is shared by every replica and served through
+ * (fail-static), so it is degraded (200, the reason in the body and the metrics
+ * xmrgate_gateway_database_up and xmrgate_gateway_tenants_synced), never not ready; not
+ * ready is a schema this build does not fit, tenants never loaded, no usable node, or the
+ * drain after SIGTERM. */
 static bool ready_database(void *ctx, char *reason, size_t len)
 {
     struct gateway *gw = ctx;
-    return xg_dbwatch_ready(gw->dbwatch, reason, len);
+    enum xg_db_state state = xg_dbwatch_state(gw->dbwatch, reason, len);
+    enum xg_readiness r = xg_dbwatch_readiness(state, true);
+    if (r == XG_READINESS_READY)
+        reason[0] = '\0';
+    return r != XG_READINESS_NOT;
+}
+
+/* The metric: the LISTEN connection is up and loaded now. */
+static bool tenants_synced(void *ctx, char *reason, size_t len)
+{
+    struct gateway *gw = ctx;
+    return pgsync_synced(gw->pgsync, reason, len);
 }
 
 static bool ready_tenants(void *ctx, char *reason, size_t len)
 {
     struct gateway *gw = ctx;
-    return pgsync_synced(gw->pgsync, reason, len);
+    if (pgsync_synced(gw->pgsync, reason, len)) {
+        reason[0] = '\0';
+        return true;
+    }
+    if (!pgsync_loaded(gw->pgsync))
+        return false;
+    snprintf(reason, len,
+             "not following PostgreSQL: serving the tenants loaded before; new tenants and "
+             "changes wait for the reconnect");
+    return true;
+}
+
+static bool ready_serving(void *ctx, char *reason, size_t len)
+{
+    (void)ctx;
+    if (!xg_stop_requested)
+        return true;
+    snprintf(reason, len, "stopping: draining the requests in flight");
+    return false;
 }
 
 static bool ready_quorum(void *ctx, char *reason, size_t len)
@@ -191,6 +226,10 @@ static bool context_init(struct gateway *gw, char *err, size_t errlen)
         snprintf(err, errlen, "cannot start the usage flusher");
         return false;
     }
+    if (gw->cfg.limits_share_burst && !limits_share_burst(ctx->limits, gw->cfg.database_url)) {
+        snprintf(err, errlen, "cannot start the fleet heartbeat");
+        return false;
+    }
     return true;
 }
 
@@ -204,7 +243,7 @@ static bool admin_start(struct gateway *gw)
         .tenants = gw->ctx.tenants,
         .limits = gw->ctx.limits,
         .dbwatch = gw->dbwatch,
-        .tenants_synced = ready_tenants,
+        .tenants_synced = tenants_synced,
         .tenants_synced_ctx = gw,
     };
     struct admin_api_deps deps = {
@@ -304,11 +343,12 @@ static bool gateway_start(struct gateway *gw)
         xg_log(XG_LOG_ERROR, "startup_failed", "%s", err);
         return false;
     }
-    gw->ready_checks[0] = (struct xg_ready_check){"database", ready_database, gw, false};
-    gw->ready_checks[1] = (struct xg_ready_check){"tenants", ready_tenants, gw, false};
+    gw->ready_checks[0] = (struct xg_ready_check){"database", ready_database, gw, true};
+    gw->ready_checks[1] = (struct xg_ready_check){"tenants", ready_tenants, gw, true};
     gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw, false};
     gw->ready_checks[3] = (struct xg_ready_check){
         .name = "quorum", .fn = ready_quorum, .ctx = gw, .reports_degraded = true};
+    gw->ready_checks[4] = (struct xg_ready_check){"serving", ready_serving, gw, false};
     if (!admin_start(gw))
         return false;
     xg_log(XG_LOG_INFO, "started", "%s (commit %s) serving %s on %s:%u, admin on %s:%u",

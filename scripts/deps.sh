@@ -4,8 +4,8 @@
 # root needed). Otherwise, as root: one `apt-get update`, then one install of the
 # missing packages only.
 #
-# Package installs never leave a system service running: the PostgreSQL, nginx and
-# haproxy packages would start theirs, and the stack runs its own instances on
+# Package installs never leave a system service running: the PostgreSQL, nginx,
+# haproxy and etcd packages would start theirs, and the stack runs its own instances on
 # other ports. A policy-rc.d that refuses service starts is in place during the
 # install, and any packaged service that still came up is stopped afterwards.
 set -euo pipefail
@@ -30,6 +30,9 @@ XG_PACKAGES=(
 	monero postgresql mmdebstrap pgbackrest
 	# the Debian packages (make deb: dpkg-buildpackage with debhelper)
 	debhelper
+	# PostgreSQL under an HA manager (tests/integration/test_db_patroni.sh): Patroni and
+	# etcd, its store; the drills run their own instances in network namespaces
+	patroni etcd-server etcd-client
 	# test, benchmark and proxy tools
 	jq curl wrk haproxy nginx-light zbar-tools bc python3-requests
 	# the client matrix (tests/integration/test_clients_*.sh): Node with the npm "request"
@@ -86,8 +89,9 @@ stop_packaged_services() {
 					done
 			fi
 			;;
-		nginx-light | haproxy | prometheus)
+		nginx-light | haproxy | prometheus | etcd-server | patroni)
 			local svc=${p%-light}
+			svc=${svc%-server}
 			if [[ -x /etc/init.d/$svc ]] && service "$svc" status >/dev/null 2>&1; then
 				echo "deps: stopping the packaged $svc service"
 				service "$svc" stop || true

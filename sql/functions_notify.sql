@@ -40,3 +40,12 @@ CREATE OR REPLACE TRIGGER nodes_touch BEFORE UPDATE ON nodes
     FOR EACH ROW EXECUTE FUNCTION xmrgate_touch_updated_at();
 CREATE OR REPLACE TRIGGER payments_touch BEFORE UPDATE ON payments
     FOR EACH ROW EXECUTE FUNCTION xmrgate_touch_updated_at();
+
+-- A region that follows the primary by logical replication (docs/DEPLOYMENT.md) gets its
+-- tenants, nodes and tiers from the apply worker, which runs as a replica
+-- (session_replication_role = replica) and fires only ALWAYS triggers: the NOTIFY
+-- triggers fire there too, so that region's gateways LISTEN to their own database. (The
+-- touch triggers stay ordinary: updated_at arrives with the replicated row.)
+ALTER TABLE tenants ENABLE ALWAYS TRIGGER tenants_notify;
+ALTER TABLE nodes ENABLE ALWAYS TRIGGER nodes_notify;
+ALTER TABLE tiers ENABLE ALWAYS TRIGGER tiers_notify;

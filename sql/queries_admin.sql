@@ -35,7 +35,10 @@ SELECT t.id, t.handle, t.tier_id, t.state,
        to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        coalesce((SELECT u.used FROM usage_daily u
                   WHERE u.tenant_id = t.id
-                    AND u.day = (now() AT TIME ZONE 'UTC')::date), 0),
+                    AND u.day = (now() AT TIME ZONE 'UTC')::date), 0)
+       + coalesce((SELECT sum(g.used) FROM usage_regional g
+                    WHERE g.tenant_id = t.id
+                      AND g.day = (now() AT TIME ZONE 'UTC')::date), 0),
        r.daily_quota, r.burst_rps, r.burst_size
   FROM tenants t JOIN tiers r ON r.id = t.tier_id
  WHERE t.id = $1::bigint;

@@ -48,10 +48,55 @@ SELECT id, name, url, priority, pruned, (extract(epoch FROM updated_at) * 100000
 -- the new totals, which every replica's flushes share. Rows are inserted in key order so
 -- two replicas flushing the same tenants cannot deadlock; counts of a tenant deleted
 -- meanwhile are dropped by the join instead of failing the whole flush.
-INSERT INTO usage_daily AS u (tenant_id, day, used)
-SELECT r.tenant_id, DATE '1970-01-01' + r.day, r.amount
-  FROM unnest($1::bigint[], $2::integer[], $3::bigint[]) AS r(tenant_id, day, amount)
-  JOIN tenants t ON t.id = r.tenant_id
- ORDER BY r.tenant_id, r.day
-    ON CONFLICT (tenant_id, day) DO UPDATE SET used = u.used + EXCLUDED.used
-RETURNING u.tenant_id, u.day - DATE '1970-01-01', u.used;
+-- Regions (migrations/0006): in the primary's database (xmrgate.region unset) the counts
+-- go to usage_daily; in a region that follows it by logical replication (ALTER DATABASE …
+-- SET xmrgate.region = 'b') to that region's usage_regional rows, which it publishes back.
+-- Either way the total returned is usage_daily plus every region's rows: the quota holds
+-- across regions, each region seeing the others as of its replication lag.
+WITH here AS (
+    SELECT coalesce(current_setting('xmrgate.region', true), '') AS region
+), counts AS (
+    SELECT r.tenant_id, DATE '1970-01-01' + r.day AS day, r.amount
+      FROM unnest($1::bigint[], $2::integer[], $3::bigint[]) AS r(tenant_id, day, amount)
+      JOIN tenants t ON t.id = r.tenant_id
+), home AS (
+    INSERT INTO usage_daily AS u (tenant_id, day, used)
+    SELECT c.tenant_id, c.day, c.amount FROM counts c, here WHERE here.region = ''
+     ORDER BY c.tenant_id, c.day
+        ON CONFLICT (tenant_id, day) DO UPDATE SET used = u.used + EXCLUDED.used
+    RETURNING u.tenant_id, u.day, u.used
+), away AS (
+    INSERT INTO usage_regional AS u (region, tenant_id, day, used)
+    SELECT here.region, c.tenant_id, c.day, c.amount FROM counts c, here WHERE here.region <> ''
+     ORDER BY c.tenant_id, c.day
+        ON CONFLICT (tenant_id, day, region) DO UPDATE SET used = u.used + EXCLUDED.used
+    RETURNING u.tenant_id, u.day, u.used
+)
+SELECT a.tenant_id, a.day - DATE '1970-01-01',
+       a.used
+       + CASE WHEN here.region = '' THEN 0
+              ELSE coalesce((SELECT d.used FROM usage_daily d
+                              WHERE d.tenant_id = a.tenant_id AND d.day = a.day), 0) END
+       + coalesce((SELECT sum(o.used) FROM usage_regional o
+                    WHERE o.tenant_id = a.tenant_id AND o.day = a.day
+                      AND o.region <> here.region), 0)
+  FROM (SELECT * FROM home UNION ALL SELECT * FROM away) a, here;
+
+-- name: gw_fleet_beat
+-- idempotent: a beat sent twice is one beat
+-- This replica's heartbeat ($1, its random id), and how many replicas beat within the TTL
+-- ($2 ms), this one included: each takes that share of a tenant's burst
+-- (gateway/limits/fleet.h). Rows of replicas gone for an hour are dropped on the way.
+WITH gone AS (
+    DELETE FROM gateway_replicas WHERE beat_at < now() - interval '1 hour'
+), beat AS (
+    INSERT INTO gateway_replicas (id) VALUES ($1)
+        ON CONFLICT (id) DO UPDATE SET beat_at = now()
+)
+SELECT 1 + count(*)
+  FROM gateway_replicas
+ WHERE id <> $1 AND beat_at > now() - $2::integer * interval '1 millisecond';
+
+-- name: gw_fleet_leave
+-- idempotent: deleting twice deletes once
+DELETE FROM gateway_replicas WHERE id = $1;

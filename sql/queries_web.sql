@@ -3,10 +3,15 @@
 -- name: bl_tenant_status
 -- idempotent: a read
 -- A tenant as its renew page shows it, by token hash: tier, validity and today's usage
--- (the gateway's day is the UTC date; its counters reach usage_daily within a second).
+-- (the gateway's day is the UTC date; its counters reach usage_daily within a second; the
+-- other regions' rows, usage_regional, as of their replication lag).
 SELECT t.handle, t.tier_id, tr.name, tr.burst_rps, tr.daily_quota, t.state,
        to_char(t.valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       t.valid_until > now(), coalesce(u.used, 0), tr.price_minor = 0,
+       t.valid_until > now(),
+       coalesce(u.used, 0) + coalesce((SELECT sum(g.used) FROM usage_regional g
+                                        WHERE g.tenant_id = t.id
+                                          AND g.day = (now() AT TIME ZONE 'UTC')::date), 0),
+       tr.price_minor = 0,
        to_char((now() AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD'), tr.burst_size
   FROM tenants t
   JOIN tiers tr ON tr.id = t.tier_id

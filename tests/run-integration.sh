@@ -8,6 +8,7 @@
 # from a wiped state; exports its stack.env; runs every tests/integration/test_*.sh
 # whose file name contains one of the PATTERNs (all when none is given), each under
 # a 10-minute timeout; stops the stack on exit (XG_KEEP_STACK=1 leaves it running).
+# XG_TEST_DIR names another directory of test_*.sh (the drills: tests/drills).
 # The fleet is mixed, as in the field: node B runs monero 0.18.4 (Debian 13's; the root
 # is built on the first run, about a minute), A and C this machine's
 # (XG_TEST_MONERO_TRIXIE, default b, becomes the stack's XG_MONERO_TRIXIE; empty: none).
@@ -30,7 +31,7 @@ export XG_BLOCK_INTERVAL=0
 STACK=$REPO/scripts/stack.sh
 
 tests=()
-for t in "$REPO"/tests/integration/test_*.sh; do
+for t in "${XG_TEST_DIR:-$REPO/tests/integration}"/test_*.sh; do
 	[[ -e $t ]] || continue
 	name=${t##*/}
 	if (($# == 0)); then

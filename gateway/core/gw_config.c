@@ -135,6 +135,10 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("limits", "max_delay", XG_CFG_DURATION, limits_max_delay_ms, "2s", 0, 60000, false,
         "a request over its tier's burst bucket is held until its token is due, up to this "
         "long (and never past its request_timeout); beyond it, 429 (0 = refuse at once)"),
+    KEY("limits", "share_burst", XG_CFG_BOOL, limits_share_burst, "true", 0, 0, false,
+        "each replica gives a tenant 1/N of its tier's burst rate and size, N the replicas "
+        "beating in the same database (for a balancer that spreads a tenant's requests); "
+        "false: every replica gives the whole burst (a balancer that keeps a tenant on one)"),
     KEY("xmr402", "enabled", XG_CFG_BOOL, xmr402_enabled, "false", 0, 0, false,
         "answer agent endpoints (/v1/<monerod path>) without a credential with 402 and an "
         "XMR402 challenge, and accept Authorization: XMR402 proofs there"),

@@ -1,6 +1,7 @@
 /* limits — the request path's entry to the burst bucket and the daily quota. */
 #include "limits/limits.h"
 
+#include "limits/fleet.h"
 #include "limits/usage_flush.h"
 #include "xg_str.h"
 
@@ -17,6 +18,7 @@ struct gw_limits {
     struct rl_table *buckets;
     struct quota_table *quota;
     struct usage_flush *flusher;
+    struct fleet *fleet; /* NULL: every replica gives a tenant its whole burst */
 };
 
 struct gw_limits *limits_start(bool enabled, int64_t max_delay_us, const char *conninfo)
@@ -45,10 +47,24 @@ void limits_stop(struct gw_limits *l)
 {
     if (!l)
         return;
+    fleet_stop(l->fleet);
     usage_flush_stop(l->flusher); /* the last flush reads the quota table */
     quota_table_free(l->quota);
     rl_table_free(l->buckets);
     free(l);
+}
+
+bool limits_share_burst(struct gw_limits *l, const char *conninfo)
+{
+    if (!limits_enabled(l) || l->fleet)
+        return true;
+    l->fleet = fleet_start(conninfo);
+    return l->fleet != NULL;
+}
+
+uint32_t limits_fleet_replicas(const struct gw_limits *l)
+{
+    return l ? fleet_replicas(l->fleet) : 1;
 }
 
 bool limits_enabled(const struct gw_limits *l)
@@ -139,6 +155,7 @@ enum limits_burst limits_burst(struct gw_limits *l, const struct tenant_row *ten
     quota_peek(l->quota, tenant->id, tenant->daily_quota, now_unix, &view->quota);
     limits_view_format(view);
     struct rl_limit lim = limits_burst_limit(tenant, l->max_delay_us, now_us, deadline_us);
+    lim.replicas = fleet_replicas(l->fleet);
     struct rl_verdict v = rl_take(l->buckets, tenant->id, &lim, now_us);
     if (!v.allowed) {
         limits_burst_refusal(&lim, v.retry_after_ms, why);

@@ -51,6 +51,13 @@ struct gw_limits *limits_start(bool enabled, int64_t max_delay_us, const char *c
 /* Flushes what is counted (bounded wait when PostgreSQL is away) and frees. NULL is fine. */
 void limits_stop(struct gw_limits *l);
 bool limits_enabled(const struct gw_limits *l);
+/* Shares each tenant's burst with the other replicas on the same database ([limits]
+ * share_burst, gateway/limits/fleet.h): starts the heartbeat on its own connection. True
+ * when it runs (or the limits are off); false when it cannot start. */
+__attribute__((warn_unused_result)) bool limits_share_burst(struct gw_limits *l,
+                                                            const char *conninfo);
+/* Replicas a tenant's burst is shared by now (1 without sharing). */
+uint32_t limits_fleet_replicas(const struct gw_limits *l);
 /* The usage flusher's counters (metrics). False when the limits are off. */
 bool limits_flush_stats(struct gw_limits *l, struct usage_flush_stats *out);
 

@@ -168,7 +168,7 @@ struct rl_verdict rl_take(struct rl_table *t, int64_t tenant_id, const struct rl
     struct rl_entry *e = entry_get(t, tenant_id);
     if (e) {
         entry_lock(e);
-        v = rl_bucket_take(&e->bucket, lim, now_us, 1);
+        v = rl_bucket_take(&e->bucket, lim, now_us, lim->replicas > 1 ? lim->replicas : 1);
         entry_unlock(e);
     }
     rcu_read_unlock();

@@ -47,6 +47,10 @@ struct rl_limit {
     int32_t rate;         /* sustained requests per second (tiers.burst_rps); > 0 */
     int32_t size;         /* bucket size in requests (tiers.burst_size); > 0 */
     int64_t max_delay_us; /* longest a request may be held for its token; 0: refuse at once */
+    /* Replicas the limit is shared by (gateway/limits/fleet.h): rl_take charges each
+     * request this many tokens, the bucket cut to rate/replicas and size/replicas without
+     * rounding. 0 or 1: this replica alone. */
+    uint32_t replicas;
 };
 
 struct rl_bucket {
@@ -88,8 +92,8 @@ struct rl_table *rl_table_new(void);
 void rl_table_free(struct rl_table *t);
 
 /* Takes one request from the tenant's bucket under lim (creating the bucket full on first
- * use). When a new bucket cannot be allocated the request is allowed at once: a limiter
- * must not turn memory pressure into an outage. */
+ * use), at lim->replicas tokens. When a new bucket cannot be allocated the request is allowed at
+ * once: a limiter must not turn memory pressure into an outage. */
 struct rl_verdict rl_take(struct rl_table *t, int64_t tenant_id, const struct rl_limit *lim,
                           int64_t now_us);
 

@@ -76,7 +76,7 @@ struct gw_metrics {
         *quorum_voters, *quorum_agreeing, *nodes_configured, *cache_hits, *cache_settled_hits,
         *cache_misses, *cache_evictions, *cache_purged, *cache_bytes, *cache_entries,
         *cache_max_bytes, *cache_epoch, *tenants_loaded, *tenants_bytes, *database_up,
-        *tenants_synced, *usage_flushes, *usage_flush_failures, *usage_rows_held;
+        *tenants_synced, *usage_flushes, *usage_flush_failures, *usage_rows_held, *fleet_replicas;
     /* the slow-request summary */
     _Atomic int64_t slow_ms;
     _Atomic uint64_t *slow_count; /* per method label index */
@@ -356,6 +356,9 @@ static bool collected_families(struct gw_metrics *m)
                                             "Usage flushes that failed (retried later).");
     m->usage_rows_held =
         PLAIN_GAUGE("xmrgate_gateway_usage_rows_held", "Usage rows waiting for PostgreSQL.");
+    m->fleet_replicas = PLAIN_GAUGE("xmrgate_gateway_fleet_replicas",
+                                    "Gateway replicas beating in this database: each gives a "
+                                    "tenant this share of its burst ([limits] share_burst).");
     return m->node_up && m->node_dropped && m->node_height && m->node_lag && m->node_ema &&
            m->node_breaker && m->node_cooldown && m->quorum_known && m->quorum_height &&
            m->quorum_degraded && m->quorum_healthy && m->quorum_voters && m->quorum_agreeing &&
@@ -363,7 +366,7 @@ static bool collected_families(struct gw_metrics *m)
            m->cache_evictions && m->cache_purged && m->cache_bytes && m->cache_entries &&
            m->cache_max_bytes && m->cache_epoch && m->tenants_loaded && m->tenants_bytes &&
            m->database_up && m->tenants_synced && m->usage_flushes && m->usage_flush_failures &&
-           m->usage_rows_held;
+           m->usage_rows_held && m->fleet_replicas;
 }
 
 struct xg_guard_counts *gw_metrics_client_counts(struct gw_metrics *m)
@@ -645,6 +648,7 @@ static void on_collect(void *arg)
             xg_metric_store(m->usage_flush_failures, NULL, fs.failures);
             xg_metric_set(m->usage_rows_held, NULL, (double)fs.held_rows);
         }
+        xg_metric_set(m->fleet_replicas, NULL, (double)limits_fleet_replicas(m->src.limits));
     }
 }
 

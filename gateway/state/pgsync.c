@@ -34,6 +34,7 @@ struct pgsync {
     pthread_t thread;
     volatile sig_atomic_t stop;
     atomic_bool synced;
+    atomic_bool loaded; /* a full load completed once: never false again */
     uint64_t generation;
     struct gw_metrics *metrics; /* NOTIFY apply times, full reloads; may be NULL */
 };
@@ -442,6 +443,7 @@ static void *sync_loop(void *arg)
             break;
         if (subscribe_and_load(sync)) {
             atomic_store(&sync->synced, true);
+            atomic_store(&sync->loaded, true);
             xg_log(XG_LOG_INFO, "pgsync_following", "listening for tenant and node changes");
             follow(sync);
         }
@@ -488,6 +490,11 @@ void pgsync_stop(struct pgsync *sync)
     token_ha1_unwrapper_free(sync->unwrap);
     xg_pg_free(sync->pg);
     free(sync);
+}
+
+bool pgsync_loaded(struct pgsync *sync)
+{
+    return atomic_load(&sync->loaded);
 }
 
 bool pgsync_synced(struct pgsync *sync, char *reason, size_t len)

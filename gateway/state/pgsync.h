@@ -30,6 +30,9 @@ void pgsync_stop(struct pgsync *sync);
 
 /* True once a full load has completed on the current connection. */
 bool pgsync_synced(struct pgsync *sync, char *reason, size_t len);
+/* True once any full load has completed since the start: the tables hold PostgreSQL's
+ * tenants and nodes as of then, and serve them while the connection is down. */
+bool pgsync_loaded(struct pgsync *sync);
 
 /* The columns of a tenant row (sql/queries_gateway.sql, gw_tenant_by_id and the others). */
 #define PGSYNC_TENANT_COLUMNS 10

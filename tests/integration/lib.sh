@@ -169,7 +169,10 @@ trap _xg_on_exit EXIT
 #   start_gateway NAME PORT ADMIN_PORT [VAR=VALUE...]
 #                                   runs another gateway on the stack's configuration
 #                                   with the given XMRGATE_* overrides; stopped at exit;
-#                                   returns once its /readyz answers 200 (1 if never)
+#                                   returns once its /readyz answers 200 (1 if never). It
+#                                   and the ASan gateway below give each tenant its whole
+#                                   burst (XMRGATE_LIMITS_SHARE_BURST=false) unless told
+#                                   otherwise: they run beside the stack's gateway
 #   asan_gateway_built              builds the ASan+UBSan gateway when it is missing;
 #                                   fails when it is not there after that
 #   asan_gateway_start NAME ADMIN_PORT [VAR=VALUE...]
@@ -217,7 +220,7 @@ asan_gateway_start() {
 	: >"$ASAN_LOG"
 	env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		UBSAN_OPTIONS=print_stacktrace=1:suppressions=$XG_REPO/tests/ubsan.supp \
-		XMRGATE_ADMIN_PORT="$admin" "$@" \
+		XMRGATE_ADMIN_PORT="$admin" XMRGATE_LIMITS_SHARE_BURST=false "$@" \
 		"$XG_ASAN_GATEWAY" --config "$XG_VAR/etc/gateway.ini" >>"$ASAN_LOG" 2>&1 &
 	ASAN_PID=$!
 	defer stop_pid "$ASAN_PID"
@@ -267,7 +270,7 @@ stop_pid() {
 start_gateway() {
 	local name=$1 port=$2 admin=$3 pid
 	shift 3
-	env XMRGATE_SERVER_PORT="$port" XMRGATE_ADMIN_PORT="$admin" "$@" \
+	env XMRGATE_SERVER_PORT="$port" XMRGATE_ADMIN_PORT="$admin" XMRGATE_LIMITS_SHARE_BURST=false "$@" \
 		"$XG_REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" \
 		>>"$XG_VAR/log/gateway-$name.log" 2>&1 &
 	pid=$!

@@ -8,7 +8,10 @@
 #                                  the schema's default, greatest(2 × rate, 30))
 #   lim_tenant TIER [DAYS]         creates a tenant; sets LIM_ID, LIM_TOKEN, LIM_HANDLE
 #   lim_gateway NAME [ENV=VALUE…]  starts bin/xmrgate-gateway on the next free port pair,
-#                                  waits until ready; sets LIM_URL_<NAME>, LIM_PID_<NAME>
+#                                  waits until ready; sets LIM_URL_<NAME>, LIM_PID_<NAME>.
+#                                  It gives each tenant its whole burst
+#                                  (XMRGATE_LIMITS_SHARE_BURST=false: these tests measure one
+#                                  replica's bucket; the fleet drill measures the share)
 #   lim_gateway_stop NAME          SIGTERM, waits for the exit (its last flush)
 #   lim_used TENANT_ID             usage_daily.used today (0 when no row)
 #   lim_status URL PATH [CURL_ARGS…] prints the HTTP status of a GET (body discarded)
@@ -52,7 +55,8 @@ lim_gateway() {
 	admin=$((port + 1))
 	LIM_PORT_NEXT=$((port + 2))
 	env XMRGATE_DATABASE_URL="$DATABASE_URL" XMRGATE_AUTH_HA1_KEY="$LIM_HA1_KEY" \
-		XMRGATE_SERVER_PORT="$port" XMRGATE_ADMIN_PORT="$admin" XMRGATE_LOG_LEVEL=info "$@" \
+		XMRGATE_SERVER_PORT="$port" XMRGATE_ADMIN_PORT="$admin" XMRGATE_LOG_LEVEL=info \
+		XMRGATE_LIMITS_SHARE_BURST=false "$@" \
 		"$XG_REPO/bin/xmrgate-gateway" >>"$LIM_DIR/gateway-$name.log" 2>&1 &
 	printf -v "LIM_PID_$name" '%s' "$!"
 	printf -v "LIM_URL_$name" '%s' "http://127.0.0.1:$port"

@@ -279,6 +279,40 @@ static void test_table_per_tenant(void **state)
     rl_table_free(t);
 }
 
+/* A limit shared by a fleet of 4 replicas: each request costs 4 tokens, so one replica
+ * gives a quarter of the rate and of the burst, without rounding (rate 10, size 6: 1.5
+ * requests at once, then one every 0.4 s). */
+static void test_table_fleet_share(void **state)
+{
+    (void)state;
+    struct rl_table *t = rl_table_new();
+    assert_non_null(t);
+    struct rl_limit lim = {.rate = 10, .size = 6, .max_delay_us = S, .replicas = 4};
+    assert_int_equal(rl_take(t, 1, &lim, 0).delay_us, 0);      /* 6 - 4 = 2 left */
+    assert_int_equal(rl_take(t, 1, &lim, 0).delay_us, 200000); /* owes 2: 0.2 s */
+    assert_int_equal(rl_take(t, 1, &lim, 0).delay_us, 600000); /* owes 6: 0.6 s */
+    assert_int_equal(rl_take(t, 1, &lim, 0).delay_us, S);      /* owes 10: at the bound */
+    struct rl_verdict v = rl_take(t, 1, &lim, 0);
+    assert_false(v.allowed);
+    assert_int_equal(v.retry_after_ms, 400); /* 4 tokens at 10/s */
+    /* A client that waits for each answer gets 10 / 4 requests a second from this replica
+     * (the fleet of 4: the plan's 10): over 10 s, 25 and the first at once. */
+    int64_t served = 0, at = 0;
+    while (at <= 10 * S) {
+        struct rl_verdict w = rl_take(t, 2, &lim, at);
+        assert_true(w.allowed);
+        at += w.delay_us > 0 ? w.delay_us : 1;
+        served += at <= 10 * S;
+    }
+    assert_true(served >= 25 && served <= 27);
+    /* 0 and 1 are one replica alone. */
+    struct rl_limit alone = {.rate = 10, .size = 6, .max_delay_us = 0, .replicas = 0};
+    for (int i = 0; i < 6; i++)
+        assert_true(rl_take(t, 3, &alone, 0).allowed);
+    assert_false(rl_take(t, 3, &alone, 0).allowed);
+    rl_table_free(t);
+}
+
 struct hammer {
     struct rl_table *t;
     int64_t allowed;
@@ -321,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_cost_larger_than_one),
         cmocka_unit_test(test_huge_numbers_do_not_overflow),
         cmocka_unit_test(test_table_per_tenant),
+        cmocka_unit_test(test_table_fleet_share),
         cmocka_unit_test(test_table_concurrent_takes_are_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
