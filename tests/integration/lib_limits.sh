@@ -1,24 +1,19 @@
 # shellcheck shell=bash
 # Helpers of the tenant-limit tests (test_limits_*.sh), sourced after lib.sh: tiers and
-# tenants made with psql, and gateway processes started and stopped by the test itself
-# (several of them share the stack's PostgreSQL, as replicas do).
+# tenants made with psql, and the load the tests put on their gateways.
 #
 #   lim_setup                      nodes table = the stack's nodes (idempotent)
 #   lim_tier ID BURST_RPS QUOTA [BURST_SIZE]  creates or updates a tier (no BURST_SIZE:
 #                                  the schema's default, greatest(2 × rate, 30))
 #   lim_tenant TIER [DAYS]         creates a tenant; sets LIM_ID, LIM_TOKEN, LIM_HANDLE
-#   lim_gateway NAME [ENV=VALUE…]  starts bin/xmrgate-gateway on the next free port pair,
-#                                  waits until ready; sets LIM_URL_<NAME>, LIM_PID_<NAME>.
-#                                  It gives each tenant its whole burst
-#                                  (XMRGATE_LIMITS_SHARE_BURST=false: these tests measure one
-#                                  replica's bucket; the fleet drill measures the share)
-#   lim_gateway_stop NAME          SIGTERM, waits for the exit (its last flush)
+#   gateway_start NAME --base bare [...]   lib.sh's: a gateway of the test's own (several
+#                                  share the stack's PostgreSQL, as replicas do); gw_url NAME
 #   lim_used TENANT_ID             usage_daily.used today (0 when no row)
 #   lim_status URL PATH [CURL_ARGS…] prints the HTTP status of a GET (body discarded)
+#   lim_load N PARALLEL BODY URL…    N POSTs of BODY over the URLs; one status a line
 #   lim_get_load N PARALLEL URL      N GETs of URL, PARALLEL at once; one status a line
+#   lim_during_flush NAME            the most requests gateway NAME served during a flush
 
-LIM_HA1_KEY=$(printf 'ab%.0s' {1..32})
-LIM_PORT_NEXT=${LIM_PORT_NEXT:-$((XG_PORT_BASE + 60))}
 LIM_DIR=${LIM_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xg-limits.XXXXXX")}
 
 lim_setup() {
@@ -46,35 +41,6 @@ lim_tenant() {
 	LIM_ID=$(psql_q "INSERT INTO tenants (handle, token_hash, digest_ha1, tier_id, valid_until)
 		VALUES ('$LIM_HANDLE', sha256('$LIM_TOKEN'::bytea), '\\x$(printf '00%.0s' {1..45})',
 			'$tier', now() + interval '$days days') RETURNING id")
-}
-
-lim_gateway() {
-	local name=$1 port admin url
-	shift
-	port=$LIM_PORT_NEXT
-	admin=$((port + 1))
-	LIM_PORT_NEXT=$((port + 2))
-	env XMRGATE_DATABASE_URL="$DATABASE_URL" XMRGATE_AUTH_HA1_KEY="$LIM_HA1_KEY" \
-		XMRGATE_SERVER_PORT="$port" XMRGATE_ADMIN_PORT="$admin" XMRGATE_LOG_LEVEL=info \
-		XMRGATE_LIMITS_SHARE_BURST=false "$@" \
-		"$XG_REPO/bin/xmrgate-gateway" >>"$LIM_DIR/gateway-$name.log" 2>&1 &
-	printf -v "LIM_PID_$name" '%s' "$!"
-	printf -v "LIM_URL_$name" '%s' "http://127.0.0.1:$port"
-	url=http://127.0.0.1:$admin/readyz
-	xg_wait_until 20 curl -sf -o /dev/null "$url" || {
-		echo "# gateway $name not ready; log:" >&2
-		tail -n 20 "$LIM_DIR/gateway-$name.log" | sed 's/^/#   /' >&2
-		return 1
-	}
-}
-
-lim_gateway_stop() {
-	local pidvar="LIM_PID_$1" pid
-	pid=${!pidvar:-}
-	[[ -n $pid ]] || return 0
-	kill -TERM "$pid" 2>/dev/null || return 0
-	wait "$pid" 2>/dev/null
-	printf -v "LIM_PID_$1" '%s' ""
 }
 
 lim_used() {
@@ -117,9 +83,9 @@ lim_get_load() {
 
 LIM_RPC_BODY='{"jsonrpc":"2.0","id":1,"method":"get_block_count"}'
 
-# lim_during_flush NAME — after lim_gateway_stop: the most requests that gateway served
-# while one of its usage flushes ran (from its usage_flush_summary log line).
+# lim_during_flush NAME — after gateway_stop: the most requests that gateway served while
+# one of its usage flushes ran (from its usage_flush_summary log line).
 lim_during_flush() {
-	grep -h '"usage_flush_summary"' "$LIM_DIR/gateway-$1.log" | tail -n 1 |
+	grep -h '"usage_flush_summary"' "$(gw_log "$1")" | tail -n 1 |
 		jq -r '.msg | capture("during one flush (?<n>[0-9]+)").n'
 }

@@ -9,6 +9,9 @@
 #   metric_is URL SERIES VALUE      the series is exactly VALUE (for wait_until)
 #   admin_call URL METHOD PATH [BODY]   the admin API with the token; prints "STATUS BODY"
 #   gw_status_of URL PATH           the HTTP status of a GET through a gateway
+#   burst_refusals                  requests the stack's gateway refused over a burst
+#                                   bucket (429)
+#   burst_delays                    requests it held for their burst token
 
 ops_admin_token() { sed -n 's/^token *= *//p' "$XG_VAR/etc/gateway.ini"; }
 
@@ -42,3 +45,6 @@ admin_call() {
 }
 
 gw_status_of() { curl -s -o /dev/null --max-time 10 -w '%{http_code}' "$1$2"; }
+
+burst_refusals() { metric "$GATEWAY_ADMIN_URL" 'xmrgate_gateway_rate_limited_total{limit="burst"}'; }
+burst_delays() { metric "$GATEWAY_ADMIN_URL" xmrgate_gateway_burst_delay_seconds_count; }

@@ -11,14 +11,15 @@ bt_setup
 RATE_PORT=$((XG_PORT_BASE + 79))
 RATE_FILE=$BT_DIR/rate.json
 echo '{"monero":{"usd":150.00}}' >"$RATE_FILE"
+defer xg_kill_pidfiles 10 "$BT_DIR/rate.pid"
 xg_spawn "$BT_DIR/rate.pid" "$RATE_FILE" "$BT_DIR/rate.log" \
 	"$XG_REPO/build/release/tests/tools/rate_server" "$RATE_PORT" "$RATE_FILE"
 bt_tier bt-xmr 10000000000 2
-bt_config api 0 "[pricing]" "rate_url = http://127.0.0.1:$RATE_PORT/simple/price" \
-	"rate_path = monero.usd" "refresh = 1s" "max_age = 3s" \
-	"[invoices]" "free_per_hour = 2" "free_burst = 2" "create_burst = 200"
-check "billing starts" bt_start api
-API=$(bt_api api)
+check_here "billing starts" billing_start api \
+	pricing.rate_url="http://127.0.0.1:$RATE_PORT/simple/price" pricing.rate_path=monero.usd \
+	pricing.refresh=1s pricing.max_age=3s \
+	invoices.free_per_hour=2 invoices.free_burst=2 invoices.create_burst=200
+API=$BL_URL API_CONF=$BL_CONF
 
 # --- plans and quotes --------------------------------------------------------------
 has_quote() { curl -s "$API/api/tiers" | jq -e '.tiers[] | select(.id == "wallet") | .quote_per_month != null' >/dev/null; }
@@ -112,7 +113,7 @@ err_is "the free tier cannot be renewed" 400 free_tier_not_renewable "$st" "$bod
 
 # --- a tier change that cannot be priced ------------------------------------------------
 # Time left on a USD-priced tier has no locked rate to be valued in XMR (docs/BILLING.md).
-granted=$("$BT_BIN" --config "$BT_DIR/api.ini" grant --tier wallet --days 30 2>/dev/null |
+granted=$("$XG_REPO/bin/xmrgate-billing" --config "$API_CONF" grant --tier wallet --days 30 2>/dev/null |
 	sed -n 's/^TOKEN=//p')
 read -r st body <<<"$(bt_invoice api "{\"tier\":\"bt-xmr\",\"months\":1,\"token\":\"$granted\"}")"
 err_is "time left on a USD tier onto an XMR-priced one" 400 tier_change_unpriced "$st" "$body"

@@ -12,28 +12,19 @@ PRICE=10000000000
 OUTAGE_S=${XG_WALLET_OUTAGE_S:-20} # the issue's "a minute": set 60 to run it in full
 bt_tier bt-fault "$PRICE" 3
 bt_tier bt-reorg "$PRICE" 20 # deeper than any retry of the reorg below can mine
-bt_config a 0 "[invoices]" "create_burst = 100"
-bt_config b 1 "[invoices]" "create_burst = 100"
 
-new_invoice() {
-	local st body
-	read -r st body <<<"$(bt_invoice "$1" "$2")"
-	[[ $st == 201 ]] || echo "# POST /api/invoices answered $st: $body" >&2
-	echo "$body"
-}
-role() { bt_status "$1" | jq -r '.role'; }
-is_leader() { [[ $(role "$1") == leader ]]; }
+is_leader() { [[ $(bt_role "$1") == leader ]]; }
 
 # --- kill -9 between seen and provisioned --------------------------------------------
-check "billing a starts" bt_start a
+check_here "billing a starts" billing_start a invoices.create_burst=100
 check "a becomes the leader" wait_until 10 is_leader a
-inv=$(new_invoice a '{"tier":"bt-fault","months":1}')
+inv=$(bt_new_invoice a '{"tier":"bt-fault","months":1}')
 ID=$(jq -r .id <<<"$inv")
-tx=$(bt_pay "$(jq -r .address <<<"$inv")" "$PRICE")
+tx=$(payer_pays "$(jq -r .address <<<"$inv")" "$PRICE")
 check "the payment is seen" bt_wait_status a "$ID" seen 30
-check "billing a is killed with SIGKILL" bt_kill a KILL
+check_here "billing a is killed with SIGKILL" billing_stop a KILL
 check "three blocks are mined while billing is down" mine 3
-check "billing a restarts" bt_start a
+check_here "billing a restarts" billing_restart a
 check "the invoice completes after the restart" bt_wait_status a "$ID" provisioned 30
 sleep 2 # a few more cycles: nothing may be counted again
 assert_eq "one payment row for the transfer" 1 "$(bt_db "SELECT count(*) FROM payments WHERE txid = '$tx'")"
@@ -47,9 +38,9 @@ assert_eq "no other tenant for that invoice's credentials" 1 \
 # --- kill -9 at random moments while three invoices confirm -----------------------------
 ids=() txs=()
 for i in 1 2 3; do
-	inv=$(new_invoice a '{"tier":"bt-fault","months":1}')
+	inv=$(bt_new_invoice a '{"tier":"bt-fault","months":1}')
 	ids+=("$(jq -r .id <<<"$inv")")
-	txs+=("$(bt_pay "$(jq -r .address <<<"$inv")" "$PRICE")")
+	txs+=("$(payer_pays "$(jq -r .address <<<"$inv")" "$PRICE")")
 done
 all_seen() { local id; for id in "${ids[@]}"; do bt_status_is a "$id" seen || return 1; done; }
 check "three payments are seen" wait_until 30 all_seen
@@ -57,7 +48,7 @@ crashes=0
 for _ in 1 2 3 4 5 6; do
 	mine 1 >/dev/null
 	sleep "0.$((RANDOM % 9))"
-	bt_kill a KILL && bt_start a && crashes=$((crashes + 1))
+	billing_stop a KILL && billing_restart a && crashes=$((crashes + 1))
 done
 assert_eq "billing was killed with SIGKILL and restarted 6 times" 6 "$crashes"
 all_provisioned() { local id; for id in "${ids[@]}"; do bt_status_is a "$id" provisioned || return 1; done; }
@@ -73,37 +64,37 @@ for i in 0 1 2; do
 done
 
 # --- two instances ----------------------------------------------------------------------
-check "billing b starts beside a" bt_start b
+check_here "billing b starts beside a" billing_start b invoices.create_burst=100
 sleep 2
-assert_eq "a leads" leader "$(role a)"
-assert_eq "b stands by" standby "$(role b)"
+assert_eq "a leads" leader "$(bt_role a)"
+assert_eq "b stands by" standby "$(bt_role b)"
 assert_json "only the leader polls" "$(bt_status b)" '.cycles == 0'
-assert_json "the standby serves the API too" "$(curl -s "$(bt_api b)/api/invoices/$ID")" \
+assert_json "the standby serves the API too" "$(curl -s "$(billing_url b)/api/invoices/$ID")" \
 	'.status == "provisioned"'
-inv=$(new_invoice b '{"tier":"bt-fault","months":1}')
+inv=$(bt_new_invoice b '{"tier":"bt-fault","months":1}')
 ID2=$(jq -r .id <<<"$inv")
-bt_pay "$(jq -r .address <<<"$inv")" "$PRICE" >/dev/null
+payer_pays "$(jq -r .address <<<"$inv")" "$PRICE" >/dev/null
 check "the leader sees the payment to b's invoice" bt_wait_status a "$ID2" seen 30
-check "the leader is killed with SIGKILL" bt_kill a KILL
+check_here "the leader is killed with SIGKILL" billing_stop a KILL
 check "b takes over within 5 s" wait_until 5 is_leader b
 check "three blocks are mined" mine 3
 check "b finishes the open invoice" bt_wait_status b "$ID2" provisioned 30
 
 # --- the wallet-rpc frozen while a payment arrives --------------------------------------
 WPID=$(head -n1 "$XG_VAR/run/wallet-billing.pid")
-inv=$(new_invoice b '{"tier":"bt-fault","months":1}')
+inv=$(bt_new_invoice b '{"tier":"bt-fault","months":1}')
 ID3=$(jq -r .id <<<"$inv")
 kill -STOP "$WPID"
 defer kill -CONT "$WPID"
-bt_pay "$(jq -r .address <<<"$inv")" "$PRICE" >/dev/null
+payer_pays "$(jq -r .address <<<"$inv")" "$PRICE" >/dev/null
 mine 1 >/dev/null
-not_ready() { [[ $(curl -s -o /dev/null -w '%{http_code}' "$(bt_admin b)/readyz") == 503 ]]; }
+not_ready() { [[ $(curl -s -o /dev/null -w '%{http_code}' "$(billing_admin b)/readyz") == 503 ]]; }
 check "readiness fails while the wallet-rpc does not answer" wait_until 20 not_ready
-assert_json "readiness names the wallet" "$(curl -s "$(bt_admin b)/readyz")" '.checks.wallet != "ok"'
+assert_json "readiness names the wallet" "$(curl -s "$(billing_admin b)/readyz")" '.checks.wallet != "ok"'
 sleep "$OUTAGE_S"
 assert_json "nothing was seen while the wallet was down" "$(bt_get b "$ID3")" '.status == "pending"'
 kill -CONT "$WPID"
-ready() { [[ $(curl -s -o /dev/null -w '%{http_code}' "$(bt_admin b)/readyz") == 200 ]]; }
+ready() { [[ $(curl -s -o /dev/null -w '%{http_code}' "$(billing_admin b)/readyz") == 200 ]]; }
 check "readiness recovers once the wallet-rpc answers" wait_until 30 ready
 is_confirming() { bt_get b "$ID3" | jq -e '.status == "confirming" and .confirmations >= 1' >/dev/null; }
 check "the payment that arrived meanwhile is seen (already mined)" wait_until 30 is_confirming
@@ -117,7 +108,7 @@ check "and it is provisioned" bt_wait_status b "$ID3" provisioned 30
 # (tx B) spend the same output of the payer, both built without relaying (the payer wallet
 # never rebroadcasts them). A is mined, the reorg pops its block and B takes A's place in
 # the longer chain: A's key image is spent there, and no node takes A back any more.
-inv=$(new_invoice b '{"tier":"bt-reorg","months":1}')
+inv=$(bt_new_invoice b '{"tier":"bt-reorg","months":1}')
 ID4=$(jq -r .id <<<"$inv")
 ADDR4=$(jq -r .address <<<"$inv")
 # The smallest unlocked output that covers the price and the fee: A sweeps it whole to
@@ -159,11 +150,7 @@ missing_everywhere() { # TXID: neither in the chain nor in the pool of any node
 			jq -e --arg t "$1" '(.missed_tx // []) | index($t) != null' >/dev/null || return 1
 	done
 }
-mined_on() { # URL TXID: the node has the transaction in its chain
-	curl -sf --max-time 10 -d "{\"txs_hashes\":[\"$2\"]}" "$1/get_transactions" |
-		jq -e '(.txs // [])[0] | . != null and .in_pool == false' >/dev/null
-}
-mined_everywhere() { local u; for u in "${URLS[@]}"; do mined_on "$u" "$1" || return 1; done; }
+mined_everywhere() { local u; for u in "${URLS[@]}"; do in_chain_lookup "$u" "$1" || return 1; done; }
 # Pops every node down to BASE_HEIGHT, all at once (one by one, a popped node could sync
 # the blocks back from one that has not popped yet).
 pop_all() {
@@ -189,7 +176,7 @@ reorg_out() {
 	until flush_all && broadcast "$NODE_A_URL" "$hexb"; do
 		echo "# attempt $attempt: node A has the payment back, or kept it" >&2
 		((attempt++ < 8)) || return 1
-		if mined_on "$NODE_A_URL" "$tx4"; then pop_all; fi
+		if in_chain_lookup "$NODE_A_URL" "$tx4"; then pop_all; fi
 		sleep 1
 	done
 	mine 4 || return 1

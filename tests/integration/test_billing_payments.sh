@@ -13,33 +13,26 @@ bt_setup
 PRICE=10000000000 # 0.01 XMR a month
 bt_tier bt-pay "$PRICE" 3
 bt_tier bt-pay-plus $((PRICE * 2)) 3
-bt_config leader 0 "[invoices]" "create_burst = 100"
-bt_config shortttl 1 "[invoices]" "ttl = 5s" "create_burst = 100"
-check "billing (leader) starts" bt_start leader
-check "billing (second instance, short quotes) starts" bt_start shortttl
+check_here "billing (leader) starts" billing_start leader invoices.create_burst=100
+check_here "billing (second instance, short quotes) starts" billing_start shortttl \
+	invoices.ttl=5s invoices.create_burst=100
 
-new_invoice() { # NAME BODY -> invoice JSON
-	local st body
-	read -r st body <<<"$(bt_invoice "$1" "$2")"
-	[[ $st == 201 ]] || echo "# POST /api/invoices answered $st: $body" >&2
-	echo "$body"
-}
 field() { jq -r ".$2" <<<"$1"; }
 
-exact=$(new_invoice leader '{"tier":"bt-pay","months":1}')
-short1=$(new_invoice leader '{"tier":"bt-pay","months":1}')
-short5=$(new_invoice leader '{"tier":"bt-pay","months":1}')
-over=$(new_invoice leader '{"tier":"bt-pay","months":1}')
-late=$(new_invoice shortttl '{"tier":"bt-pay","months":1}')
+exact=$(bt_new_invoice leader '{"tier":"bt-pay","months":1}')
+short1=$(bt_new_invoice leader '{"tier":"bt-pay","months":1}')
+short5=$(bt_new_invoice leader '{"tier":"bt-pay","months":1}')
+over=$(bt_new_invoice leader '{"tier":"bt-pay","months":1}')
+late=$(bt_new_invoice shortttl '{"tier":"bt-pay","months":1}')
 for inv in "$exact" "$short1" "$short5" "$over" "$late"; do
 	assert_json "invoice $(field "$inv" id) is pending at 0.01 XMR" "$inv" \
 		".status == \"pending\" and .amount == \"$PRICE\""
 done
 
-tx_exact=$(bt_pay "$(field "$exact" address)" "$PRICE")
-bt_pay "$(field "$short1" address)" $((PRICE * 99 / 100)) >/dev/null
-bt_pay "$(field "$short5" address)" $((PRICE * 95 / 100)) >/dev/null
-bt_pay "$(field "$over" address)" $((PRICE + 12345)) >/dev/null
+tx_exact=$(payer_pays "$(field "$exact" address)" "$PRICE")
+payer_pays "$(field "$short1" address)" $((PRICE * 99 / 100)) >/dev/null
+payer_pays "$(field "$short5" address)" $((PRICE * 95 / 100)) >/dev/null
+payer_pays "$(field "$over" address)" $((PRICE + 12345)) >/dev/null
 E=$(field "$exact" id) S1=$(field "$short1" id) S5=$(field "$short5" id) O=$(field "$over" id)
 L=$(field "$late" id)
 
@@ -65,7 +58,7 @@ check "one block is mined" mine 1
 is_confirming_1() { bt_get leader "$E" | jq -e '.status == "confirming" and .confirmations == 1' >/dev/null; }
 check "exact payment: confirming with 1 confirmation" wait_until 30 is_confirming_1
 
-bt_pay "$(field "$short5" address)" $((PRICE * 5 / 100)) >/dev/null
+payer_pays "$(field "$short5" address)" $((PRICE * 5 / 100)) >/dev/null
 check "5% short, second payment in the pool: seen" bt_wait_status leader "$S5" seen 30
 check "three more blocks are mined" mine 3
 check "exact payment: provisioned at 3 confirmations" bt_wait_status leader "$E" provisioned 30
@@ -100,7 +93,7 @@ assert_json "1% short: paid as received, nothing remaining" "$(bt_get leader "$S
 
 # --- paid after expiry ---------------------------------------------------------------
 check "an unpaid invoice expires after its quote's lifetime" bt_wait_status leader "$L" expired 30
-bt_pay "$(field "$late" address)" "$PRICE" >/dev/null
+payer_pays "$(field "$late" address)" "$PRICE" >/dev/null
 check "paid after expiry: late" bt_wait_status leader "$L" late 30
 assert_json "late within the grace period at the locked amount: honoured" "$(bt_get leader "$L")" \
 	'.late_policy == "honoured"'
@@ -111,7 +104,7 @@ check "late and honoured: provisioned" bt_wait_status leader "$L" provisioned 30
 us() { echo "(extract(epoch FROM $1) * 1000000)::bigint"; } # a timestamp in microseconds
 before=$(bt_db "SELECT $(us t.valid_until) FROM tenants t
                  JOIN invoices i ON i.tenant_id = t.id WHERE i.id = '$E'")
-renew=$(new_invoice leader "{\"tier\":\"bt-pay-plus\",\"months\":2,\"token\":\"$token\"}")
+renew=$(bt_new_invoice leader "{\"tier\":\"bt-pay-plus\",\"months\":2,\"token\":\"$token\"}")
 assert_json "a renewal is an invoice to the tenant's own subaddress, without a new token" "$renew" \
 	".kind == \"renewal\" and .address == \"$(field "$exact" address)\" and
 	 .amount == \"$((PRICE * 4))\" and (has(\"token\") | not)"
@@ -123,7 +116,7 @@ bt_db "INSERT INTO payments (txid, subaddress_index, invoice_id, amount, height,
        SELECT encode(sha256(('dust-$R-' || n)::bytea), 'hex'), i.subaddress_index, i.id, 1, 1,
               100, 'confirmed', 'poller'
          FROM invoices i, generate_series(1, 300) n WHERE i.id = '$R'" >/dev/null
-bt_pay "$(field "$renew" address)" $((PRICE * 4)) >/dev/null
+payer_pays "$(field "$renew" address)" $((PRICE * 4)) >/dev/null
 check "the renewal payment is seen" bt_wait_status leader "$R" seen 30
 check "three blocks are mined" mine 3
 check "the renewal is provisioned" bt_wait_status leader "$R" provisioned 30

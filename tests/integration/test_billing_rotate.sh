@@ -16,27 +16,23 @@
 defer rm -rf "$LIM_DIR"
 
 bt_setup
-bt_config rot 0 "[invoices]" "free_per_hour = 20" "free_burst = 20"
-check "billing starts" bt_start rot
-API=$(bt_api rot)
+check_here "billing starts" billing_start rot invoices.free_per_hour=20 invoices.free_burst=20
+API=$BL_URL
 
 # --- keys: billing serves only with its own token key; the gateways never have one -----
-grep -v '^token_key' "$BT_DIR/rot.ini" >"$BT_DIR/nokey.ini"
-sed -i "s/^port = $((XG_PORT_BASE + 80))\$/port = $((XG_PORT_BASE + 84))/;
-	s/^port = $((XG_PORT_BASE + 81))\$/port = $((XG_PORT_BASE + 85))/" "$BT_DIR/nokey.ini"
+billing_base_nokey() { billing_base_test | grep -v '^token_key'; }
 nokey_rc=0
-timeout 20 "$BT_BIN" --config "$BT_DIR/nokey.ini" >"$BT_DIR/nokey.log" 2>&1 || nokey_rc=$?
+nokey_out=$(billing_exit nokey --base nokey invoices.free_per_hour=20 invoices.free_burst=20) ||
+	nokey_rc=$?
 check "billing without [billing] token_key refuses to serve (exit $nokey_rc)" \
-	bash -c "(($nokey_rc != 0 && $nokey_rc != 124)) && grep -q 'token_key: required to serve' '$BT_DIR/nokey.log'"
+	bash -c "(($nokey_rc != 0 && $nokey_rc != 124)) && grep -q 'token_key: required to serve' <<<\"\$1\"" _ "$nokey_out"
 
 lim_setup
-lim_gateway g1 XMRGATE_AUTH_HA1_KEY="$BT_HA1_KEY" || exit 1
-defer lim_gateway_stop g1
-lim_gateway g2 XMRGATE_AUTH_HA1_KEY="$BT_HA1_KEY" || exit 1
-defer lim_gateway_stop g2
-G=("$LIM_URL_g1" "$LIM_URL_g2")
+gateway_start g1 --base bare auth.ha1_key="$BT_HA1_KEY" || exit 1
+gateway_start g2 --base bare auth.ha1_key="$BT_HA1_KEY" || exit 1
+G=("$(gw_url g1)" "$(gw_url g2)")
 check "the gateways run with ha1_key alone (no token key in their environment or config)" \
-	bash -c "! tr '\0' '\n' </proc/$LIM_PID_g1/environ | grep -qi token_key"
+	bash -c "! tr '\0' '\n' </proc/$(gw_pid g1)/environ | grep -qi token_key"
 
 BODY='{"jsonrpc":"2.0","id":1,"method":"get_block_count"}'
 path_status() { curl -s -o /dev/null -w '%{http_code}' --data-binary "$BODY" "$1/v1/$2/json_rpc"; }

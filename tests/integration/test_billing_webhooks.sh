@@ -24,13 +24,14 @@ DELIVERIES=$BT_DIR/webhook-deliveries.jsonl
 : >"$SECRETS"
 : >"$DELIVERIES"
 bt_tier bt-hook "$PRICE" 3
-HOOKS=("[webhooks]" "retry_base = 500ms" "retry_cap = 4s" "timeout = 3s" "poll_interval = 200ms")
-bt_config open 0 "[invoices]" "create_burst = 100" "free_burst = 100" "${HOOKS[@]}" "allow = 127.0.0.0/8, ::1"
-bt_config short 1 "[invoices]" "create_burst = 100" "ttl = 8s" "${HOOKS[@]}" \
-	"allow = 127.0.0.0/8"
-bt_config strict 2 "[invoices]" "create_burst = 100" "${HOOKS[@]}"
-bt_config open2 1 "[invoices]" "create_burst = 100" "free_burst = 100" "${HOOKS[@]}" \
-	"allow = 127.0.0.0/8"
+HOOKS=(webhooks.retry_base=500ms webhooks.retry_cap=4s webhooks.timeout=3s
+	webhooks.poll_interval=200ms)
+# The billings' configurations (billing_start): allow-listed or not, short quotes or not.
+OPEN=(invoices.create_burst=100 invoices.free_burst=100 "${HOOKS[@]}"
+	"webhooks.allow=127.0.0.0/8, ::1")
+SHORT=(invoices.create_burst=100 invoices.ttl=8s "${HOOKS[@]}" webhooks.allow=127.0.0.0/8)
+STRICT=(invoices.create_burst=100 "${HOOKS[@]}")
+OPEN2=(invoices.create_burst=100 invoices.free_burst=100 "${HOOKS[@]}" webhooks.allow=127.0.0.0/8)
 
 receiver_up() { curl -s -o /dev/null -X POST "http://127.0.0.1:$RECV_PORT/" -d '{}'; }
 receiver_start() {
@@ -40,6 +41,7 @@ receiver_start() {
 	xg_wait_until 10 receiver_up
 }
 receiver_stop() { xg_kill_pidfiles 10 "$BT_DIR/receiver.pid"; }
+defer receiver_stop
 
 create() { # NAME BODY -> "STATUS BODY"
 	bt_invoice "$1" "$2"
@@ -53,7 +55,7 @@ event_is() { [[ $(event_state "$1" "$2" "$3") == "$4" ]]; }
 check "the receiver starts" receiver_start
 
 # --- the SSRF guard at creation, on a billing without [webhooks] allow ---------------------
-check "billing (no allow list) starts" bt_start strict
+check_here "billing (no allow list) starts" billing_start strict "${STRICT[@]}"
 refused() { # URL: creation answers 400 webhook_url_refused
 	local st body
 	read -r st body <<<"$(create strict "{\"tier\":\"bt-hook\",\"webhook_url\":\"$1\"}")"
@@ -75,18 +77,18 @@ assert_json "a non-http(s) URL is invalid_webhook_url (400)" "$body" '.error.cod
 assert_eq "… answered 400" 400 "$st"
 read -r st body <<<"$(create strict '{"tier":"bt-hook","webhook_url":"http://u:p@example.com/"}')"
 assert_eq "a URL with a password is refused (400)" 400 "$st"
-check "billing (no allow list) stops" bt_kill strict
+check_here "billing (no allow list) stops" billing_stop strict
 
 # --- an event the guard must refuse at delivery ---------------------------------------------
 # Created on an allow-listed billing (ttl 8 s), then that billing stops and one without the
 # allow list is the only one left when the invoice expires: its sender must not connect.
-check "billing (allow list, 8 s quotes) starts" bt_start short
+check_here "billing (allow list, 8 s quotes) starts" billing_start short "${SHORT[@]}"
 read -r st exp <<<"$(create short "{\"tier\":\"bt-hook\",\"webhook_url\":\"$HOOK_URL\"}")"
 assert_eq "allow-listed: an invoice with a loopback webhook is created (201)" 201 "$st"
 X=$(jq -r .id <<<"$exp")
 echo "$X $(jq -r .webhook_secret <<<"$exp")" >>"$SECRETS"
-check "billing (allow list) stops before the quote expires" bt_kill short
-check "billing (no allow list) starts again" bt_start strict
+check_here "billing (allow list) stops before the quote expires" billing_stop short
+check_here "billing (no allow list) starts again" billing_restart strict
 check "the invoice expires" bt_wait_status strict "$X" expired 40
 refused_at_connect() {
 	bt_get strict "$X" | jq -e --arg id "$X.expired" '.webhook.events[] | select(.id == $id) |
@@ -95,14 +97,14 @@ refused_at_connect() {
 }
 check "the sender without allow list refuses to connect to 127.0.0.1" wait_until 30 refused_at_connect
 assert_eq "… and the receiver got nothing" 0 "$(jq -s --arg id "$X.expired" '[.[] | select(.event_id == $id)] | length' "$DELIVERIES")"
-check "billing (no allow list) stops" bt_kill strict
+check_here "billing (no allow list) stops" billing_stop strict
 
 # --- two replicas send, neither twice --------------------------------------------------------
 # Free-tier purchases are provisioned at creation: their provisioned events are written in
 # the creating transaction, alternately on two replicas whose senders both claim from the
 # outbox (FOR UPDATE SKIP LOCKED): each event is delivered, and by one of them only.
-check "billing (allow list) starts" bt_start open
-check "a second billing replica (allow list) starts" bt_start open2
+check_here "billing (allow list) starts" billing_start open "${OPEN[@]}"
+check_here "a second billing replica (allow list) starts" billing_start open2 "${OPEN2[@]}"
 free_ids=()
 for i in 1 2 3 4 5 6 7 8; do
 	name=open
@@ -119,7 +121,7 @@ sleep 3 # time for a second delivery, were there one
 twice=0
 for id in "${free_ids[@]}"; do (($(valid_count "$id.provisioned") == 1)) || twice=$((twice + 1)); done
 assert_eq "two senders on one outbox: no event delivered twice" 0 "$twice"
-check "the second replica stops" bt_kill open2
+check_here "the second replica stops" billing_stop open2
 
 # --- the main flow ---------------------------------------------------------------------------
 check "the expired event is delivered once an allow-listed sender runs" wait_until 60 received "$X.expired"
@@ -137,7 +139,7 @@ got=$(bt_get open "$M")
 assert_json "GET never shows the secret" "$got" 'has("webhook_secret") | not'
 assert_json "GET shows the webhook" "$got" ".webhook.url == \"$HOOK_URL\""
 
-tx=$(bt_pay "$(jq -r .address <<<"$inv")" "$PRICE")
+tx=$(payer_pays "$(jq -r .address <<<"$inv")" "$PRICE")
 check "the payment is seen" bt_wait_status open "$M" seen 30
 check "seen arrives, validly signed" wait_until 30 received "$M.seen"
 check "one block is mined" mine 1
@@ -164,16 +166,16 @@ failing() {
 check "GET shows confirming (2) failing: attempts, last error, next attempt" wait_until 30 failing
 check "the last blocks are mined" mine 1
 sleep "0.$((RANDOM % 9))"
-check "billing is killed with SIGKILL" bt_kill open KILL
-check "billing restarts" bt_start open
+check_here "billing is killed with SIGKILL" billing_stop open KILL
+check_here "billing restarts" billing_restart open
 check "the invoice is provisioned" bt_wait_status open "$M" provisioned 60
 pending_prov() {
 	bt_get open "$M" | jq -e --arg id "$M.provisioned" '.webhook.events[] | select(.id == $id) |
 		.state == "pending"' >/dev/null
 }
 check "the provisioned event waits in the outbox" wait_until 30 pending_prov
-check "billing is killed with SIGKILL again while it retries" bt_kill open KILL
-check "billing restarts again" bt_start open
+check_here "billing is killed with SIGKILL again while it retries" billing_stop open KILL
+check_here "billing restarts again" billing_restart open
 left=$((DOWN_S - (SECONDS - down_at)))
 ((left > 0)) && sleep "$left"
 echo "# the receiver was down for $((SECONDS - down_at)) s"

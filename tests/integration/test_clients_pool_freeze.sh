@@ -29,47 +29,10 @@
 TRIXIE_SH=$XG_REPO/scripts/monero-trixie.sh
 work=$(mktemp -d "$XG_VAR/pool-freeze-test.XXXXXX")
 defer rm -rf "$work"
-W_PORT=$((NODES_PORT_BASE + 9))
-W=http://127.0.0.1:$W_PORT
+W_PORT=$((XG_PORT_BASE + 99))
 D_P2P=$((XG_PORT_BASE + 16)) D_RPC=$((XG_PORT_BASE + 17))
 NODE_D_URL=http://127.0.0.1:$D_RPC
 
-# A tenant of the nodes gateway (its own HA1 key), with the handle for Digest.
-tenant_login() {
-	local out
-	out=$(XMRGATE_DATABASE_URL=$DATABASE_URL XMRGATE_GATEWAY_HA1_KEY=$NODES_HA1_KEY \
-		"$XG_REPO/bin/xmrgate-billing" grant --tier sovereign --days 1 2>/dev/null) || return 1
-	LOGIN=$(sed -n 's/^HANDLE=//p' <<<"$out"):$(sed -n 's/^TOKEN=//p' <<<"$out")
-	TOKEN=$(sed -n 's/^TOKEN=//p' <<<"$out")
-	[[ $LOGIN == t_*:xg_* ]]
-}
-
-start_wallet() {
-	local pid
-	"$TRIXIE_SH" exec "$XG_VAR" monero-wallet-rpc --daemon-address "$1" --daemon-login "$LOGIN" \
-		--rpc-bind-ip 127.0.0.1 --rpc-bind-port "$W_PORT" --disable-rpc-login \
-		--wallet-dir "$work" --log-file "$work/wallet.log" --log-level 1 --non-interactive \
-		--allow-mismatched-daemon-version --shared-ringdb-dir "$work/ringdb" >"$work/wallet.out" 2>&1 &
-	pid=$!
-	defer stop_pid "$pid"
-	wait_until 60 curl -sf -o /dev/null "$W/json_rpc" -d '{"jsonrpc":"2.0","id":"0","method":"get_version"}'
-}
-
-# Node D: 0.18.4, linked to A (P2P), on the stack's chain.
-start_node_d() {
-	local pid
-	mkdir -p "$work/d"
-	"$TRIXIE_SH" exec "$XG_VAR" monerod --regtest --fixed-difficulty 1 --data-dir "$work/d" \
-		--keep-fakechain --log-file "$work/d.log" --log-level 0 --non-interactive \
-		--p2p-bind-ip 127.0.0.1 --p2p-bind-port "$D_P2P" --max-connections-per-ip 10 \
-		--add-exclusive-node "127.0.0.1:$((XG_PORT_BASE + 10))" \
-		--rpc-bind-ip 127.0.0.1 --rpc-bind-port "$D_RPC" --disable-rpc-ban \
-		--rpc-max-connections-per-private-ip 100 --no-zmq --no-igd --check-updates disabled \
-		--disable-dns-checkpoints >"$work/d.out" 2>&1 &
-	pid=$!
-	defer stop_pid "$pid"
-	wait_until 60 curl -sf -o /dev/null "$NODE_D_URL/get_height"
-}
 d_synced() {
 	[[ $(curl -sf "$NODE_D_URL/get_info" | jq -r '"\(.height) \(.top_block_hash)"') == \
 		"$(curl -sf "$NODE_A_URL/get_info" | jq -r '"\(.height) \(.top_block_hash)"')" ]]
@@ -80,12 +43,6 @@ nodes_b_d() {
 		INSERT INTO nodes (name, url, priority, pruned) VALUES ('b', '$NODE_B_URL', 'primary', false),
 			('d', '$NODE_D_URL', 'standby', false); COMMIT;" >/dev/null
 }
-in_pool() { curl -sf --max-time 5 "$1/get_transaction_pool_hashes" | jq -e --arg t "$2" '.tx_hashes // [] | index($t) != null' >/dev/null; }
-not_in_pool() { curl -sf --max-time 5 "$1/get_transaction_pool_hashes" | jq -e --arg t "$2" '.tx_hashes // [] | index($t) == null' >/dev/null; }
-wallet_pool_lacks() { ! wallet_pool_has "$1"; }
-wallet_pool_has() {
-	rpc "$W" get_transfers '{"pool":true}' | jq -e --arg t "$1" '[.pool[]?.txid] | index($t) != null' >/dev/null
-}
 refresh_once() { XG_RPC_TIMEOUT=90 rpc "$W" refresh '{}'; }
 # refreshes_until_seen TXID MAX: refreshes (at most MAX times) until the wallet's pool view
 # has TXID; prints how many it took.
@@ -93,7 +50,7 @@ refreshes_until_seen() {
 	local n
 	for ((n = 1; n <= $2; n++)); do
 		XG_RPC_TIMEOUT=90 rpc "$W" refresh '{}' >/dev/null || echo "# refresh $n failed" >&2
-		if wallet_pool_has "$1"; then
+		if in_wallet_pool "$W" "$1"; then
 			echo "$n"
 			return 0
 		fi
@@ -114,40 +71,36 @@ pool_query() {
 # pool_extent HEX: the answer's pool_info_extent (1 incremental, 2 the whole pool).
 pool_extent() { sed -n "s/.*$(printf pool_info_extent | od -An -v -tx1 | tr -d ' \n')080\([0-9]\).*/\1/p" <<<"$1"; }
 node_requests() { metric_sum "$GW_ADMIN" xmrgate_gateway_node_requests_total "node=\"$1\""; }
-node_up() { gw_status | jq -e --arg n "$1" '.nodes[] | select(.name == $n) | .up' >/dev/null; }
+node_up() { gw_node_status "$1" | jq -e '.up' >/dev/null; }
 node_down() { ! node_up "$1"; }
 both_up() { node_up b && node_up d; }
-pay() {
-	rpc "$PAYER_WALLET_URL" transfer "$(jq -cn --arg a "$ADDRESS" --argjson n "$1" \
-		'{destinations:[{amount:$n,address:$a}]}')" | jq -r '.tx_hash // empty'
-}
 
 check "the Debian 13 root with monero 0.18.4 is there (built when missing)" "$TRIXIE_SH" root
-check_here "node D (0.18.4) starts" start_node_d || exit 1
+check_here "node D (0.18.4) starts" node_start pool-freeze-d "$D_P2P" "$D_RPC" --trixie || exit 1
 check "… and syncs the stack's chain" wait_until 120 d_synced
 assert_json "… it runs 0.18.4 or newer (RPC 3.14)" "$(rpc "$NODE_D_URL" get_version)" '.version >= 196622'
 check_here "nodes: B primary, D standby (both 0.18.4)" nodes_b_d
-check_here "a tenant for the test gateway" tenant_login
-check_here "the test gateway is ready" gw_start pool-freeze
+check_here "a tenant for the test gateway" grant_tenant --bare sovereign 1
+check_here "the test gateway is ready" gateway_start pool-freeze --base nodes
 check "it has B and D up" wait_until 30 both_up
-GW_HOSTPORT=${GW_URL#http://} GW_HOSTPORT=${GW_HOSTPORT%%/*}
-check_here "a 0.18.4 wallet-rpc through the gateway (Digest) starts" start_wallet "$GW_HOSTPORT" ||
-	exit 1
+check_here "a 0.18.4 wallet-rpc through the gateway (Digest) starts" \
+	wallet_rpc_start --trixie pool "$W_PORT" "127.0.0.1:$(gw_port pool-freeze)" "$LOGIN" || exit 1
+W=$WALLET_URL
 check "create a wallet" rpc "$W" create_wallet '{"filename":"pool","language":"English"}'
 ADDRESS=$(rpc "$W" get_address '{"account_index":0}' | jq -r .address)
-v=$(sed -n "s/^Monero '.*' (v\([0-9.]*\).*/\1/p" "$work/wallet.out" | head -n 1)
-check "it runs 0.18.4 or newer ($v)" test "$(printf '0.18.4\n%s\n' "$v" | sort -V | head -n 1)" = 0.18.4
+v=$(wallet_rpc_version pool)
+check "it runs 0.18.4 or newer ($v)" version_at_least "$v" 0.18.4
 check "refresh 0: it syncs through the gateway" refresh_once
 
 # 1. B healthy: the payment reaches B's pool; the wallet sees it within two refreshes,
 # answered by B.
 b_before=$(node_requests b)
-txid=$(pay 300000000000)
+txid=$(payer_pays "$ADDRESS" 300000000000)
 check "payment 1 is made" test -n "$txid"
-check "… it reaches B's pool" wait_until 30 in_pool "$NODE_B_URL" "$txid"
+check "… it reaches B's pool" wait_until 30 in_pool_hashes "$NODE_B_URL" "$txid"
 # D's pool keeps what it added and removed from its first transaction on: once payment 1
 # came and went, D can answer incrementally.
-check "… and D's" wait_until 30 in_pool "$NODE_D_URL" "$txid"
+check "… and D's" wait_until 30 in_pool_hashes "$NODE_D_URL" "$txid"
 took=$(refreshes_until_seen "$txid" 2)
 check "B healthy: the wallet's pool view has payment 1 within two refreshes (took ${took:-more})" test -n "$took"
 check "… its refreshes were answered by B" test "$(node_requests b)" -gt "$b_before"
@@ -161,13 +114,13 @@ check "payment 2 is signed (not relayed)" test -n "$txid"
 sent=$(curl -sf "$NODE_D_URL/send_raw_transaction" \
 	-d "$(jq -c '{tx_as_hex: .tx_blob, do_not_relay: true}' <<<"$signed")")
 assert_json "… submitted to D only (do_not_relay)" "$sent" '.status == "OK"'
-check "… it is in D's pool" wait_until 10 in_pool "$NODE_D_URL" "$txid"
-check "… and not in B's" not_in_pool "$NODE_B_URL" "$txid"
+check "… it is in D's pool" wait_until 10 in_pool_hashes "$NODE_D_URL" "$txid"
+check "… and not in B's" not_in_pool_hashes "$NODE_B_URL" "$txid"
 sleep 1 # B's daemon_time in refresh 1 is after D took payment 2
 b_before=$(node_requests b)
 check "refresh 1, on B" refresh_once
 check "… answered by B" test "$(node_requests b)" -gt "$b_before"
-check "… payment 2 is not in the wallet's pool view (B never had it)" wallet_pool_lacks "$txid"
+check "… payment 2 is not in the wallet's pool view (B never had it)" not_in_wallet_pool "$W" "$txid"
 freeze b
 check "B frozen: the gateway marks it down" wait_until 30 node_down b
 d_before=$(node_requests d)
@@ -182,7 +135,7 @@ assert_json "… with its amount" "$(rpc "$W" get_transfers '{"pool":true}')" \
 direct=$(pool_query "$NODE_D_URL" "$(date +%s)")
 assert_eq "D asked directly for its pool since now: an incremental answer" 1 "$(pool_extent "$direct")"
 check "… without payment 2" test "${direct/$txid/}" = "$direct"
-via=$(pool_query "$GW_URL" "$(date +%s)")
+via=$(pool_query "$GW_URL/v1/$TOKEN" "$(date +%s)")
 assert_eq "the same request through the gateway: D's whole pool" 2 "$(pool_extent "$via")"
 check "… with payment 2" test "${via/$txid/}" != "$via"
 thaw b

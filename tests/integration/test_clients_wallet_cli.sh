@@ -23,10 +23,6 @@ work=$(mktemp -d "$XG_VAR/wallet-cli-test.XXXXXX")
 defer rm -rf "$work"
 gw_hostport=${GATEWAY_URL#http://}
 
-in_pool_hashes() { curl -sf "$1/get_transaction_pool_hashes" | jq -e --arg t "$2" '.tx_hashes // [] | index($t) != null' >/dev/null; }
-burst_refusals() { metric "$GATEWAY_ADMIN_URL" 'xmrgate_gateway_rate_limited_total{limit="burst"}'; }
-at_least_0184() { [[ $(printf '0.18.4\n%s\n' "$1" | sort -V | head -n 1) == 0.18.4 ]]; }
-host_version() { monero-wallet-cli --version | sed -n 's/.*(v\([0-9.]*\).*/\1/p'; }
 
 # cli_start host|trixie NAME LOGIN: monero-wallet-cli creating the wallet NAME through
 # the gateway, on the driver (a coprocess, CLI); CLI_OUT is the start's JSON answer.
@@ -99,9 +95,9 @@ cli_round() {
 	check_here "$kind: \`version\`" cli version "Monero '|[Ee]rror" || return 1
 	v=$(sed -n 's/.*(v\([0-9][0-9.]*\).*/\1/p' <<<"$CLI_TEXT" | head -n 1)
 	if [[ $kind == trixie ]]; then
-		check "$kind: it runs 0.18.4 or newer ($v)" at_least_0184 "$v"
+		check "$kind: it runs 0.18.4 or newer ($v)" version_at_least "$v" 0.18.4
 	else
-		assert_eq "$kind: it runs this machine's monero-wallet-cli" "$(host_version)" "$v"
+		assert_eq "$kind: it runs this machine's monero-wallet-cli" "$(host_monero_version monero-wallet-cli)" "$v"
 	fi
 	p="wallet-cli $v:"
 	check_here "$p \`address\`" cli address 'Primary address|[Ee]rror' || return 1

@@ -46,7 +46,8 @@ pg_down() { as_pg "$PG_BIN/pg_ctl" -D "$HA_DIR/$1" -m fast -w -t 60 stop >/dev/n
 ha_cleanup() {
 	local c
 	# the daemons' and servers' logs, for a failed run (XG_HA_LOGS=DIR keeps them there)
-	[[ -z ${XG_HA_LOGS:-} ]] || cp -r "$HA_DIR"/*.log "$LIM_DIR" "$XG_HA_LOGS"/ 2>/dev/null
+	[[ -z ${XG_HA_LOGS:-} ]] || cp -r "$HA_DIR"/*.log "$LIM_DIR" "$(gw_log g1)" "$(billing_log a)" \
+		"$(billing_log b)" "$XG_HA_LOGS"/ 2>/dev/null
 	for c in primary standby; do
 		[[ -e $HA_DIR/$c/postmaster.pid ]] &&
 			as_pg "$PG_BIN/pg_ctl" -D "$HA_DIR/$c" -m immediate -w -t 30 stop >/dev/null 2>&1
@@ -88,21 +89,12 @@ check "the tenant reached the standby" wait_until 20 bash -c \
 	"[[ \$(psql -X -At -h 127.0.0.1 -p $P2 -U postgres -d xmrgate -c 'SELECT count(*) FROM tenants WHERE id = $tenant_id') == 1 ]]"
 
 # --- the daemons -----------------------------------------------------------------------
-# (not under `check`: lim_gateway sets LIM_URL_g1 and LIM_PID_g1 in this shell)
-if lim_gateway g1; then _xg_pass "a gateway starts on the multi-host URL"; else
-	_xg_fail "a gateway starts on the multi-host URL"
-	exit 1
-fi
-defer lim_gateway_stop g1
-GW_ADMIN=http://127.0.0.1:$((LIM_PORT_NEXT - 1))
-bt_config a 0 "[invoices]" "create_burst = 100"
-bt_config b 1
-check "billing a starts on the multi-host URL" bt_start a
-check "billing b starts beside it" bt_start b
-role() { bt_status "$1" | jq -r '.role'; }
+check_here "a gateway starts on the multi-host URL" gateway_start g1 --base bare || exit 1
+check_here "billing a starts on the multi-host URL" billing_start a invoices.create_burst=100
+check_here "billing b starts beside it" billing_start b
 one_leader() {
 	local ra rb
-	ra=$(role a) rb=$(role b)
+	ra=$(bt_role a) rb=$(bt_role b)
 	[[ "$ra $rb" == "leader standby" || "$ra $rb" == "standby leader" ]]
 }
 check "one billing instance leads" wait_until 20 one_leader
@@ -111,7 +103,7 @@ check "one billing instance leads" wait_until 20 one_leader
 read -r st inv <<<"$(bt_invoice a '{"tier":"bt-ha","months":1}')"
 assert_eq "an invoice is created" 201 "$st"
 INV=$(jq -r .id <<<"$inv")
-tx=$(bt_pay "$(jq -r .address <<<"$inv")" "$PRICE")
+tx=$(payer_pays "$(jq -r .address <<<"$inv")" "$PRICE")
 check "the payment is seen" bt_wait_status a "$INV" seen 60
 check "one block is mined" mine 1
 check "the invoice is confirming (1 of 4)" bt_wait_status a "$INV" confirming 60
@@ -120,7 +112,7 @@ check "the invoice is confirming (1 of 4)" bt_wait_status a "$INV" confirming 60
 touch "$HA_DIR/load.on"
 (
 	while [[ -e $HA_DIR/load.on ]]; do
-		lim_load 100 4 "$LIM_RPC_BODY" "$LIM_URL_g1/v1/$token/json_rpc"
+		lim_load 100 4 "$LIM_RPC_BODY" "$(gw_url g1)/v1/$token/json_rpc"
 		sleep 0.05
 	done >"$LIM_DIR/codes"
 ) &
@@ -130,8 +122,8 @@ load=$!
 # in use); prints the answers that were not 200, one status a line.
 tiers_burst() {
 	{
-		lim_get_load 40 8 "$(bt_api a)/api/tiers"
-		lim_get_load 40 8 "$(bt_api b)/api/tiers"
+		lim_get_load 40 8 "$(billing_url a)/api/tiers"
+		lim_get_load 40 8 "$(billing_url b)/api/tiers"
 	} | grep -v '^200$'
 }
 # billing_back NAME — from the moment a primary is back: the first answer within the
@@ -139,7 +131,7 @@ tiers_burst() {
 billing_back() {
 	local t0=$SECONDS first bad
 	check "$1: billing answers within ${BILLING_BOUND_S} s" \
-		wait_until "$BILLING_BOUND_S" curl -sf -o /dev/null "$(bt_api a)/api/tiers"
+		wait_until "$BILLING_BOUND_S" curl -sf -o /dev/null "$(billing_url a)/api/tiers"
 	first=$((SECONDS - t0))
 	bad=$(tiers_burst)
 	assert_eq "$1: 80 more GET /api/tiers, 8 at once on each instance, none failed (first answer after ${first} s)" "" "$bad"
@@ -184,15 +176,15 @@ assert_eq "0 failed requests for the known tenant" 0 "$other"
 # (readiness stays 200 through an outage, degraded: following again is "degraded": false)
 check "the gateway follows the new primary" wait_until 20 bash -c \
 	"curl -s '$GW_ADMIN/readyz' | jq -e '.status == \"ready\" and .degraded == false' >/dev/null"
-out=$("$XG_REPO/build/release/tests/tools/notify_latency" "$DATABASE_URL" "$LIM_URL_g1" 10 100 2>&1)
+out=$("$XG_REPO/build/release/tests/tools/notify_latency" "$DATABASE_URL" "$(gw_url g1)" 10 100 2>&1)
 check "tenants created on the new primary are accepted within 100 ms of their commit" test $? -eq 0
 echo "$out" | sed 's/^/# /'
-check "the gateway re-subscribed after the switch" grep -q '"pgsync_lost"' "$LIM_DIR/gateway-g1.log"
+check "the gateway re-subscribed after the switch" grep -q '"pgsync_lost"' "$(gw_log g1)"
 
 # (6) the usage counted during the outage lands on the new primary, once
 check "usage_daily on the new primary reaches what was served within 8 s (flushes every 5 s)" \
 	wait_until 8 bash -c "[[ \$(psql -X -At '$DATABASE_URL' -c \"SELECT coalesce(sum(used), 0) FROM usage_daily WHERE tenant_id = $tenant_id\") -ge $served ]]"
-lim_gateway_stop g1
+gateway_stop g1
 used=$(psql_q "SELECT coalesce(sum(used), 0) FROM usage_daily WHERE tenant_id = $tenant_id")
 echo "# usage_daily $used, clients received $served"
 assert_eq "usage_daily equals what was served: nothing lost, nothing counted twice" "$served" "$used"
@@ -215,4 +207,4 @@ assert_eq "valid for one month: provisioned once" 1 \
 	            AND t.valid_until > now() + interval '1 month' - interval '5 min'")"
 
 check "the billing logs show the stale connections replaced" \
-	grep -q pg_reconnected "$BT_DIR/a.log" "$BT_DIR/b.log"
+	grep -q pg_reconnected "$(billing_log a)" "$(billing_log b)"

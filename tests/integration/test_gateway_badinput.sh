@@ -6,11 +6,10 @@
 . "$(dirname "$0")/lib.sh"
 
 check "the ASan+UBSan gateway is built" asan_gateway_built
-port=$((XG_PORT_BASE + 84)) admin=$((XG_PORT_BASE + 85))
-check_here "the ASan gateway becomes ready" asan_gateway_start badinput "$admin" \
-	XMRGATE_SERVER_PORT="$port" XMRGATE_SERVER_CONNECTION_TIMEOUT=2s
+check_here "the ASan gateway becomes ready" gateway_start badinput --asan \
+	server.connection_timeout=2s
 check_here "grant a tenant" grant_tenant wallet 1
-GW=http://127.0.0.1:$port
+GW=$GW_URL
 P=$GW/v1/$TOKEN
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@"; }
 # The grant reaches this gateway by NOTIFY; under ASan on a busy machine that can take a
@@ -81,7 +80,7 @@ bin_same "an empty client field"
 
 # A client that sends half a request and waits is cut off by the connection timeout.
 check "a slow client is disconnected by the connection timeout" \
-	raw "$port" 'POST /json_rpc HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"a"'
+	raw "$(gw_port badinput)" 'POST /json_rpc HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"a"'
 check "the gateway still serves after all that" curl -sf -o /dev/null "$P/get_height"
 
-asan_gateway_stop
+asan_gateway_stop badinput

@@ -31,34 +31,32 @@ TIER=lbtest
 work=$XG_VAR/balancer
 rm -rf "$work"
 mkdir -p "$work"
-g1_port=$((XG_PORT_BASE + 90)) g1_admin=$((XG_PORT_BASE + 91))
-g2_port=$((XG_PORT_BASE + 92)) g2_admin=$((XG_PORT_BASE + 93))
 ha_port=$((XG_PORT_BASE + 94))
 ng_billing=$((XG_PORT_BASE + 95)) ng_gateway=$((XG_PORT_BASE + 96))
 ha_billing=$((XG_PORT_BASE + 97))
-g3_port=$((XG_PORT_BASE + 98)) g3_admin=$((XG_PORT_BASE + 99))
 
 bt_setup
 bt_tier "$TIER" 1000000000 1
 defer psql_q "UPDATE tiers SET public = false WHERE id = '$TIER'"
-bt_config lb 0 "[server]" "trusted_proxies = 127.0.0.1" \
-	"[invoices]" "create_per_hour = 1" "create_burst = $BURST" "free_per_hour = 1" "free_burst = 1"
-check "billing with trusted_proxies starts" bt_start lb
-billing=$(bt_api lb)
-billing_port=${billing##*:}
-bt_config lbp 1 "[server]" "trusted_proxies = 127.0.0.1" "proxy_protocol = true" \
-	"[invoices]" "create_per_hour = 1" "create_burst = $BURST" "free_per_hour = 1" "free_burst = 1"
-check "billing with proxy_protocol starts" bt_start lbp
-billing_pp=$(bt_api lbp)
+limits=(invoices.create_per_hour=1 "invoices.create_burst=$BURST" invoices.free_per_hour=1
+	invoices.free_burst=1)
+check_here "billing with trusted_proxies starts" billing_start lb \
+	server.trusted_proxies=127.0.0.1 "${limits[@]}"
+billing=$(billing_url lb)
+billing_port=$(billing_port lb)
+check_here "billing with proxy_protocol starts" billing_start lbp \
+	server.trusted_proxies=127.0.0.1 server.proxy_protocol=true "${limits[@]}"
+billing_pp=$(billing_url lbp)
 
-gw_env=(XMRGATE_SERVER_TRUSTED_PROXIES=127.0.0.1 XMRGATE_SERVER_PROXY_PROTOCOL=true
-	XMRGATE_XMR402_BILLING_URL="$billing")
-check_here "gateway 1 with proxy_protocol starts" start_gateway lb1 "$g1_port" "$g1_admin" "${gw_env[@]}"
-check_here "gateway 2 with proxy_protocol starts" start_gateway lb2 "$g2_port" "$g2_admin" "${gw_env[@]}"
+gw_keys=(server.trusted_proxies=127.0.0.1 server.proxy_protocol=true
+	xmr402.billing_url="$billing")
+check_here "gateway 1 with proxy_protocol starts" gateway_start lb1 "${gw_keys[@]}"
+check_here "gateway 2 with proxy_protocol starts" gateway_start lb2 "${gw_keys[@]}"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
 	-keyout "$work/key.pem" -out "$work/cert.pem" >/dev/null 2>&1
-check_here "a TLS gateway with proxy_protocol starts" start_gateway lb3 "$g3_port" "$g3_admin" \
-	"${gw_env[@]}" XMRGATE_SERVER_TLS_CERT="$work/cert.pem" XMRGATE_SERVER_TLS_KEY="$work/key.pem"
+check_here "a TLS gateway with proxy_protocol starts" gateway_start lb3 \
+	"${gw_keys[@]}" server.tls_cert="$work/cert.pem" server.tls_key="$work/key.pem"
+g1_port=$(gw_port lb1) g2_port=$(gw_port lb2) g3_port=$(gw_port lb3)
 
 cat >"$work/haproxy.cfg" <<CFG
 global
@@ -276,7 +274,7 @@ PY
 assert_eq "billing: a malformed PROXY header is refused, even from the trusted peer" "" "$malformed"
 
 # Both gateways took challenges: the balancers spread them.
-for a in "$g1_admin" "$g2_admin"; do
-	n=$(curl -s "http://127.0.0.1:$a/metrics" | awk '/^xmrgate_gateway_requests_total/ {s += $2} END {print s + 0}')
-	check "gateway on admin port $a served requests through the balancers ($n)" test "${n:-0}" -gt 2
+for g in lb1 lb2; do
+	n=$(curl -s "$(gw_admin "$g")/metrics" | awk '/^xmrgate_gateway_requests_total/ {s += $2} END {print s + 0}')
+	check "gateway $g served requests through the balancers ($n)" test "${n:-0}" -gt 2
 done

@@ -12,55 +12,33 @@
 . "$(dirname "$0")/nodes_lib.sh"
 
 check "the nodes table holds A and B" nodes_table "a:primary b:primary"
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
-gw_start bincache
-check "a gateway starts and is ready" gw_ready
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
+check_here "a gateway starts and is ready" gateway_start bincache --base nodes
 mine 2 >/dev/null
 top=$(rpc "$NODE_A_URL" get_block_count | jq -r '.count - 1')
 
-# The gateway's own quorum (a tip answer may come from a node already past it).
-quorum_at() {
-	curl -s -H "Authorization: Bearer $NODES_ADMIN_TOKEN" "$GW_ADMIN/v1/quorum" |
-		jq -e --argjson h "$1" '.height == $h and .degraded == false' >/dev/null
-}
-check "the gateway's quorum tip reaches the top block" wait_until 15 quorum_at $((top + 1))
+check "the gateway's quorum tip reaches the top block" wait_until 15 gw_quorum_at $((top + 1))
 
 req=$XG_VAR/bin-req direct=$XG_VAR/bin-direct through=$XG_VAR/bin-through
-cache_of() { sed -n 's/^X-Xmrgate-Cache: //Ip'; }
 
 # Either node may serve the gateway (it picks by load), and their monerod versions differ
-# (A 0.18.0, B 0.18.4), and so may their bytes: an answer is compared with both, and B's
-# get_blocks.bin carries its clock (same_bin). A hit is the stored miss, byte for byte.
-# node_answers PATH: nodes A's and B's answers to the body in $req.
-node_answers() {
-	bin_post "$NODE_A_URL" "$1" "$req" "$direct-a" >/dev/null
-	bin_post "$NODE_B_URL" "$1" "$req" "$direct-b" >/dev/null
-}
-# whose FILE: the node whose answer FILE is ("a", "b", or nothing).
-whose() {
-	local n
-	for n in a b; do
-		if same_bin "$direct-$n" "$1"; then
-			echo "$n"
-			return
-		fi
-	done
-}
+# (A 0.18.0, B 0.18.4), and so may their bytes: an answer is compared with both (nodes_lib.sh
+# bin_ask_nodes, bin_whose), and B's get_blocks.bin carries its clock (same_bin). A hit is
+# the stored miss, byte for byte.
 
 # asked_twice PATH WHAT EXPECTED_FIRST EXPECTED_SECOND: the gateway's cache header for two
 # calls with the body in $req, each answer compared with the nodes'; a hit is the bytes of
 # the miss it was stored from.
 asked_twice() {
 	local first second
-	node_answers "$1"
-	first=$(bin_post "$GW_URL" "$1" "$req" "$through-1" | cache_of)
-	check "$2: the first answer is a node's" test -n "$(whose "$through-1")"
-	second=$(bin_post "$GW_URL" "$1" "$req" "$through" | cache_of)
+	bin_ask_nodes "$1" "$req" "$direct"
+	first=$(bin_post "$GW_URL/v1/$TOKEN" "$1" "$req" "$through-1" | cache_header)
+	check "$2: the first answer is a node's" bin_whose "$direct" "$through-1"
+	second=$(bin_post "$GW_URL/v1/$TOKEN" "$1" "$req" "$through" | cache_header)
 	if [[ $4 == hit ]]; then
 		check "$2: the second is the first, byte for byte" cmp -s "$through-1" "$through"
 	else
-		check "$2: the second answer is a node's" test -n "$(whose "$through")"
+		check "$2: the second answer is a node's" bin_whose "$direct" "$through"
 	fi
 	assert_eq "$2: the cache says '$3' then '$4'" "$3 $4" "${first:--} ${second:--}"
 }
@@ -68,7 +46,7 @@ asked_twice() {
 deep=$((top - 20))
 epee_heights_body "$deep" >"$req"
 asked_twice /get_blocks_by_height.bin "block $deep (deep)" miss hit
-bin_post "$GW_URL" /get_blocks_by_height.bin "$req" "$through" |
+bin_post "$GW_URL/v1/$TOKEN" /get_blocks_by_height.bin "$req" "$through" |
 	grep -qi '^Content-Type: application/octet-stream$'
 check "a cached .bin answer is application/octet-stream" test $? -eq 0
 
@@ -77,11 +55,11 @@ asked_twice /get_blocks_by_height.bin "block $((top - 2)) (near the tip)" - -
 
 # The same request with the wallet's client field first: stripped, so the entry is the same.
 printf '%b' "$EPEE_HEADER\\x08\\x06client\\x0a\\x20abcdefgh\\x07heights\\x85\\x04$(epee_u64 "$deep")" >"$req"
-bin_post "$GW_URL" /get_blocks_by_height.bin "$req" "$through" | cache_of >"$XG_VAR/bin-cache"
+bin_post "$GW_URL/v1/$TOKEN" /get_blocks_by_height.bin "$req" "$through" | cache_header >"$XG_VAR/bin-cache"
 assert_eq "block $deep asked with a client field: the same entry" hit "$(cat "$XG_VAR/bin-cache")"
 epee_heights_body "$deep" >"$req"
-node_answers /get_blocks_by_height.bin
-check "… and the same bytes" test -n "$(whose "$through")"
+bin_ask_nodes /get_blocks_by_height.bin "$req" "$direct"
+check "… and the same bytes" bin_whose "$direct" "$through"
 
 # Outputs: the first RingCT output (block 1's coinbase, long unlocked) and the newest one
 # (the last coinbase, locked for 60 blocks).
@@ -97,8 +75,8 @@ asked_twice /get_outs.bin "output $((outputs - 1)) (locked)" miss miss
 # locked one, and a block header asked for by hash, cached only once the block is deep.
 json_twice() { # json_twice PATH BODY WHAT FIRST SECOND
 	local first second
-	first=$(gw_headers "$1" "$2" | cache_of)
-	second=$(gw_headers "$1" "$2" | cache_of)
+	first=$(gw_headers "$1" "$2" | cache_header)
+	second=$(gw_headers "$1" "$2" | cache_header)
 	assert_eq "$3: the cache says '$4' then '$5'" "$4 $5" "${first:--} ${second:--}"
 }
 json_twice /get_outs '{"outputs":[{"amount":0,"index":0}]}' "JSON /get_outs, output 0" miss hit
@@ -120,7 +98,7 @@ dist_body() {
 dist_body >"$req"
 asked_twice /get_output_distribution.bin "the output distribution" miss hit
 new_top=$(mine 1)
-check "the gateway's quorum tip moves to the new block" wait_until 15 quorum_at $((new_top + 1))
+check "the gateway's quorum tip moves to the new block" wait_until 15 gw_quorum_at $((new_top + 1))
 asked_twice /get_output_distribution.bin "the output distribution after a block" miss hit
 
 # get_blocks.bin as a synced wallet polls it: one answer per body and tip, shared.
@@ -132,7 +110,7 @@ asked_twice /get_blocks.bin "get_blocks.bin after the genesis block" miss hit
 # with the status monerod gives it.
 printf 'not epee' >"$req"
 bin_post "$NODE_A_URL" /get_blocks_by_height.bin "$req" "$direct" | head -1 >"$XG_VAR/bin-status-direct"
-bin_post "$GW_URL" /get_blocks_by_height.bin "$req" "$through" | head -1 >"$XG_VAR/bin-status-gw"
+bin_post "$GW_URL/v1/$TOKEN" /get_blocks_by_height.bin "$req" "$through" | head -1 >"$XG_VAR/bin-status-gw"
 assert_eq "a body that is not epee gets the node's own status" \
 	"$(cut -d' ' -f2 "$XG_VAR/bin-status-direct")" "$(cut -d' ' -f2 "$XG_VAR/bin-status-gw")"
 check "the gateway is still ready" gw_ready

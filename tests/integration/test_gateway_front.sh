@@ -14,32 +14,21 @@
 check "the ASan+UBSan gateway is built" asan_gateway_built
 
 slow_port=$((XG_PORT_BASE + 91))
-native_port=$((XG_PORT_BASE + 92)) native_admin=$((XG_PORT_BASE + 93))
-mhd_port=$((XG_PORT_BASE + 94)) mhd_admin=$((XG_PORT_BASE + 95))
-base_url=${DATABASE_URL%/*}
 
-# scratch_db NAME NODE_URL: a migrated database whose only node is NODE_URL.
-scratch_db() {
-	psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"
-	defer psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)"
-	XMRGATE_DATABASE_URL=$base_url/$1 "$XG_REPO/bin/xmrgate-billing" \
-		--config "$XG_VAR/etc/billing.ini" migrate >/dev/null 2>&1 &&
-		psql -X -q "$base_url/$1" -c "INSERT INTO nodes (name, url) VALUES ('n', '$2')"
-}
-
-# start_asan NAME DB: the ASan gateway (own front end) on the native ports.
+# start_asan NAME DB_URL: the ASan gateway (own front end) on the database at DB_URL.
 start_asan() {
-	asan_gateway_start "$1" "$native_admin" XMRGATE_DATABASE_URL="$base_url/$2" \
-		XMRGATE_SERVER_PORT="$native_port" XMRGATE_SERVER_CONNECTION_TIMEOUT=2s \
-		XMRGATE_SERVER_FRONT_END=native
+	gateway_start "$1" --asan database.url="$2" server.connection_timeout=2s \
+		server.front_end=native
 }
 
-check_here "a database with node A" scratch_db xmrgate_front "$NODE_A_URL"
-export XMRGATE_DATABASE_URL=$base_url/xmrgate_front
+check_here "a database with node A" scratch_db xmrgate_front n="$NODE_A_URL"
+FRONT_DB=$SCRATCH_DB_URL
+export XMRGATE_DATABASE_URL=$FRONT_DB # for grant_tenant
 check_here "grant a tenant" grant_tenant wallet 1
-check_here "the ASan gateway (own front end) becomes ready" start_asan front xmrgate_front
-check_here "a libmicrohttpd gateway starts" start_gateway front-mhd "$mhd_port" "$mhd_admin" \
-	XMRGATE_SERVER_FRONT_END=libmicrohttpd XMRGATE_SERVER_CONNECTION_TIMEOUT=2s
+check_here "the ASan gateway (own front end) becomes ready" start_asan front "$FRONT_DB"
+check_here "a libmicrohttpd gateway starts" gateway_start front-mhd database.url="$FRONT_DB" \
+	server.front_end=libmicrohttpd server.connection_timeout=2s
+native_port=$(gw_port front) mhd_port=$(gw_port front-mhd)
 
 P=/v1/$TOKEN
 count_rpc='{"jsonrpc":"2.0","id":1,"method":"get_block_count"}'
@@ -187,15 +176,15 @@ challenge_at() {
 		-H 'Content-Type: application/json' --data-binary "$count_rpc" \
 		"$(gw_url "$1")/v1/json_rpc" | tr -d '\r' | grep -i '^WWW-Authenticate: XMR402 '
 }
-ch=$(challenge_at "$mhd_port")
+ch=$(challenge_at front-mhd)
 check "libmicrohttpd's 402 carries an XMR402 challenge" grep -q 'address="' <<<"$ch"
 no_features() { ! grep -q features <<<"$1"; }
 check "without features (it serves no event stream)" no_features "$ch"
-ch=$(challenge_at "$native_port")
+ch=$(challenge_at front)
 check "the own front end's challenge offers the event stream" grep -q ', features="sse"$' <<<"$ch"
 param() { grep -o "$1=\"[^\"]*\"" <<<"$ch" | head -n 1 | cut -d'"' -f2; }
 s_addr=$(param address) s_msg=$(param message)
-s_tx=$(x4_pay "$s_addr" "$(param amount)")
+s_tx=$(payer_pays "$s_addr" "$(param amount)")
 s_auth=$(x4_auth "$s_tx" "$(x4_proof "$s_tx" "$s_addr" "$s_msg")")
 S_FILE=$(mktemp)
 defer rm -f "$S_FILE"
@@ -204,7 +193,7 @@ defer rm -f "$S_FILE"
 open_stream() {
 	curl -sN --max-time 60 --interface "$X4_FROM" -H 'Content-Type: application/json' \
 		-H 'Accept: text/event-stream' -H "Authorization: $s_auth" --data-binary "$count_rpc" \
-		"$(gw_url "$native_port")/v1/json_rpc" >"$S_FILE" 2>&1 &
+		"$(gw_url front)/v1/json_rpc" >"$S_FILE" 2>&1 &
 	S_PID=$!
 	defer stop_pid "$S_PID"
 	local i
@@ -217,26 +206,27 @@ open_stream() {
 }
 check_here "a paid proof sent with Accept: text/event-stream: event: accepted" \
 	wait_until 60 open_stream
-N_ADMIN=http://127.0.0.1:$native_admin
+N_ADMIN=$(gw_admin front)
 assert_eq "one stream open" 1 "$(metric "$N_ADMIN" xmrgate_gateway_xmr402_streams_open)"
 stop_pid "$S_PID"
 check_here "its client left: the gateway ends the stream" \
 	wait_until 20 metric_is "$N_ADMIN" xmrgate_gateway_xmr402_streams_open 0
 assert_eq "and goes on serving" 200 \
-	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$(gw_url "$native_port")$P/get_height")"
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$(gw_url front)$P/get_height")"
 
-asan_gateway_stop "requests and refusals"
+asan_gateway_stop front "requests and refusals"
 
 # Clients that leave while their requests wait on a slow node (1.5 s an answer).
 "$XG_REPO/build/release/tests/tools/slow_node" "$slow_port" 1500 &
 defer stop_pid $!
 check_here "a database with only the slow node" scratch_db xmrgate_front_slow \
-	"http://127.0.0.1:$slow_port"
-export XMRGATE_DATABASE_URL=$base_url/xmrgate_front_slow
+	n="http://127.0.0.1:$slow_port"
+export XMRGATE_DATABASE_URL=$SCRATCH_DB_URL
 check_here "grant a tenant there" grant_tenant wallet 1
 P=/v1/$TOKEN
 check_here "an ASan gateway in front of the slow node becomes ready" start_asan front-slow \
-	xmrgate_front_slow
+	"$SCRATCH_DB_URL"
+N=$(gw_port front-slow)
 # leave N: N clients ask at once and give up after 0.3 s.
 leave() {
 	local pids=() i
@@ -250,25 +240,17 @@ leave 30
 assert_eq "after 30 clients left mid-request, the next one is answered" 200 \
 	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$N$P/get_height")"
 leave 10
-asan_gateway_stop "clients that left" # with those ten still waiting on the node
+asan_gateway_stop front-slow "clients that left" # with those ten still waiting on the node
 
 # Out of descriptors: connections beyond the process's limit wait in the backlog; the
 # gateway does not spin on its listener meanwhile, and serves again once some close. (No
 # per-address cap here: all 150 come from 127.0.0.1, and the descriptors must run out.)
-fd_port=$((XG_PORT_BASE + 96)) fd_admin=$((XG_PORT_BASE + 97))
-export XMRGATE_DATABASE_URL=$base_url/xmrgate_front
+export XMRGATE_DATABASE_URL=$FRONT_DB
 check_here "grant a tenant for the descriptor test" grant_tenant wallet 1
 P=/v1/$TOKEN
-(
-	ulimit -n 96
-	exec env XMRGATE_SERVER_PORT="$fd_port" XMRGATE_ADMIN_PORT="$fd_admin" XMRGATE_SERVER_LOOPS=1 \
-		XMRGATE_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 "$XG_REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" \
-		>>"$XG_VAR/log/gateway-front-fds.log" 2>&1
-) &
-fd_pid=$!
-defer stop_pid "$fd_pid"
-check "a gateway limited to 96 descriptors becomes ready" \
-	wait_until 20 curl -sf -o /dev/null "http://127.0.0.1:$fd_admin/readyz"
+check_here "a gateway limited to 96 descriptors becomes ready" gateway_start front-fds --nofile 96 \
+	database.url="$FRONT_DB" server.loops=1 server.max_connections_per_address=0
+fd_port=$(gw_port front-fds) fd_pid=$GW_PID
 held=()
 for _ in $(seq 150); do
 	exec {fd}<>"/dev/tcp/127.0.0.1/$fd_port" && held+=("$fd")

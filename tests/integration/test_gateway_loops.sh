@@ -5,10 +5,8 @@
 # another, and .bin answers stay byte for byte what the node sends.
 . "$(dirname "$0")/lib.sh"
 
-port=$((XG_PORT_BASE + 86)) admin=$((XG_PORT_BASE + 87))
-check_here "a gateway with three event loops starts" \
-	start_gateway loops "$port" "$admin" XMRGATE_SERVER_LOOPS=3
-GW=$(gw_url "$port")
+check_here "a gateway with three event loops starts" gateway_start loops server.loops=3
+GW=$GW_URL
 check_here "grant a tenant" grant_tenant sovereign 1
 
 # 90 requests, 30 at a time, each on its own connection: spread over the loops.

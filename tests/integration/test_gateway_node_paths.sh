@@ -6,19 +6,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ops_lib.sh"
 
-db=xmrgate_nodepaths
-tls_port=$((XG_PORT_BASE + 88))
-gw_port=$((XG_PORT_BASE + 86)) admin_port=$((XG_PORT_BASE + 87))
-strict_port=$((XG_PORT_BASE + 84)) strict_admin=$((XG_PORT_BASE + 85))
+tls_port=$((XG_PORT_BASE + 90))
 dir=$XG_VAR/node-tls
 rm -rf "$dir" && mkdir -p "$dir"
-base_url=${DATABASE_URL%/*}
-export XMRGATE_DATABASE_URL=$base_url/$db
 
-psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-defer psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-check "migrate a database for these gateways" \
-	"$XG_REPO/bin/xmrgate-billing" --config "$XG_VAR/etc/billing.ini" migrate
+check_here "migrate a database for these gateways" scratch_db xmrgate_nodepaths
+DB=$SCRATCH_DB_URL
+export XMRGATE_DATABASE_URL=$DB # for grant_tenant
 
 # A test CA and a certificate for 127.0.0.1 and localhost signed by it.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
@@ -58,9 +52,9 @@ psql -X -q "$XMRGATE_DATABASE_URL" -c \
 	"INSERT INTO nodes (name, url) VALUES ('tls', 'https://127.0.0.1:$tls_port')"
 check_here "grant a tenant" grant_tenant wallet 1
 check_here "a gateway with [nodes] ca_file starts" \
-	start_gateway nodetls "$gw_port" "$admin_port" XMRGATE_NODES_CA_FILE="$dir/ca.pem"
-GW=$(gw_url "$gw_port")
-ADMIN=$(gw_url "$admin_port")
+	gateway_start nodetls database.url="$DB" nodes.ca_file="$dir/ca.pem"
+GW=$GW_URL
+ADMIN=$GW_ADMIN
 
 printf '\x01\x11\x01\x01\x01\x01\x02\x01\x01\x04\x07heights\x85\x04\x01\x00\x00\x00\x00\x00\x00\x00' \
 	>"$dir/heights.bin"
@@ -96,29 +90,26 @@ check_here "the TLS node is back" start_tls_node
 psql -X -q "$XMRGATE_DATABASE_URL" -c \
 	"UPDATE nodes SET url = 'https://127.0.0.1:$tls_port' WHERE name = 'tls'"
 # (Never ready: its only node is not trusted. So it is started here, and waited for alive.)
-XMRGATE_SERVER_PORT=$strict_port XMRGATE_ADMIN_PORT=$strict_admin XMRGATE_NODES_CA_FILE= \
-	"$XG_REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" \
-	>>"$XG_VAR/log/gateway-nodetls-strict.log" 2>&1 &
-defer stop_pid $!
-check "a gateway without ca_file starts" wait_until 20 \
-	curl -sf -o /dev/null "$(gw_url "$strict_admin")/healthz"
+check_here "a gateway without ca_file starts" gateway_start nodetls-strict --wait alive \
+	database.url="$DB" nodes.ca_file=
 check "the CA gateway trusts the node again" wait_until 20 bin_same
 sleep 5 # two probe rounds of the strict gateway
 check "the strict gateway is not ready: no node it trusts" \
-	test "$(curl -s -o /dev/null -w '%{http_code}' "$(gw_url "$strict_admin")/readyz")" != 200
+	test "$(curl -s -o /dev/null -w '%{http_code}' "$(gw_admin nodetls-strict)/readyz")" != 200
 assert_eq "without the CA the https node is not healthy" 0 \
-	"$(metric "$(gw_url "$strict_admin")" 'xmrgate_gateway_node_up{node="tls"}')"
+	"$(metric "$(gw_admin nodetls-strict)" 'xmrgate_gateway_node_up{node="tls"}')"
 code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$dir/heights.bin" \
-	"$(gw_url "$strict_port")/v1/$TOKEN/get_blocks_by_height.bin")
+	"$(gw_url nodetls-strict)/v1/$TOKEN/get_blocks_by_height.bin")
 check "and a .bin call through it is refused (HTTP $code), not served" test "$code" != 200
 # The tenant is told which node failed and how by the node's opaque id only; the node
 # client's own text (the certificate problem, the host) is for the operators' log.
 tls_id=$(psql -X -Atq "$XMRGATE_DATABASE_URL" -c "SELECT id FROM nodes WHERE name = 'tls'")
-strict_answer=$(curl -s "$(gw_url "$strict_port")/v1/$TOKEN/get_height")
+strict_answer=$(curl -s "$(gw_url nodetls-strict)/v1/$TOKEN/get_height")
 assert_json "a JSON call says which node failed, by its id, and how" "$strict_answer" \
 	".status == \"no node could answer: node n$tls_id: connect_error\""
 assert_json "and nothing of the node client's text: no certificate, host or port" \
 	"$strict_answer" '.status | test("certificate|SSL|127\\.0\\.0\\.1|'"$tls_port"'|tls") | not'
-failed_lines() { grep '"request_failed"' "$XG_VAR/log/gateway-nodetls-strict.log" | grep '"node":"tls"'; }
-check "the operators' log has the detail: the node's name and its certificate" \
-	bash -c "$(declare -f failed_lines); failed_lines | grep -q certificate"
+failed_on_certificate() {
+	grep '"request_failed"' "$(gw_log nodetls-strict)" | grep '"node":"tls"' | grep -q certificate
+}
+check "the operators' log has the detail: the node's name and its certificate" failed_on_certificate

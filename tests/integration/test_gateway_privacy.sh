@@ -8,28 +8,20 @@
 # believes: neither reaches the node either.
 . "$(dirname "$0")/lib.sh"
 
-db=xmrgate_capture
-capture_port=$((XG_PORT_BASE + 80))
-gw_port=$((XG_PORT_BASE + 81))
-admin_port=$((XG_PORT_BASE + 82))
+capture_port=$((XG_PORT_BASE + 90))
 log=$XG_VAR/capture.jsonl
 rm -f "$log"
-base_url=${DATABASE_URL%/*}
-export XMRGATE_DATABASE_URL=$base_url/$db
 
-psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-defer psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-check "migrate a database for the capture gateway" \
-	"$XG_REPO/bin/xmrgate-billing" --config "$XG_VAR/etc/billing.ini" migrate
+check_here "migrate a database for the capture gateway" scratch_db xmrgate_capture \
+	capture="http://127.0.0.1:$capture_port"
+export XMRGATE_DATABASE_URL=$SCRATCH_DB_URL # for grant_tenant
 "$XG_REPO/build/release/tests/tools/capture_server" "$capture_port" "$log" &
 capture_pid=$!
 defer stop_pid "$capture_pid"
-psql -X -q "$XMRGATE_DATABASE_URL" -c \
-	"INSERT INTO nodes (name, url) VALUES ('capture', 'http://127.0.0.1:$capture_port')"
 check_here "grant a tenant" grant_tenant wallet 1
-check_here "a gateway in front of the capture server starts" start_gateway capture "$gw_port" "$admin_port" \
-	XMRGATE_SERVER_TRUSTED_PROXIES=127.0.0.1 XMRGATE_SERVER_PROXY_PROTOCOL=true
-GW=$(gw_url "$gw_port")
+check_here "a gateway in front of the capture server starts" gateway_start capture \
+	database.url="$SCRATCH_DB_URL" server.trusted_proxies=127.0.0.1 server.proxy_protocol=true
+GW=$GW_URL
 
 curl -sf --haproxy-protocol -u "$HANDLE:$TOKEN" -H 'X-Forwarded-For: 203.0.113.9' -H 'X-Real-IP: 203.0.113.9' \
 	-H 'Forwarded: for=203.0.113.9' -H 'Cookie: session=secret' -A 'SecretAgent/1.0' \

@@ -6,11 +6,11 @@
 # refused connections while the gateway is down, then answers that are all 200.
 . "$(dirname "$0")/lib.sh"
 
-port=$((XG_PORT_BASE + 83)) admin=$((XG_PORT_BASE + 89))
 check_here "grant a tenant" grant_tenant wallet 1
-url=$(gw_url "$port")/v1/$TOKEN/get_height
-log=$XG_VAR/log/gateway-restart.log
-: >"$log"
+# Its file, and so its ports, before it starts: the client polls before the port opens.
+gateway_config restart
+url=$(gw_url restart)/v1/$TOKEN/get_height
+log=$(gw_log restart)
 
 # poll FILE: one line per attempt ("refused", or the status and any X-Xmrgate-Degraded
 # value) until 20 requests were answered or 3,000 attempts were made.
@@ -27,13 +27,6 @@ poll() {
 	done
 }
 
-start() {
-	XMRGATE_SERVER_PORT=$port XMRGATE_ADMIN_PORT=$admin \
-		"$XG_REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" >>"$log" 2>&1 &
-	gw_pid=$!
-	defer stop_pid "$gw_pid"
-}
-
 # judge WHEN FILE
 judge() {
 	sed 's/^/#   /' <(uniq -c "$2")
@@ -45,16 +38,16 @@ judge() {
 poll "$XG_VAR/restart-cold.txt" &
 poller=$!
 sleep 0.3
-start
+gateway_start restart --wait none
 wait "$poller"
 judge "cold start" "$XG_VAR/restart-cold.txt"
 check "the log shows the node probed up before the port opened" \
 	awk '/"event":"node_up"/ { up = 1 } /"event":"started"/ { exit !up }' "$log"
 
-stop_pid "$gw_pid"
+gateway_stop restart
 poll "$XG_VAR/restart-warm.txt" &
 poller=$!
 sleep 0.3
-start
+gateway_restart restart --wait none
 wait "$poller"
 judge "restart" "$XG_VAR/restart-warm.txt"

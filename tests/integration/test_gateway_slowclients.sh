@@ -13,23 +13,19 @@
 
 probe() { python3 "$XG_REPO/tests/integration/slowclients_probe.py" "$@"; }
 
-native_port=$((XG_PORT_BASE + 70)) native_admin=$((XG_PORT_BASE + 71))
-mhd_port=$((XG_PORT_BASE + 72)) mhd_admin=$((XG_PORT_BASE + 73))
 cap=6
-slow=(XMRGATE_SERVER_HEADER_TIMEOUT=3s XMRGATE_SERVER_BODY_GRACE=2s
-	XMRGATE_SERVER_BODY_MIN_RATE=1k XMRGATE_SERVER_CONNECTION_TIMEOUT=60s
-	XMRGATE_SERVER_MAX_CONNECTIONS_PER_ADDRESS=$cap)
+slow=(server.header_timeout=3s server.body_grace=2s server.body_min_rate=1k
+	server.connection_timeout=60s "server.max_connections_per_address=$cap")
 
 check_here "grant a tenant" grant_tenant wallet 1
-check_here "a gateway on the own front end starts" start_gateway slow-native "$native_port" \
-	"$native_admin" XMRGATE_SERVER_FRONT_END=native "${slow[@]}"
-check_here "a gateway on libmicrohttpd starts" start_gateway slow-mhd "$mhd_port" "$mhd_admin" \
-	XMRGATE_SERVER_FRONT_END=libmicrohttpd "${slow[@]}"
+check_here "a gateway on the own front end starts" gateway_start slow-native \
+	server.front_end=native "${slow[@]}"
+check_here "a gateway on libmicrohttpd starts" gateway_start slow-mhd \
+	server.front_end=libmicrohttpd "${slow[@]}"
 P=/v1/$TOKEN
 
 for front in native mhd; do
-	port_var=${front}_port
-	port=${!port_var}
+	port=$(gw_port "slow-$front")
 	want_slow=408
 	[[ $front == mhd ]] && want_slow=closed
 
@@ -54,11 +50,10 @@ for front in native mhd; do
 		"$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port$P/get_height")"
 done
 
-closes() { curl -s "http://127.0.0.1:$1/metrics" | awk -v r="reason=\"$2\"" 'index($0, "client_closes_total{" r "}") { print $2 }'; }
+closes() { curl -s "$1/metrics" | awk -v r="reason=\"$2\"" 'index($0, "client_closes_total{" r "}") { print $2 }'; }
 for front in native mhd; do
-	admin_var=${front}_admin
 	for reason in header_timeout slow_body over_address_cap; do
-		n=$(closes "${!admin_var}" "$reason")
+		n=$(closes "$(gw_admin "slow-$front")" "$reason")
 		check "$front: counted in xmrgate_gateway_client_closes_total{reason=\"$reason\"} ($n)" \
 			test "${n:-0}" -ge 1
 	done
@@ -66,11 +61,9 @@ done
 
 # ---- billing's API -----------------------------------------------------------------------------
 bt_setup
-bt_config slow 3 "[server]" "header_timeout = 3s" "body_grace = 2s" "body_min_rate = 1k" \
-	"max_connections_per_address = $cap"
-check_here "billing starts" bt_start slow
-bport=$(bt_api slow)
-bport=${bport##*:}
+check_here "billing starts" billing_start slow server.header_timeout=3s server.body_grace=2s \
+	server.body_min_rate=1k server.max_connections_per_address=$cap
+bport=$(billing_port slow)
 assert_eq "billing: a head trickled one byte every 0.4 s is closed at the header timeout" \
 	closed "$(probe slow-head "$bport" 127.0.0.2)"
 assert_eq "billing: a body one byte every 0.4 s is closed under the minimum rate" \
@@ -78,7 +71,7 @@ assert_eq "billing: a body one byte every 0.4 s is closed under the minimum rate
 assert_eq "billing: the ${cap}+1th connection from 127.0.0.4 is refused, 127.0.0.5 is served" \
 	"refused 200 200" "$(probe cap "$bport" 127.0.0.4 127.0.0.5 "$cap" /api/tiers)"
 for reason in header_timeout slow_body over_address_cap; do
-	n=$(curl -s "$(bt_admin slow)/metrics" | awk -v r="reason=\"$reason\"" 'index($0, "client_closes_total{" r "}") { print $2 }')
+	n=$(curl -s "$(billing_admin slow)/metrics" | awk -v r="reason=\"$reason\"" 'index($0, "client_closes_total{" r "}") { print $2 }')
 	check "billing: counted in xmrgate_billing_client_closes_total{reason=\"$reason\"} ($n)" \
 		test "${n:-0}" -ge 1
 done

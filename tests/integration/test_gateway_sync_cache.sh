@@ -15,25 +15,20 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/nodes_lib.sh
 . "$(dirname "$0")/nodes_lib.sh"
+# shellcheck source=tests/integration/ops_lib.sh
+. "$(dirname "$0")/ops_lib.sh"
 
 work=$(mktemp -d "$XG_VAR/sync-cache.XXXXXX")
 defer rm -rf "$work"
 W_DIRECT=$((XG_PORT_BASE + 70)) W_GW=$((XG_PORT_BASE + 71)) WALLETS=3
 
 check "the nodes table holds A and B" nodes_table "a:primary b:primary"
-creds=$(XMRGATE_DATABASE_URL=$DATABASE_URL XMRGATE_GATEWAY_HA1_KEY=$NODES_HA1_KEY \
-	"$XG_REPO/bin/xmrgate-billing" grant --tier sovereign --days 1 2>/dev/null)
-TOKEN=$(sed -n 's/^TOKEN=//p' <<<"$creds")
-HANDLE=$(sed -n 's/^HANDLE=//p' <<<"$creds")
-check "a tenant is granted" test -n "$TOKEN" -a -n "$HANDLE"
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
 # A 1000-block batch takes the node a while on a busy machine: node and request timeouts
 # far above it, so that no retry or hedge muddles the counts.
 # No hedges either: one node's answer is the one compared.
-gw_start synccache XMRGATE_NODES_TIMEOUT=60s XMRGATE_SERVER_REQUEST_TIMEOUT=120s \
-	XMRGATE_NODES_HEDGE_BUDGET=0
-check "a gateway starts and is ready" gw_ready
-GW_PORT=${GW_URL#http://127.0.0.1:}
-GW_PORT=${GW_PORT%%/*}
+check_here "a gateway starts and is ready" gateway_start synccache --base nodes \
+	nodes.timeout=60s server.request_timeout=120s nodes.hedge_budget=0
 
 want=${SYNC_CACHE_BLOCKS:-1040}
 have=$(rpc "$NODE_A_URL" get_block_count | jq -r '.count')
@@ -42,37 +37,23 @@ if ((have < want)); then
 	mine $((want - have)) >/dev/null
 fi
 mine 1 >/dev/null
-quorum_at() {
-	curl -s -H "Authorization: Bearer $NODES_ADMIN_TOKEN" "$GW_ADMIN/v1/quorum" |
-		jq -e --argjson h "$1" '.height == $h and .degraded == false' >/dev/null
-}
 height=$(rpc "$NODE_A_URL" get_block_count | jq -r '.count')
-check "the gateway's quorum reaches the chain height ($height)" wait_until 30 quorum_at "$height"
-metric() {
-	curl -s "$GW_ADMIN/metrics" | awk -v n="$1" '$1 == n { print int($2); exit }'
-}
+check "the gateway's quorum reaches the chain height ($height)" wait_until 30 gw_quorum_at "$height"
 
 # --- a settled batch, byte for byte ------------------------------------------------------
 req=$work/req through=$work/through
-cache_of() { sed -n 's/^X-Xmrgate-Cache: //Ip'; }
 genesis=$(rpc "$NODE_A_URL" get_block_header_by_height '{"height":0}' | jq -r '.block_header.hash')
 epee_blocks_body "$genesis" >"$req"
 ask() { # the gateway's cache header for the body in $req, nodes A's and B's answers before
-	bin_post "$NODE_A_URL" /get_blocks.bin "$req" "$work/direct-a" >/dev/null
-	bin_post "$NODE_B_URL" /get_blocks.bin "$req" "$work/direct-b" >/dev/null
-	bin_post "$GW_URL" /get_blocks.bin "$req" "$through" | cache_of
+	bin_ask_nodes /get_blocks.bin "$req" "$work/direct"
+	bin_post "$GW_URL/v1/$TOKEN" /get_blocks.bin "$req" "$through" | cache_header
 }
 served_by=
 same_as_a_node() { # the answer is A's or B's, byte for byte, and the same node's each time
 	local n
-	for n in a b; do
-		if same_bin "$work/direct-$n" "$through"; then
-			[[ -z $served_by || $served_by == "$n" ]] || return 1
-			served_by=$n
-			return 0
-		fi
-	done
-	return 1
+	n=$(bin_whose "$work/direct" "$through") || return 1
+	[[ -z $served_by || $served_by == "$n" ]] || return 1
+	served_by=$n
 }
 first=$(ask)
 same_as_a_node && served_first=1
@@ -81,58 +62,39 @@ second=$(ask)
 same_as_a_node && served_second=1
 check "the second ask is the same node's answer, byte for byte" test -n "${served_second:-}"
 assert_eq "the batch from genesis: a miss, then a hit" "miss hit" "${first:--} ${second:--}"
-settled0=$(metric xmrgate_gateway_cache_settled_hits_total)
+settled0=$(metric "$GW_ADMIN" xmrgate_gateway_cache_settled_hits_total)
 mine 1 >/dev/null
-check "the quorum moves to the new block" wait_until 30 quorum_at $((height + 1))
+check "the quorum moves to the new block" wait_until 30 gw_quorum_at $((height + 1))
 third=$(ask)
 assert_eq "after a new block the settled batch is still a hit" "hit" "${third:--}"
 same_as_a_node && served_third=1
 check "and is that node's answer now, byte for byte (current_height moved with the tip)" \
 	test -n "${served_third:-}"
-settled1=$(metric xmrgate_gateway_cache_settled_hits_total)
+settled1=$(metric "$GW_ADMIN" xmrgate_gateway_cache_settled_hits_total)
 check "the settled-hit counter counts it" test "$settled1" -gt "$settled0"
 
 # --- stock wallets -------------------------------------------------------------------------
 view_key=$(rpc "$PAYER_WALLET_URL" query_key '{"key_type":"view_key"}' | jq -r '.key')
 restore=$(jq -cn --arg a "$PAYER_ADDRESS" --arg v "$view_key" \
 	'{filename: "w", password: "", address: $a, viewkey: $v, restore_height: 0, autosave_current: false}')
-# Runs in the test's own shell (not under check, whose subshell would lose the defer): the
-# wallet-rpc is stopped when the test ends.
-start_wallet() { # PORT DAEMON [LOGIN]
-	local pid
-	mkdir -p "$work/w$1"
-	monero-wallet-rpc --daemon-address "$2" ${3:+--daemon-login "$3"} --trusted-daemon \
-		--rpc-bind-ip 127.0.0.1 --rpc-bind-port "$1" --disable-rpc-login \
-		--wallet-dir "$work/w$1" --log-file "$work/w$1.log" --log-level 0 \
-		--non-interactive >"$work/w$1.out" 2>&1 &
-	pid=$!
-	defer stop_pid "$pid"
-	WALLET_PID=$pid
-}
-# PORT PID: the wallet-rpc started there answers (it is ours, not a process left on the port).
-wallet_answers() {
-	kill -0 "$2" 2>/dev/null &&
-		curl -sf -o /dev/null "http://127.0.0.1:$1/json_rpc" \
-			-d '{"jsonrpc":"2.0","id":"0","method":"get_version"}'
-}
 restored() { # PORT: restore from height 0 and refresh; prints "height balance"
 	local url=http://127.0.0.1:$1
 	XG_RPC_TIMEOUT=600 rpc "$url" generate_from_keys "$restore" >/dev/null &&
 		XG_RPC_TIMEOUT=600 rpc "$url" refresh '{"start_height":0}' >/dev/null &&
 		echo "$(rpc "$url" get_height | jq -r '.height') $(rpc "$url" get_balance '{}' | jq -r '.balance')"
 }
-start_wallet "$W_DIRECT" "${NODE_A_URL#http://}"
-check "a wallet-rpc on node A starts" wait_until 60 wallet_answers "$W_DIRECT" "$WALLET_PID"
+check_here "a wallet-rpc on node A starts" \
+	wallet_rpc_start --trusted --log-level 0 direct "$W_DIRECT" "${NODE_A_URL#http://}"
 restored "$W_DIRECT" >"$work/direct-result"
 read -r d_height d_balance <"$work/direct-result" || true
 check "the direct wallet restored to the chain height" test "${d_height:-0}" -ge $((height + 1))
 check "and sees the payer's coins" test "${d_balance:-0}" -gt 0
 for i in $(seq 0 $((WALLETS - 1))); do
-	start_wallet $((W_GW + i)) "127.0.0.1:$GW_PORT" "$HANDLE:$TOKEN"
-	check "wallet-rpc $i on the gateway starts" wait_until 60 wallet_answers $((W_GW + i)) "$WALLET_PID"
+	check_here "wallet-rpc $i on the gateway starts" wallet_rpc_start --trusted --log-level 0 \
+		"gw-$i" $((W_GW + i)) "127.0.0.1:$(gw_port synccache)" "$LOGIN"
 done
-settled0=$(metric xmrgate_gateway_cache_settled_hits_total)
-coalesced0=$(metric xmrgate_gateway_cache_coalesced_total)
+settled0=$(metric "$GW_ADMIN" xmrgate_gateway_cache_settled_hits_total)
+coalesced0=$(metric "$GW_ADMIN" xmrgate_gateway_cache_coalesced_total)
 pids=()
 for i in $(seq 0 $((WALLETS - 1))); do
 	restored $((W_GW + i)) >"$work/gw-result-$i" &
@@ -143,8 +105,8 @@ for i in $(seq 0 $((WALLETS - 1))); do
 	assert_eq "wallet $i through the gateway: the direct wallet's height and balance" \
 		"$d_height $d_balance" "$(cat "$work/gw-result-$i")"
 done
-settled=$(($(metric xmrgate_gateway_cache_settled_hits_total) - settled0))
-coalesced=$(($(metric xmrgate_gateway_cache_coalesced_total) - coalesced0))
+settled=$(($(metric "$GW_ADMIN" xmrgate_gateway_cache_settled_hits_total) - settled0))
+coalesced=$(($(metric "$GW_ADMIN" xmrgate_gateway_cache_coalesced_total) - coalesced0))
 echo "# during the restores: $settled settled hits, $coalesced answered after waiting for one in flight"
 check "the wallets' shared first batch came from the settled cache (>= $((WALLETS - 1)) hits)" \
 	test "$settled" -ge $((WALLETS - 1))

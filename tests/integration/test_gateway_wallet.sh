@@ -22,46 +22,12 @@
 . "$(dirname "$0")/ops_lib.sh"
 
 TRIXIE_SH=$XG_REPO/scripts/monero-trixie.sh
-# Under XG_VAR: the 0.18.4 wallet-rpc sees the directory its root binds (the stack
-# binds the same one for its own 0.18.4 processes).
 work=$(mktemp -d "$XG_VAR/wallet-test.XXXXXX")
 defer rm -rf "$work"
-port_base=$((XG_PORT_BASE + 70))
-D_PORT=$((port_base + 1)) TLS_GW=$((port_base + 3)) TLS_ADMIN=$((port_base + 4))
-
-# start_wallet host|trixie NAME PORT DAEMON_ADDRESS [LOGIN]
-start_wallet() {
-	local kind=$1 name=$2 port=$3 daemon=$4 login=${5:-} pid run=() extra=()
-	mkdir -p "$work/$name"
-	if [[ $kind == trixie ]]; then
-		# Without it 0.18.4 refuses the regtest daemon's hard fork versions; the
-		# default ring database would be in the root.
-		run=("$TRIXIE_SH" exec "$XG_VAR")
-		extra=(--allow-mismatched-daemon-version --shared-ringdb-dir "$work/$name/ringdb")
-	fi
-	"${run[@]}" monero-wallet-rpc --daemon-address "$daemon" ${login:+--daemon-login "$login"} \
-		--rpc-bind-ip 127.0.0.1 --rpc-bind-port "$port" --disable-rpc-login \
-		--wallet-dir "$work/$name" --log-file "$work/$name.log" --log-level 1 \
-		--non-interactive "${extra[@]}" >"$work/$name.out" 2>&1 &
-	pid=$!
-	defer stop_pid "$pid"
-	wait_until 30 curl -sf -o /dev/null "http://127.0.0.1:$port/json_rpc" \
-		-d '{"jsonrpc":"2.0","id":"0","method":"get_version"}'
-}
-
-# The version a wallet-rpc printed when it started (its own banner line).
-wallet_version() { sed -n "s/^Monero '.*' (v\([0-9.]*\).*/\1/p" "$work/$1.out" | head -n 1; }
-host_version() { monero-wallet-rpc --version | sed -n 's/.*(v\([0-9.]*\).*/\1/p'; }
-at_least_0184() { [[ $(printf '0.18.4\n%s\n' "$1" | sort -V | head -n 1) == 0.18.4 ]]; }
+D_PORT=$((XG_PORT_BASE + 71))
 
 refreshed() { rpc "$1" refresh '{}' >/dev/null && rpc "$1" get_balance '{}' | jq -e '.unlocked_balance > 0' >/dev/null; }
 synced() { rpc "$1" refresh '{}' >/dev/null && rpc "$1" get_balance '{}' | jq -e '.balance > 0' >/dev/null; }
-in_wallet_pool() {
-	rpc "$1" refresh '{}' >/dev/null &&
-		rpc "$1" get_transfers '{"pool":true}' | jq -e --arg t "$2" '[.pool[]?.txid] | index($t) != null' >/dev/null
-}
-in_pool() { curl -sf "$1/get_transaction_pool" | jq -e --arg t "$2" '[.transactions[]?.id_hash] | index($t) != null' >/dev/null; }
-in_pool_hashes() { curl -sf "$1/get_transaction_pool_hashes" | jq -e --arg t "$2" '.tx_hashes // [] | index($t) != null' >/dev/null; }
 
 # grant_free [TIER]: a fresh tenant of TIER (default free) for one round (its own bucket
 # and quota) in FREE_LOGIN; HANDLE and TOKEN stay the wallet-tier tenant's.
@@ -75,22 +41,23 @@ grant_free() {
 psql_q "INSERT INTO tiers (id, name, burst_rps, burst_size, daily_quota, price_currency,
 	price_minor, confirmations, public) VALUES ('wt_tiny', 'tiny', 2, 4, 100000, 'USD', 100, 1, false)
 	ON CONFLICT (id) DO NOTHING" >/dev/null
-burst_refusals() { metric "$GATEWAY_ADMIN_URL" 'xmrgate_gateway_rate_limited_total{limit="burst"}'; }
-burst_delays() { metric "$GATEWAY_ADMIN_URL" xmrgate_gateway_burst_delay_seconds_count; }
 
-# wallet_round host|trixie G_PORT T_PORT F_PORT: the whole story with one kind of
+# wallet_round host|trixie G_PORT T_PORT F_PORT S_PORT: the whole story with one kind of
 # wallet-rpc through the gateways, each round on a wallet of its own.
 wallet_round() {
-	local kind=$1 g_port=$2 t_port=$3 f_port=$4 G T F v seed address file paid sent txid
+	local kind=$1 g_port=$2 t_port=$3 f_port=$4 s_port=$5 G T F v seed address file paid sent txid
+	local as=()
+	[[ $kind == trixie ]] && as=(--trixie)
 	G=http://127.0.0.1:$g_port T=http://127.0.0.1:$t_port F=http://127.0.0.1:$f_port
 	local -A whose=([host]="this machine's" [trixie]="Debian 13's")
 	check_here "${whose[$kind]} wallet-rpc through the gateway starts" \
-		start_wallet "$kind" "gw-$kind" "$g_port" "$gw_hostport" "$HANDLE:$TOKEN" || return 1
-	v=$(wallet_version "gw-$kind")
+		wallet_rpc_start "${as[@]}" "gw-$kind" "$g_port" "$gw_hostport" "$HANDLE:$TOKEN" || return 1
+	v=$(wallet_rpc_version "gw-$kind")
 	if [[ $kind == trixie ]]; then
-		check "it runs 0.18.4 or newer ($v)" at_least_0184 "$v"
+		check "it runs 0.18.4 or newer ($v)" version_at_least "$v" 0.18.4
 	else
-		assert_eq "it runs this machine's monero-wallet-rpc" "$(host_version)" "$v"
+		assert_eq "it runs this machine's monero-wallet-rpc" \
+			"$(host_monero_version monero-wallet-rpc)" "$v"
 	fi
 	local p="wallet $v:"
 
@@ -107,7 +74,7 @@ wallet_round() {
 		"$(jq -cn --arg a "$address" '{destinations:[{amount:2000000000000,address:$a}]}')")
 	assert_json "$p the payer pays the new wallet" "$paid" '.tx_hash | length == 64'
 	check "$p the gateway wallet sees the payment in the pool" \
-		wait_until 30 in_wallet_pool "$G" "$(jq -r .tx_hash <<<"$paid")"
+		wait_until 30 in_wallet_pool --refresh "$G" "$(jq -r .tx_hash <<<"$paid")"
 	check "$p mine 12 blocks" mine 12
 
 	check "$p the gateway wallet refreshes and sees unlocked funds" wait_until 60 refreshed "$G"
@@ -123,12 +90,13 @@ wallet_round() {
 		'{destinations:[{amount:500000000000,address:$a}]}')")
 	assert_json "$p a transfer is sent through the gateway" "$sent" '.tx_hash | length == 64'
 	txid=$(jq -r .tx_hash <<<"$sent")
-	check "$p the transaction is in node A's pool" wait_until 20 in_pool "$NODE_A_URL" "$txid"
-	check "$p the transaction is in node B's pool" wait_until 20 in_pool "$NODE_B_URL" "$txid"
+	check "$p the transaction is in node A's pool" wait_until 20 in_pool_listing "$NODE_A_URL" "$txid"
+	check "$p the transaction is in node B's pool" wait_until 20 in_pool_listing "$NODE_B_URL" "$txid"
 
 	# HTTPS: the TLS gateway; the wallet detects TLS by itself.
 	check_here "$p wallet-rpc through the TLS gateway starts" \
-		start_wallet "$kind" "tls-$kind" "$t_port" "127.0.0.1:$TLS_GW" "$HANDLE:$TOKEN" || return 1
+		wallet_rpc_start "${as[@]}" "tls-$kind" "$t_port" "127.0.0.1:$(gw_port tls)" "$HANDLE:$TOKEN" ||
+		return 1
 	check "$p restore the wallet behind the TLS gateway" rpc "$T" restore_deterministic_wallet \
 		"$(jq -cn --arg f "$file" --arg s "$seed" '{filename:$f,seed:$s,restore_height:0,password:"",language:"English"}')"
 	check "$p mine 1 block" mine 1
@@ -152,7 +120,7 @@ wallet_round() {
 	check_here "$p a free-tier tenant is granted" grant_free || return 1
 	refused_before=$(burst_refusals) delayed_before=$(burst_delays)
 	check_here "$p wallet-rpc through the gateway with the free tier's login starts" \
-		start_wallet "$kind" "free-$kind" "$f_port" "$gw_hostport" "$FREE_LOGIN" || return 1
+		wallet_rpc_start "${as[@]}" "free-$kind" "$f_port" "$gw_hostport" "$FREE_LOGIN" || return 1
 	check "$p restore the wallet through the free tier" rpc "$F" restore_deterministic_wallet \
 		"$(jq -cn --arg f "$file" --arg s "$seed" '{filename:$f,seed:$s,restore_height:0,password:"",language:"English"}')"
 	check "$p the free-tier wallet refreshes and sees unlocked funds" wait_until 60 refreshed "$F"
@@ -175,8 +143,8 @@ wallet_round() {
 	check "$p mine 11 blocks (it unlocks)" mine 11
 	check_here "$p a tenant with a bucket of 4 at 2/s is granted" grant_free wt_tiny || return 1
 	check_here "$p wallet-rpc through the gateway with that login starts" \
-		start_wallet "$kind" "tiny-$kind" "$((f_port + 2))" "$gw_hostport" "$FREE_LOGIN" || return 1
-	local S=http://127.0.0.1:$((f_port + 2)) t0
+		wallet_rpc_start "${as[@]}" "tiny-$kind" "$s_port" "$gw_hostport" "$FREE_LOGIN" || return 1
+	local S=http://127.0.0.1:$s_port t0
 	check "$p restore the wallet through the small bucket" rpc "$S" restore_deterministic_wallet \
 		"$(jq -cn --arg f "$file" --arg s "$seed" '{filename:$f,seed:$s,restore_height:0,password:"",language:"English"}')"
 	check "$p … it refreshes and sees unlocked funds" wait_until 60 refreshed "$S"
@@ -197,17 +165,21 @@ wallet_round() {
 
 check_here "grant a tenant" grant_tenant wallet 30
 gw_hostport=${GATEWAY_URL#http://}
-check_here "wallet-rpc on node A directly starts" start_wallet host direct "$D_PORT" "${NODE_A_URL#http://}"
+check_here "wallet-rpc on node A directly starts" \
+	wallet_rpc_start direct "$D_PORT" "${NODE_A_URL#http://}"
 D=http://127.0.0.1:$D_PORT
 
 # A second gateway with a self-signed certificate that speaks only TLS.
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
 	-keyout "$work/key.pem" -out "$work/cert.pem" >/dev/null 2>&1
-check_here "a TLS gateway starts" start_gateway tls "$TLS_GW" "$TLS_ADMIN" \
-	XMRGATE_SERVER_TLS_CERT="$work/cert.pem" XMRGATE_SERVER_TLS_KEY="$work/key.pem"
+check_here "a TLS gateway starts" gateway_start tls \
+	server.tls_cert="$work/cert.pem" server.tls_key="$work/key.pem"
 check "curl reaches the TLS gateway with the path token" \
-	curl -sfk "https://127.0.0.1:$TLS_GW/v1/$TOKEN/get_height" -o /dev/null
+	curl -sfk "$(gw_url tls)/v1/$TOKEN/get_height" -o /dev/null
 
-wallet_round host "$port_base" $((port_base + 2)) $((port_base + 7))
+# Wallet-rpc ports: +70, +72..+78 (D, the direct one, +71).
+wallet_round host $((XG_PORT_BASE + 70)) $((XG_PORT_BASE + 72)) $((XG_PORT_BASE + 73)) \
+	$((XG_PORT_BASE + 74))
 check "the Debian 13 root with monero 0.18.4 is there (built when missing)" "$TRIXIE_SH" root
-wallet_round trixie $((port_base + 5)) $((port_base + 6)) $((port_base + 8))
+wallet_round trixie $((XG_PORT_BASE + 75)) $((XG_PORT_BASE + 76)) $((XG_PORT_BASE + 77)) \
+	$((XG_PORT_BASE + 78))

@@ -24,9 +24,8 @@ lim_tier lt_burst 2 100000 4 # bucket of 4, refilled at 2/s; up to 4 more held (
 lim_tier lt_slow 1 100000 2  # bucket of 2 at 1/s: 2 held at most
 lim_tenant lt_burst
 id=$LIM_ID token=$LIM_TOKEN handle=$LIM_HANDLE
-lim_gateway g1 || exit 1
-defer lim_gateway_stop g1
-gw=$LIM_URL_g1
+gateway_start g1 --base bare || exit 1
+gw=$GW_URL
 
 # rpc_call TOKEN ID: status, headers and body of one get_block_count as one JSON object.
 rpc_call() {
@@ -180,7 +179,7 @@ st=$(lim_status "$gw" /v1/usage -H "Authorization: Bearer xg_$(printf 'A%.0s' {1
 assert_eq "/v1/usage with an unknown token: 401" 401 "$st"
 check "no quota headers on a 401" bash -c "! curl -s -D - -o /dev/null '$gw/v1/usage' | grep -qi x-ratelimit"
 
-lim_gateway_stop g1
+gateway_stop g1
 assert_eq "usage_daily holds every served request after the last flush (weight 1 each)" \
 	"$used" "$(lim_used "$id")"
 
@@ -189,11 +188,11 @@ assert_eq "usage_daily holds every served request after the last flush (weight 1
 # gateway goes on serving, and a SIGTERM while requests are held drains them (served).
 check "the ASan+UBSan gateway is built" asan_gateway_built
 pool_body() { printf 'url = "%s"\noutput = "/dev/null"\n' "$@"; }
-held_round() { # NAME FRONT_END PORT ADMIN
-	local name=$1 front=$2 port=$3 admin=$4 url=http://127.0.0.1:$3 am=http://127.0.0.1:$4 i
-	check_here "$name: the ASan gateway ($front front end) becomes ready" asan_gateway_start \
-		"burst-$front" "$admin" XMRGATE_SERVER_PORT="$port" XMRGATE_SERVER_FRONT_END="$front" \
-		|| return 1
+held_round() { # NAME FRONT_END
+	local name=$1 front=$2 url am i
+	check_here "$name: the ASan gateway ($front front end) becomes ready" gateway_start \
+		"burst-$front" --asan server.front_end="$front" || return 1
+	url=$GW_URL am=$GW_ADMIN
 	lim_tenant lt_burst
 	local tok=$LIM_TOKEN
 	xg_wait_until 5 curl -sf -o /dev/null -d '{}' "$url/v1/$tok/get_height"
@@ -227,10 +226,10 @@ held_round() { # NAME FRONT_END PORT ADMIN
 		(($(metric_sum "$am" xmrgate_gateway_requests_total) >= answered_before + 4))
 	}
 	xg_wait_until 10 four_answered
-	asan_gateway_stop "$name"
+	asan_gateway_stop "burst-$front" "$name"
 	wait "$bg"
 	assert_eq "$name: SIGTERM with requests held: all 8 of the burst answered 200" \
 		"200:8" "$(sort "$LIM_DIR/drain-status" | uniq -c | awk '{ printf "%s:%s", $2, $1 }')"
 }
-held_round native native $((LIM_PORT_NEXT)) $((LIM_PORT_NEXT + 1))
-held_round libmicrohttpd libmicrohttpd $((LIM_PORT_NEXT + 2)) $((LIM_PORT_NEXT + 3))
+held_round native native
+held_round libmicrohttpd libmicrohttpd

@@ -23,10 +23,8 @@ lim_setup
 lim_tier lt_restart 100000 100000000
 lim_tenant lt_restart
 id=$LIM_ID token=$LIM_TOKEN
-lim_gateway g1 || exit 1
-defer lim_gateway_stop g1
-lim_gateway g2 || exit 1
-defer lim_gateway_stop g2
+gateway_start g1 --base bare || exit 1
+gateway_start g2 --base bare || exit 1
 # every pooled connection of the stack's billing in use once, so that all go stale below
 warm=$(lim_get_load 64 16 "$BILLING_URL/api/tiers" | grep -vc '^200$')
 assert_eq "billing answers GET /api/tiers before the restart" 0 "$warm"
@@ -37,7 +35,7 @@ pg_start_if_down() { [[ -e $XG_VAR/pg/data/postmaster.pid ]] || pg_start; }
 (
 	end=$((SECONDS + 12))
 	while ((SECONDS < end)); do
-		lim_load 200 4 "$LIM_RPC_BODY" "$LIM_URL_g1/v1/$token/json_rpc" "$LIM_URL_g2/v1/$token/json_rpc"
+		lim_load 200 4 "$LIM_RPC_BODY" "$(gw_url g1)/v1/$token/json_rpc" "$(gw_url g2)/v1/$token/json_rpc"
 		sleep 0.1
 	done >"$LIM_DIR/codes"
 ) &
@@ -57,17 +55,17 @@ served=$(grep -c '^200$' "$LIM_DIR/codes")
 other=$(grep -vc '^200$' "$LIM_DIR/codes")
 echo "# served $served (of which $during before PostgreSQL came back), other answers $other"
 assert_eq "every request was served while PostgreSQL was down and back" 0 "$other"
-check "the gateways logged the failed flushes" grep -q usage_flush_failed "$LIM_DIR/gateway-g1.log"
+check "the gateways logged the failed flushes" grep -q usage_flush_failed "$(gw_log g1)"
 # the first flush after PostgreSQL is back may come up to one flush interval (5 s) later
 check_here "... and the resumed ones" \
-	wait_until 15 grep -q usage_flush_resumed "$LIM_DIR/gateway-g1.log"
+	wait_until 15 grep -q usage_flush_resumed "$(gw_log g1)"
 
 # The counts held during the outage reach PostgreSQL with the next flushes (at least every
 # 5 s: this tenant's batch, 1 % of 100,000,000, never fills), before any shutdown.
 check "usage_daily catches up within 8 s of the load's end (flushes every 5 s)" \
 	wait_until 8 bash -c "[[ \$(psql -X -At '$DATABASE_URL' -c \"SELECT used FROM usage_daily WHERE tenant_id = $id\") == $served ]]"
-lim_gateway_stop g1
-lim_gateway_stop g2
+gateway_stop g1
+gateway_stop g2
 used=$(lim_used "$id")
 echo "# usage_daily $used, clients received $served"
 check "usage_daily ($used) >= served ($served): no count lost" test "$used" -ge "$served"

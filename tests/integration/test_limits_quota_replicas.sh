@@ -22,16 +22,15 @@ small_id=$LIM_ID small_token=$LIM_TOKEN
 lim_tier lt_quota_big 100000 30000
 lim_tenant lt_quota_big
 big_id=$LIM_ID big_token=$LIM_TOKEN
-lim_gateway g1 || exit 1
-defer lim_gateway_stop g1
-lim_gateway g2 || exit 1
-defer lim_gateway_stop g2
+gateway_start g1 --base bare || exit 1
+gateway_start g2 --base bare || exit 1
 
 # quota_case QUOTA PER_CLIENT TOKEN NAME — two clients, each alternating between the
 # replicas, 8 requests in flight each, PER_CLIENT requests each; sets <NAME>_served.
 quota_case() {
 	local quota=$1 per=$2 token=$3 name=$4 c1 c2 served refused reply st usage g
-	local u1="$LIM_URL_g1/v1/$token/json_rpc" u2="$LIM_URL_g2/v1/$token/json_rpc"
+	local u1 u2
+	u1=$(gw_url g1)/v1/$token/json_rpc u2=$(gw_url g2)/v1/$token/json_rpc
 	lim_load "$per" 8 "$LIM_RPC_BODY" "$u1" "$u2" >"$LIM_DIR/$name-c1" &
 	c1=$!
 	lim_load "$per" 8 "$LIM_RPC_BODY" "$u2" "$u1" >"$LIM_DIR/$name-c2" &
@@ -47,7 +46,7 @@ quota_case() {
 	# Once the counts are flushed (a batch or the interval), both replicas refuse, saying
 	# which limit and when it resets.
 	sleep $((INTERVAL_S + 1))
-	for g in "$LIM_URL_g1" "$LIM_URL_g2"; do
+	for g in "$(gw_url g1)" "$(gw_url g2)"; do
 		reply=$(curl -s -D "$LIM_DIR/h" \
 			--data-binary '{"jsonrpc":"2.0","id":[1,2],"method":"get_info"}' \
 			"$g/v1/$token/json_rpc")
@@ -59,26 +58,26 @@ quota_case() {
 			grep -q '^HTTP/1.1 429' '$LIM_DIR/h' && grep -qi '^x-ratelimit-remaining: 0' '$LIM_DIR/h' &&
 			r=\$(grep -i '^retry-after:' '$LIM_DIR/h' | tr -dc 0-9) && ((r >= 1 && r <= 86400))"
 	done
-	st=$(curl -s -o "$LIM_DIR/b" -w '%{http_code}' -d '{}' "$LIM_URL_g1/v1/$token/get_height")
+	st=$(curl -s -o "$LIM_DIR/b" -w '%{http_code}' -d '{}' "$(gw_url g1)/v1/$token/get_height")
 	assert_eq "quota $quota: a JSON endpoint over the quota: 429 with {\"status\"}" "429 true" \
 		"$st $(jq '.status | test("daily quota")' "$LIM_DIR/b")"
-	usage=$(curl -s "$LIM_URL_g2/v1/$token/usage")
+	usage=$(curl -s "$(gw_url g2)/v1/$token/usage")
 	assert_json "quota $quota: /v1/usage on the other replica shows the quota used up" "$usage" \
 		".remaining_today == 0 and .used_today >= $quota"
 	printf -v "${name}_served" '%s' "$served"
 }
 
-# lim_flushes NAME — after lim_gateway_stop: that gateway's successful usage flushes.
+# lim_flushes NAME — after gateway_stop: that gateway's successful usage flushes.
 lim_flushes() {
-	grep -h '"usage_flush_summary"' "$LIM_DIR/gateway-$1.log" | tail -n 1 |
+	grep -h '"usage_flush_summary"' "$(gw_log "$1")" | tail -n 1 |
 		jq -r '.msg | capture("^flushes (?<n>[0-9]+)").n'
 }
 
 quota_case 500 800 "$small_token" small
 quota_case 30000 17000 "$big_token" big
 
-lim_gateway_stop g1
-lim_gateway_stop g2
+gateway_stop g1
+gateway_stop g2
 assert_eq "quota 500: usage_daily equals what the clients received" "$small_served" \
 	"$(lim_used "$small_id")"
 assert_eq "quota 30000: usage_daily equals what the clients received" "$big_served" \

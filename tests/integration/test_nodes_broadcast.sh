@@ -10,26 +10,20 @@
 . "$(dirname "$0")/nodes_lib.sh"
 
 check "the nodes table holds A, B and C" nodes_table "a:primary b:primary c:primary"
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
 # The header names each node by its opaque id, n<database id>, never by its name or URL.
 for n in a b c; do
 	printf -v "id_$n" 'n%s' "$(psql_q "SELECT id FROM nodes WHERE name = '$n'")"
 done
 every_ok=$(printf '%s=ok\n' "$id_a" "$id_b" "$id_c" | sort | paste -sd,)
-gw_start broadcast
-check "a gateway starts and is ready" gw_ready
+check_here "a gateway starts and is ready" gateway_start broadcast --base nodes
 wait_until 20 bash -c "curl -s '$GW_ADMIN/readyz' | jq -e '.status == \"ready\"' >/dev/null"
-
-in_pool() { curl -s --max-time 5 "$1/get_transaction_pool_hashes" | jq -e --arg h "$2" \
-	'(.tx_hashes // []) | index($h) != null' >/dev/null; }
-not_in_pool() { ! in_pool "$@"; }
 
 # --- every node healthy ----------------------------------------------------------------
 read -r hash1 hex1 < <(payer_tx_hex)
 check "the payer signs a transaction without relaying it" test -n "${hex1:-}"
 for url in $NODE_A_URL $NODE_B_URL $NODE_C_URL; do
-	check "before the broadcast, $url does not hold it" not_in_pool "$url" "$hash1"
+	check "before the broadcast, $url does not hold it" not_in_pool_hashes "$url" "$hash1"
 done
 body=$(jq -cn --arg h "$hex1" '{tx_as_hex: $h, do_not_relay: true}')
 headers=$(gw_headers /send_raw_transaction "$body")
@@ -40,7 +34,7 @@ assert_json "the broadcast is accepted" "$answer" '.status == "OK"'
 assert_eq "every node accepted it, per the header" "$every_ok" \
 	"$(tr ',' '\n' <<<"$bc" | sort | paste -sd,)"
 for url in $NODE_A_URL $NODE_B_URL $NODE_C_URL; do
-	check "$url holds the transaction in its pool" in_pool "$url" "$hash1"
+	check "$url holds the transaction in its pool" in_pool_hashes "$url" "$hash1"
 done
 
 # --- "already in the pool" counts ------------------------------------------------------
@@ -57,7 +51,7 @@ freeze b
 body=$(jq -cn --arg h "$hex2" '{tx_as_hex: $h, do_not_relay: true}')
 started=$(now_ms)
 out=$(curl -sS --max-time 30 -D - -H 'Content-Type: application/json' --data-binary "$body" \
-	"$GW_URL/send_raw_transaction" | tr -d '\r')
+	"$GW_URL/v1/$TOKEN/send_raw_transaction" | tr -d '\r')
 took=$(($(now_ms) - started))
 bc=$(sed -n 's/^X-Xmrgate-Broadcast: //Ip' <<<"$out")
 echo "# with B frozen: X-Xmrgate-Broadcast: $bc (${took} ms)"
@@ -68,7 +62,7 @@ check "the header reports A and C accepted it" \
 check "the header does not report B as accepting it" bash -c "! grep -Eq '(^|,)$id_b=ok(,|\$)' <<<'$bc'"
 check "the header names no node by its name" bash -c "! grep -Eq '(^|,)[abc]=' <<<'$bc'"
 for url in $NODE_A_URL $NODE_C_URL; do
-	check "$url holds the second transaction" in_pool "$url" "$hash2"
+	check "$url holds the second transaction" in_pool_hashes "$url" "$hash2"
 done
 thaw b
 

@@ -21,15 +21,14 @@ INTERVAL_MS=2000
 TIMEOUT_MS=1500
 
 check "the nodes agree on one chain before the load" wait_until 120 nodes_agree
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
 
 results=$(mktemp)
 defer rm -f "$results"
 one_request() {
 	local path=${1%%|*} body=${1#*|} out code
 	out=$(curl -sS --max-time 25 -w '\n%{http_code}' -H 'Content-Type: application/json' \
-		--data-binary "$body" "$GW_URL$path" 2>&1)
+		--data-binary "$body" "$GW_URL/v1/$TOKEN$path" 2>&1)
 	code=${out##*$'\n'}
 	out=${out%$'\n'*}
 	if [[ $code == 200 ]] && jq -e '(.error | not) and ((.status // .result.status) == "OK")' \
@@ -59,8 +58,7 @@ failover_round() {
 	for o in a b c; do [[ $o == "$n" ]] || standby+=("$o"); done
 	check "the nodes table holds $N (primary, $version), ${standby[0]^^} and ${standby[1]^^} (standby)" \
 		nodes_table "$n:primary ${standby[0]}:standby ${standby[1]}:standby"
-	gw_start "failover-$n"
-	check "a gateway starts and is ready" gw_ready
+	check_here "a gateway starts and is ready" gateway_start "failover-$n" --base nodes
 	assert_json "readiness reports the quorum" "$(curl -s "$GW_ADMIN/readyz")" '.checks.quorum == "ok"'
 
 	# A mix the tip cache cannot absorb: pool hashes (passthrough), recent headers (too
@@ -124,19 +122,17 @@ failover_round() {
 	assert_eq "no client request failed while $N was frozen and resumed" 0 "$failed" ||
 		grep -v '^ok$' "$results" | head -n 5 | sed 's/^/#   /'
 	assert_json "readiness is back to ready" "$(curl -s "$GW_ADMIN/readyz")" '.status == "ready"'
-	nodes_kill "$GW_PID"
+	gateway_stop "failover-$n"
 }
-
-at_least_0184() { [[ $(printf '0.18.4\n%s\n' "$1" | sort -V | head -n 1) == 0.18.4 ]]; }
 
 declare -A version=()
 for n in a b c; do version[$n]=$(xg_monerod_version "$(nodes_url_of "$n")" || echo '?'); done
 echo "# monerod versions: A ${version[a]}, B ${version[b]}, C ${version[c]}"
 
 failover_round a "${version[a]}"
-if ! at_least_0184 "${version[a]}"; then
+if ! version_at_least "${version[a]}" 0.18.4; then
 	modern=''
-	for n in b c; do at_least_0184 "${version[$n]}" && modern=${modern:-$n}; done
+	for n in b c; do version_at_least "${version[$n]}" 0.18.4 && modern=${modern:-$n}; done
 	if check "the fleet holds a 0.18.4 node (get_info: B ${version[b]}, C ${version[c]})" test -n "$modern"; then
 		check "the nodes agree on one chain again" wait_until 120 nodes_agree
 		failover_round "$modern" "${version[$modern]}"

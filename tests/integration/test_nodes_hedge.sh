@@ -22,10 +22,8 @@ FREEZE_S=15
 
 check "the nodes agree on one chain" wait_until 120 nodes_agree
 check "the nodes table holds A, B and C" nodes_table "a:primary b:primary c:primary"
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
-gw_start hedge XMRGATE_NODES_TIMEOUT=10s
-check "a gateway starts and is ready" gw_ready
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
+check_here "a gateway starts and is ready" gateway_start hedge --base nodes nodes.timeout=10s
 wait_until 30 bash -c "curl -s '$GW_ADMIN/readyz' | jq -e '.status == \"ready\"' >/dev/null"
 
 read -r _ tx_hex < <(payer_tx_hex)
@@ -47,7 +45,7 @@ client() {
 			body=$(printf '{"key_images":["%056x%08x"]}' "$n" "$i")
 		fi
 		out=$(curl -sS --max-time 5 -o "$results/body-$n" -w '%{http_code} %{time_total}' \
-			-H 'Content-Type: application/json' --data-binary "$body" "$GW_URL$path" 2>&1)
+			-H 'Content-Type: application/json' --data-binary "$body" "$GW_URL/v1/$TOKEN$path" 2>&1)
 		code=${out%% *}
 		ms=$(awk -v s="${out##* }" 'BEGIN { printf "%d", s * 1000 }')
 		if [[ $code == 200 ]] && jq -e '.status == "OK"' "$results/body-$n" >/dev/null 2>&1; then
@@ -82,7 +80,7 @@ echo "# $F frozen at $(date +%T.%3N)"
 sleep 1
 started=$(now_ms)
 bc_out=$(curl -sS --max-time 30 -D - -H 'Content-Type: application/json' --data-binary "$tx_body" \
-	"$GW_URL/send_raw_transaction" | tr -d '\r')
+	"$GW_URL/v1/$TOKEN/send_raw_transaction" | tr -d '\r')
 bc_ms=$(($(now_ms) - started))
 sleep $((FREEZE_S - 1 - bc_ms / 1000))
 thaw "$F"

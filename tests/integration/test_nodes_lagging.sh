@@ -12,27 +12,15 @@
 
 check "the nodes table holds C (primary), A and B (standby)" \
 	nodes_table "c:primary a:standby b:standby"
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
-gw_start lagging
-check "a gateway starts and is ready" gw_ready
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
+check_here "a gateway starts and is ready" gateway_start lagging --base nodes
 
-node_status() { gw_status | jq -c --arg n "$1" '.nodes[] | select(.name == $n)'; }
-c_distance_is() { node_status c | jq -e --argjson d "$1" '.tip_distance == $d' >/dev/null; }
-c_lags() { node_status c | jq -e '.tip_distance != 0' >/dev/null; }
+c_distance_is() { gw_node_status c | jq -e --argjson d "$1" '.tip_distance == $d' >/dev/null; }
+c_lags() { gw_node_status c | jq -e '.tip_distance != 0' >/dev/null; }
 check "C is on the tip at first" wait_until 15 c_distance_is 0
 
-reconnect_c() {
-	curl -s -H 'Content-Type: application/json' -d '{"set":true,"out_peers":8}' \
-		"$NODE_C_URL/out_peers" >/dev/null
-	curl -s -H 'Content-Type: application/json' -d '{"set":true,"in_peers":64}' \
-		"$NODE_C_URL/in_peers" >/dev/null
-}
-curl -s -H 'Content-Type: application/json' -d '{"set":true,"out_peers":0}' "$NODE_C_URL/out_peers" >/dev/null
-curl -s -H 'Content-Type: application/json' -d '{"set":true,"in_peers":0}' "$NODE_C_URL/in_peers" >/dev/null
-defer reconnect_c
-c_isolated() { rpc "$NODE_C_URL" get_info | jq -e '.outgoing_connections_count + .incoming_connections_count == 0' >/dev/null; }
-check "C has no peers" wait_until 15 c_isolated
+node_peers_cut c
+check "C has no peers" wait_until 15 node_isolated c
 
 # A transaction relayed on A (and B), then mined there.
 read -r txhash txhex < <(payer_tx_hex)
@@ -45,10 +33,7 @@ a_blocks() {
 	rpc "$NODE_A_URL" generateblocks "{\"amount_of_blocks\":3,\"wallet_address\":\"$MINER_ADDRESS\"}" >/dev/null
 }
 check "A mines 3 blocks" a_blocks
-ab_agree() {
-	[[ $(rpc "$NODE_A_URL" get_info | jq -r .top_block_hash) == $(rpc "$NODE_B_URL" get_info | jq -r .top_block_hash) ]]
-}
-check "B follows A" wait_until 30 ab_agree
+check "B follows A" wait_until 30 same_top a b
 assert_eq "C stays at its height: it lags" "$c_height" "$(rpc "$NODE_C_URL" get_info | jq -r '.height')"
 
 txq=$(jq -cn --arg h "$txhash" '{txs_hashes: [$h]}')
@@ -57,7 +42,7 @@ assert_json "asked directly, C reports the mined transaction missing" "$direct" 
 	"(.missed_tx // []) | index(\"$txhash\") != null"
 
 check "the gateway sees C lagging (tip_distance > 0)" wait_until 10 c_lags
-echo "# C as the gateway sees it: $(node_status c)"
+echo "# C as the gateway sees it: $(gw_node_status c)"
 assert_json "readiness stays green on A and B" "$(curl -s "$GW_ADMIN/readyz")" '.status == "ready"'
 
 # Through the gateway, many times over: never missing.
@@ -81,9 +66,8 @@ assert_eq "20 checks through the gateway: its key image is never reported unspen
 direct_ki=$(curl -s -H 'Content-Type: application/json' -d "$kiq" "$NODE_C_URL/is_key_image_spent")
 assert_json "while C, asked directly, still says unspent" "$direct_ki" '.spent_status[0] == 0'
 
-reconnect_c
-c_caught_up() { [[ $(rpc "$NODE_C_URL" get_info | jq -r .top_block_hash) == $(rpc "$NODE_A_URL" get_info | jq -r .top_block_hash) ]]; }
-check "reconnected, C catches up" wait_until 60 c_caught_up
+node_peers_restore c
+check "reconnected, C catches up" wait_until 60 same_top c a
 check "and the gateway has it back on the tip" wait_until 15 c_distance_is 0
 
 # The confirmation itself: a pool transaction only B holds (sent with do_not_relay, so

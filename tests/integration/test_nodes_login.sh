@@ -18,43 +18,6 @@ LOGIN_PASS=s3cret-Node-pass
 OLD_P2P=$((XG_PORT_BASE + 44)) OLD_RPC=$((XG_PORT_BASE + 45))
 NEW_P2P=$((XG_PORT_BASE + 46)) NEW_RPC=$((XG_PORT_BASE + 47))
 
-# start_login_node NAME P2P RPC [trixie]: a regtest monerod with --rpc-login, linked to A,
-# B and C only; stopped when the test ends. Its ports sit in the ephemeral range, where a
-# closed outgoing connection (to PostgreSQL, say) holds one in TIME-WAIT for a minute and
-# monerod cannot bind it: a node that cannot bind is started again, for up to two minutes.
-start_login_node() {
-	local name=$1 p2p=$2 rpc=$3 dir=$XG_VAR/nodes/login-$1 cmd=(monerod) pid attempt
-	[[ ${4:-} == trixie ]] && cmd=("$XG_REPO/scripts/monero-trixie.sh" exec "$XG_VAR" monerod)
-	defer rm -rf "$dir"
-	for ((attempt = 1; attempt <= 40; attempt++)); do
-		rm -rf "$dir"
-		mkdir -p "$dir"
-		setsid "${cmd[@]}" --regtest --fixed-difficulty 1 --data-dir "$dir" --keep-fakechain \
-			--log-file "$dir/monerod.log" --log-level 0 --non-interactive \
-			--p2p-bind-ip 127.0.0.1 --p2p-bind-port "$p2p" \
-			--add-exclusive-node "127.0.0.1:$((XG_PORT_BASE + 10))" \
-			--add-exclusive-node "127.0.0.1:$((XG_PORT_BASE + 20))" \
-			--add-exclusive-node "127.0.0.1:$((XG_PORT_BASE + 30))" \
-			--max-connections-per-ip 10 --rpc-bind-ip 127.0.0.1 --rpc-bind-port "$rpc" \
-			--rpc-login "$LOGIN_USER:$LOGIN_PASS" --disable-rpc-ban \
-			--rpc-max-connections-per-private-ip 100 --no-zmq --no-igd \
-			--check-updates disabled --disable-dns-checkpoints \
-			>"$dir/monerod.out" 2>&1 </dev/null &
-		pid=$!
-		defer nodes_kill "$pid"
-		# Up when its RPC port answers (401 without the login), failed when it exits.
-		while kill -0 "$pid" 2>/dev/null; do
-			[[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 2 \
-				"http://127.0.0.1:$rpc/get_height") == 401 ]] && return 0
-			sleep 0.5
-		done
-		((attempt % 10 == 1)) &&
-			echo "# login node $name did not start (attempt $attempt): $(grep -m1 -o 'Failed to bind[^.]*' "$dir/monerod.out")"
-		sleep 3
-	done
-	return 1
-}
-
 # login_rpc PORT METHOD: JSON-RPC with the login (curl speaks Digest as the wallet does).
 login_rpc() {
 	curl -sS --max-time 10 --digest -u "$LOGIN_USER:$LOGIN_PASS" -H 'Content-Type: application/json' \
@@ -68,9 +31,11 @@ synced() {
 
 check "the stack's nodes agree on one chain" wait_until 120 nodes_agree
 # Not under check: that would run it in a subshell, and its defers would be lost.
-start_login_node old "$OLD_P2P" "$OLD_RPC"
+node_start login-old "$OLD_P2P" "$OLD_RPC" --peers "a b c" \
+	--rpc-login "$LOGIN_USER:$LOGIN_PASS"
 assert_eq "a 0.18.0 node with --rpc-login starts" 0 "$?"
-start_login_node new "$NEW_P2P" "$NEW_RPC" trixie
+node_start login-new "$NEW_P2P" "$NEW_RPC" --trixie --peers "a b c" \
+	--rpc-login "$LOGIN_USER:$LOGIN_PASS"
 assert_eq "a 0.18.4 node with --rpc-login starts" 0 "$?"
 # The stack's chain is over 1,000 blocks once test_gateway_sync_cache has run; two fresh
 # nodes fetch it over P2P at once, slowly on a loaded 2-core machine.
@@ -81,7 +46,7 @@ new_version=$(login_rpc "$NEW_RPC" get_info | jq -r '.result.version')
 echo "# login nodes: old $old_version, new $new_version"
 check "the old login node runs 0.18.0 ($old_version)" test "${old_version%.*}" = 0.18.0
 check "the new login node runs 0.18.4 or later ($new_version)" \
-	test "$(printf '0.18.4\n%s\n' "$new_version" | sort -V | head -n 1)" = 0.18.4
+	version_at_least "$new_version" 0.18.4
 
 for port in "$OLD_RPC" "$NEW_RPC"; do
 	h=$(curl -sS --max-time 10 -o /dev/null -D - -H 'Content-Type: application/json' \
@@ -102,9 +67,8 @@ psql_q "BEGIN; DELETE FROM nodes;
 		('login-new', '$(login_url "$LOGIN_PASS" "$NEW_RPC")', 'standby'),
 		('login-wrong', '$(login_url wrong-pass "$OLD_RPC")', 'standby');
 	COMMIT;" >/dev/null
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
-gw_start login
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
+gateway_start login --base nodes
 state_of() { gw_status | jq -r --arg n "$1" '.nodes[] | select(.name == $n) | .state'; }
 up_both() { [[ $(state_of login-old) == up && $(state_of login-new) == up ]]; }
 check "the gateway probes both login nodes up (Digest, 0.18.0 and 0.18.4)" wait_until 40 up_both
@@ -129,11 +93,11 @@ assert_json "GET /nodes shows each URL without its password" "$nodes_json" \
 	   \"http://$LOGIN_USER:***@127.0.0.1:$OLD_RPC\"] | sort)"
 no_secret() { ! grep -q -e "$LOGIN_PASS" -e wrong-pass <<<"$2" || { echo "$1 shows it"; return 1; }; }
 check "… and nothing in GET /nodes holds a password" no_secret "GET /nodes" "$nodes_json"
-cli_out=$(XMRGATE_ADMIN_URL=$GW_ADMIN XMRGATE_ADMIN_TOKEN=$NODES_ADMIN_TOKEN \
+cli_out=$(XMRGATE_ADMIN_URL=$GW_ADMIN XMRGATE_ADMIN_TOKEN=$XG_TEST_ADMIN_TOKEN \
 	"$XG_REPO/bin/xmrgate-admin" nodes 2>&1)
 check "xmrgate-admin nodes lists the login nodes" grep -q login-old <<<"$cli_out"
 check "xmrgate-admin nodes shows no password" no_secret "xmrgate-admin nodes" "$cli_out"
-cli_json=$(XMRGATE_ADMIN_URL=$GW_ADMIN XMRGATE_ADMIN_TOKEN=$NODES_ADMIN_TOKEN \
+cli_json=$(XMRGATE_ADMIN_URL=$GW_ADMIN XMRGATE_ADMIN_TOKEN=$XG_TEST_ADMIN_TOKEN \
 	"$XG_REPO/bin/xmrgate-admin" --json nodes 2>&1)
 check "xmrgate-admin --json nodes shows no password" no_secret "xmrgate-admin --json" "$cli_json"
 check "/readyz shows no password" no_secret /readyz "$(curl -s "$GW_ADMIN/readyz")"
@@ -158,8 +122,8 @@ psql_q "BEGIN; DELETE FROM nodes;
 		('tls-old', '$(tls_url "$OLD_RPC")', 'primary'),
 		('tls-new', '$(tls_url "$NEW_RPC")', 'standby');
 	COMMIT;" >/dev/null
-nodes_kill "$GW_PID"
-gw_start login-tls XMRGATE_NODES_TLS_FINGERPRINTS="$fp_old"
+gateway_stop login
+gateway_start login-tls --base nodes nodes.tls_fingerprints="$fp_old"
 tls_old_up() { [[ $(state_of tls-old) == up ]]; }
 check "the pinned https node with a login is probed up" wait_until 40 tls_old_up
 assert_eq "the https node whose certificate is not pinned stays down" down "$(state_of tls-new)"

@@ -19,18 +19,15 @@
 
 # B is the only primary: rank 1 for every read while it is on the tip.
 check "the nodes table holds B (primary), A and C (standby)" nodes_table "a:standby b:primary c:standby"
-nodes_tenant
+grant_tenant --bare sovereign 1
 T1=$TOKEN
-nodes_tenant
+grant_tenant --bare sovereign 1
 T2=$TOKEN
 check "two tenants are granted" test -n "$T1" -a -n "$T2" -a "$T1" != "$T2"
 TOKEN=$T1
-gw_start monotonic XMRGATE_NODES_TIP_WAIT=1s XMRGATE_NODES_HEDGE_CAP=300ms
-check "a gateway starts and is ready" gw_ready
-GW_BASE=${GW_URL%/v1/*}
+check_here "a gateway starts and is ready" gateway_start monotonic --base nodes nodes.tip_wait=1s nodes.hedge_cap=300ms
 
-node_status() { gw_status | jq -c --arg n "$1" '.nodes[] | select(.name == $n)'; }
-on_tip() { node_status "$1" | jq -e '.up and .tip_distance == 0' >/dev/null; }
+on_tip() { gw_node_status "$1" | jq -e '.up and .tip_distance == 0' >/dev/null; }
 for n in a b c; do
 	check "$n is up on the tip" wait_until 30 on_tip "$n"
 done
@@ -38,7 +35,7 @@ done
 # What one call tells a tenant of the chain height: a number, or "refused" (an error
 # answer), or "timeout".
 call_height() { # TOKEN WHAT
-	local url=$GW_BASE/v1/$1 out
+	local url=$GW_URL/v1/$1 out
 	case $2 in
 	count) out=$(curl -s --max-time 10 -d '{"jsonrpc":"2.0","id":0,"method":"get_block_count"}' \
 		"$url/json_rpc") && jq -r '.result.count // "refused"' <<<"$out" ;;
@@ -54,26 +51,14 @@ call_height() { # TOKEN WHAT
 }
 
 # --- C lags ------------------------------------------------------------------------------
-reconnect_c() {
-	curl -s -H 'Content-Type: application/json' -d '{"set":true,"out_peers":8}' \
-		"$NODE_C_URL/out_peers" >/dev/null
-	curl -s -H 'Content-Type: application/json' -d '{"set":true,"in_peers":64}' \
-		"$NODE_C_URL/in_peers" >/dev/null
-}
-curl -s -H 'Content-Type: application/json' -d '{"set":true,"out_peers":0}' "$NODE_C_URL/out_peers" >/dev/null
-curl -s -H 'Content-Type: application/json' -d '{"set":true,"in_peers":0}' "$NODE_C_URL/in_peers" >/dev/null
-defer reconnect_c
-c_isolated() { rpc "$NODE_C_URL" get_info | jq -e '.outgoing_connections_count + .incoming_connections_count == 0' >/dev/null; }
-check "C has no peers" wait_until 15 c_isolated
+node_peers_cut c
+check "C has no peers" wait_until 15 node_isolated c
 rpc "$NODE_A_URL" generateblocks "{\"amount_of_blocks\":3,\"wallet_address\":\"$MINER_ADDRESS\"}" >/dev/null
-ab_agree() {
-	[[ $(rpc "$NODE_A_URL" get_info | jq -r .top_block_hash) == $(rpc "$NODE_B_URL" get_info | jq -r .top_block_hash) ]]
-}
-check "B follows A's 3 new blocks" wait_until 30 ab_agree
+check "B follows A's 3 new blocks" wait_until 30 same_top a b
 top=$(rpc "$NODE_A_URL" get_info | jq -r .height)
 c_height=$(rpc "$NODE_C_URL" get_info | jq -r .height)
 check "C lags behind A and B" test "$c_height" -lt "$top"
-c_lags() { node_status c | jq -e '.tip_distance > 0' >/dev/null; }
+c_lags() { gw_node_status c | jq -e '.tip_distance > 0' >/dev/null; }
 check "the gateway sees C lagging" wait_until 15 c_lags
 echo "# A and B at height $top, C at $c_height"
 
@@ -116,7 +101,7 @@ check "the gateway failed over to C: tenant 2 (no history) is served C's height"
 assert_eq "tenant 1 is never answered with a height below $top" 0 "$below"
 check "tenant 1 is refused instead while only C can answer" test "$refused" -gt 0
 out=$(curl -s --max-time 10 -D - -d '{"jsonrpc":"2.0","id":7,"method":"get_block_count"}' \
-	"$GW_BASE/v1/$T1/json_rpc" | tr -d '\r')
+	"$GW_URL/v1/$T1/json_rpc" | tr -d '\r')
 echo "# tenant 1's refusal: $(tr '\n' ' ' <<<"$out")"
 check "the refusal is a 503 with Retry-After" bash -c "grep -q '^HTTP/1.1 503' <<<'$out' && grep -qi '^Retry-After: 1' <<<'$out'"
 assert_json "in the JSON-RPC shape, with the request's id" "$(sed '1,/^$/d' <<<"$out")" \
@@ -130,20 +115,18 @@ thaw a
 thaw b
 t1_back() { h=$(call_height "$T1" count) && [[ $h =~ ^[0-9]+$ ]] && ((h >= top)); }
 check "thawed, tenant 1 is served the tip again" wait_until 60 t1_back
-reconnect_c
+node_peers_restore c
 check "reconnected, C catches up" wait_until 90 nodes_agree
 for n in a b c; do
 	check "$n is back up on the tip" wait_until 120 on_tip "$n"
 done
 
 # --- read-your-writes --------------------------------------------------------------------
-in_pool() { curl -s --max-time 5 "$1/get_transaction_pool_hashes" | jq -e --arg h "$2" \
-	'(.tx_hashes // []) | index($h) != null' >/dev/null; }
 read -r txhash txhex < <(payer_tx_hex)
 check "the payer signs a transaction without relaying it" test -n "${txhex:-}"
 freeze b
 sent=$(curl -s --max-time 30 -d "$(jq -cn --arg h "$txhex" '{tx_as_hex: $h, do_not_relay: true}')" \
-	"$GW_BASE/v1/$T1/send_raw_transaction")
+	"$GW_URL/v1/$T1/send_raw_transaction")
 assert_json "tenant 1's broadcast is accepted" "$sent" '.status == "OK"'
 sleep 3 # the broadcast's call to B times out in the background
 thaw b
@@ -151,34 +134,24 @@ check "B answers again after the thaw" wait_until 60 curl -sf -o /dev/null "$NOD
 sleep 1
 # A request that sat in B's socket while it was frozen may still have reached it.
 rpc "$NODE_B_URL" flush_txpool "$(jq -cn --arg h "$txhash" '{txids: [$h]}')" >/dev/null
-check "A holds the transaction" in_pool "$NODE_A_URL" "$txhash"
-check "C holds the transaction" in_pool "$NODE_C_URL" "$txhash"
-check "B does not" bash -c "! curl -s '$NODE_B_URL/get_transaction_pool_hashes' | jq -e --arg h '$txhash' '(.tx_hashes // []) | index(\$h) != null' >/dev/null"
+check "A holds the transaction" in_pool_hashes "$NODE_A_URL" "$txhash"
+check "C holds the transaction" in_pool_hashes "$NODE_C_URL" "$txhash"
+check "B does not" not_in_pool_hashes "$NODE_B_URL" "$txhash"
 check "B is back up on the tip in the gateway" wait_until 120 on_tip b
 
-txq=$(jq -cn --arg h "$txhash" '{txs_hashes: [$h]}')
 pool_miss=0 hashes_miss=0 tx_miss=0 other_miss=0
 for i in $(seq 1 15); do
-	curl -s --max-time 10 -d '{}' "$GW_BASE/v1/$T1/get_transaction_pool_hashes" |
-		jq -e --arg h "$txhash" '(.tx_hashes // []) | index($h) != null' >/dev/null ||
-		hashes_miss=$((hashes_miss + 1))
-	curl -s --max-time 10 -d '{}' "$GW_BASE/v1/$T1/get_transaction_pool" |
-		jq -e --arg h "$txhash" '[(.transactions // [])[].id_hash] | index($h) != null' >/dev/null ||
-		pool_miss=$((pool_miss + 1))
-	curl -s --max-time 10 -d "$txq" "$GW_BASE/v1/$T1/get_transactions" |
-		jq -e --arg h "$txhash" '.status == "OK" and ((.missed_tx // []) | length == 0)
-			and .txs[0].tx_hash == $h and .txs[0].in_pool' >/dev/null ||
-		tx_miss=$((tx_miss + 1))
-	curl -s --max-time 10 -d '{}' "$GW_BASE/v1/$T2/get_transaction_pool_hashes" |
-		jq -e --arg h "$txhash" '(.tx_hashes // []) | index($h) != null' >/dev/null ||
-		other_miss=$((other_miss + 1))
+	in_pool_hashes "$GW_URL/v1/$T1" "$txhash" || hashes_miss=$((hashes_miss + 1))
+	in_pool_listing "$GW_URL/v1/$T1" "$txhash" || pool_miss=$((pool_miss + 1))
+	in_pool_lookup "$GW_URL/v1/$T1" "$txhash" || tx_miss=$((tx_miss + 1))
+	in_pool_hashes "$GW_URL/v1/$T2" "$txhash" || other_miss=$((other_miss + 1))
 done
 echo "# tenant 2, which did not send it, missed it in $other_miss of 15 pool listings"
 check "tenant 2's pool listings go to B, the primary, which lacks it" test "$other_miss" -gt 0
 assert_eq "15 pool hash listings for tenant 1: the transaction is always there" 0 "$hashes_miss"
 assert_eq "15 pool listings for tenant 1: always there" 0 "$pool_miss"
 assert_eq "15 get_transactions for tenant 1: always found in the pool" 0 "$tx_miss"
-check "B still does not hold it (the queries did not put it there)" bash -c "! curl -s '$NODE_B_URL/get_transaction_pool_hashes' | jq -e --arg h '$txhash' '(.tx_hashes // []) | index(\$h) != null' >/dev/null"
+check "B still does not hold it (the queries did not put it there)" not_in_pool_hashes "$NODE_B_URL" "$txhash"
 
 # Leave clean pools and one chain for the next test.
 mine 1 >/dev/null || true

@@ -17,7 +17,7 @@
 
 TOOL=$XG_REPO/build/release/tests/tools/pruned_node
 [[ -x $TOOL ]] || make -C "$XG_REPO" -s "build/release/tests/tools/pruned_node" >/dev/null
-port=$((NODES_PORT_BASE + 9))
+port=$((XG_PORT_BASE + 99))
 count=$(mktemp)
 defer rm -f "$count"
 "$TOOL" "$port" "$NODE_C_URL" "$count" >/dev/null 2>&1 &
@@ -63,24 +63,21 @@ set_nodes() {
 		COMMIT;" >/dev/null
 }
 nodes_migrate || true
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
 
 # 1. Declared pruned.
 set_nodes true
-gw_start pruned-declared
-check "a gateway starts and is ready" gw_ready
+check_here "a gateway starts and is ready" gateway_start pruned-declared --base nodes
 both_up() { gw_status | jq -e '[.nodes[] | select(.up)] | length == 2' >/dev/null; }
 check "both nodes are up" wait_until 20 both_up
 : >"$count"
 assert_eq "declared pruned: 20 lookups, every answer complete" 0 "$(complete_through_gateway 20)"
 assert_eq "declared pruned: get_transactions never went to the pruned node" 0 "$(wc -l <"$count")"
-kill "$GW_PID"
+gateway_stop pruned-declared
 
 # 2. Misdeclared as a full primary: rank 1, its pruned answers must be caught.
 set_nodes false
-gw_start pruned-misdeclared
-check "a second gateway starts and is ready" gw_ready
+check_here "a second gateway starts and is ready" gateway_start pruned-misdeclared --base nodes
 check "both nodes are up" wait_until 20 both_up
 : >"$count"
 assert_eq "misdeclared: 20 lookups, every answer complete" 0 "$(complete_through_gateway 20)"

@@ -22,10 +22,8 @@ defer stop_pid "$capture_pid"
 check "the nodes table holds A (primary) and B (standby)" nodes_table "a:primary b:standby"
 psql_q "INSERT INTO nodes (name, url, priority) VALUES ('pub', 'http://127.0.0.1:$capture_port', 'public')" >/dev/null
 id_pub=n$(psql_q "SELECT id FROM nodes WHERE name = 'pub'")
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
-gw_start public
-check "a gateway starts and is ready" gw_ready
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
+check_here "a gateway starts and is ready" gateway_start public --base nodes
 
 node_field() { gw_status | jq -r --arg n "$1" ".nodes[] | select(.name == \$n) | $2"; }
 pub_on_tip() { [[ $(node_field pub '"\(.up) \(.tip_distance)"') == "true 0" ]]; }

@@ -16,12 +16,10 @@
 check "the nodes agree on one chain" wait_until 120 nodes_agree
 check "the nodes table holds A (primary), B and C (standby)" \
 	nodes_table "a:primary b:standby c:standby"
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
-gw_start quorum
-check "a gateway starts and is ready" gw_ready
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
+check_here "a gateway starts and is ready" gateway_start quorum --base nodes
 
-quorum() { curl -s -H "Authorization: Bearer $NODES_ADMIN_TOKEN" "$GW_ADMIN/v1/quorum"; }
+quorum() { curl -s -H "Authorization: Bearer $XG_TEST_ADMIN_TOKEN" "$GW_ADMIN/v1/quorum"; }
 agreed() { quorum | jq -e '.known and (.degraded | not) and .agreeing == 3' >/dev/null; }
 check "the three own nodes agree" wait_until 20 agreed
 assert_json "the quorum counts three configured voters" "$(quorum)" '.voters == 3'
@@ -45,14 +43,13 @@ assert_json "readiness says degraded in its body" "$ready_body" \
 assert_json "the admin API says degraded, one of three voters answering" "$(quorum)" \
 	'.degraded and .voters == 3 and .agreeing == 0'
 # grep, not jq: the log may hold a line that is not JSON (a library's own message).
-logged() { grep -q "\"event\":\"$1\"" "$GW_LOG"; }
-check "a quorum_degraded line is logged" wait_until 10 logged quorum_degraded
+check "a quorum_degraded line is logged" wait_until 10 gw_logged quorum_degraded
 assert_eq "exactly one quorum_degraded line" 1 "$(grep -c '"event":"quorum_degraded"' "$GW_LOG")"
 # B and C may still be up by hysteresis for a round; ask until A alone answers.
 serves_degraded() {
 	local h
 	h=$(curl -sS --max-time 10 -D - -o /dev/null -H 'Content-Type: application/json' \
-		--data-binary "$info" "$GW_URL/json_rpc" | tr -d '\r')
+		--data-binary "$info" "$GW_URL/v1/$TOKEN/json_rpc" | tr -d '\r')
 	grep -q '^HTTP/1.1 200' <<<"$h" && grep -qi '^x-xmrgate-degraded: no-quorum' <<<"$h"
 }
 check "answers are served from A with X-Xmrgate-Degraded: no-quorum" wait_until 20 serves_degraded
@@ -63,7 +60,7 @@ thaw b
 thaw c
 restored() { agreed && metric_is "$GW_ADMIN" xmrgate_gateway_quorum_degraded 0; }
 check "thawed, the three agree again" wait_until 40 restored
-check "a quorum_restored line is logged" logged quorum_restored
+check "a quorum_restored line is logged" gw_logged quorum_restored
 assert_json "readiness is no longer degraded" "$(curl -s "$GW_ADMIN/readyz")" \
 	'.status == "ready" and .degraded == false and .checks.quorum == "ok"'
 check "answers lose the degraded header" \

@@ -11,10 +11,8 @@
 . "$(dirname "$0")/nodes_lib.sh"
 
 check "the nodes table holds A, B and C" nodes_table "a:primary b:primary c:primary"
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
-gw_start reorg
-check "a gateway starts and is ready" gw_ready
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
+check_here "a gateway starts and is ready" gateway_start reorg --base nodes
 
 header_call() {
 	jq -cn --argjson h "$1" \
@@ -45,9 +43,9 @@ for h in "${orphaned[@]}" "$kept"; do
 	assert_eq "height $h: the gateway answers A's hash" "$(node_hash_at "$NODE_A_URL" "$h")" \
 		"${old[$h]}"
 	assert_eq "height $h (deep below the tip) is then served from the cache" hit "$(gw_cache_at "$h")"
-	block_at "$GW_URL" "$h" "$XG_VAR/reorg-old-$h" >/dev/null
+	block_at "$GW_URL/v1/$TOKEN" "$h" "$XG_VAR/reorg-old-$h" >/dev/null
 	assert_eq "block $h (.bin) is then served from the cache" hit \
-		"$(block_at "$GW_URL" "$h" "$XG_VAR/reorg-gw")"
+		"$(block_at "$GW_URL/v1/$TOKEN" "$h" "$XG_VAR/reorg-gw")"
 done
 
 # Every node pops 12 blocks (in parallel, so none re-syncs from another still holding
@@ -84,7 +82,7 @@ for h in "${orphaned[@]}"; do
 	done
 done
 for h in "${orphaned[@]}"; do
-	block_at "$GW_URL" "$h" "$XG_VAR/reorg-gw" >/dev/null
+	block_at "$GW_URL/v1/$TOKEN" "$h" "$XG_VAR/reorg-gw" >/dev/null
 	block_at "$NODE_B_URL" "$h" "$XG_VAR/reorg-node" >/dev/null
 	check "block $h (.bin): the winning chain's block, byte for byte" \
 		cmp -s "$XG_VAR/reorg-node" "$XG_VAR/reorg-gw"
@@ -98,5 +96,5 @@ assert_eq "every height from the fork to the new top matches the winning chain" 
 assert_eq "height $kept, below the fork, is unchanged" "${old[$kept]}" "$(gw_hash_at "$kept")"
 assert_eq "height $kept, below the fork, is still served from the cache" hit "$(gw_cache_at "$kept")"
 assert_eq "block $kept (.bin), below the fork, is still served from the cache" hit \
-	"$(block_at "$GW_URL" "$kept" "$XG_VAR/reorg-gw")"
+	"$(block_at "$GW_URL/v1/$TOKEN" "$kept" "$XG_VAR/reorg-gw")"
 check "… and unchanged" cmp -s "$XG_VAR/reorg-old-$kept" "$XG_VAR/reorg-gw"

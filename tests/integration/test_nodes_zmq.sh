@@ -11,8 +11,7 @@
 . "$(dirname "$0")/nodes_lib.sh"
 
 check "the nodes table holds A, B and C (primary)" nodes_table "a:primary b:primary c:primary"
-nodes_tenant
-check "a tenant is granted" test -n "$TOKEN"
+check_here "a tenant is granted" grant_tenant --bare sovereign 1
 
 block_count() { gw_rpc get_block_count 2>/dev/null | jq -er '.count'; }
 mine_on_a() {
@@ -41,9 +40,8 @@ all_agree_with_gateway() {
 }
 
 # --- ZMQ on, probes every 10 s ----------------------------------------------------------
-gw_start zmq XMRGATE_NODES_PROBE_INTERVAL=10s \
-	XMRGATE_NODES_ZMQ="a=$NODE_A_ZMQ, b=$NODE_B_ZMQ, c=$NODE_C_ZMQ"
-check "a gateway with [nodes] zmq starts and is ready" gw_ready
+check_here "a gateway with [nodes] zmq starts and is ready" gateway_start zmq --base nodes \
+	nodes.probe_interval=10s nodes.zmq="a=$NODE_A_ZMQ, b=$NODE_B_ZMQ, c=$NODE_C_ZMQ"
 subscribed() { (($(grep -c '"zmq_subscribed"' "$GW_LOG") >= 3)); }
 check "it subscribes to the three nodes' publications" wait_until 15 subscribed
 check "the gateway's chain length is the nodes' (after one probe round)" \
@@ -68,8 +66,7 @@ assert_json "publication rounds ran, and their probes confirmed the blocks" "$st
 	'.publications.rounds >= 5 and .publications.confirmed >= 5'
 assert_json "the quorum tip is the nodes' chain" "$status" \
 	".quorum.height == $(rpc "$NODE_A_URL" get_info | jq -er '.height')"
-kill "$GW_PID" 2>/dev/null
-wait "$GW_PID" 2>/dev/null
+gateway_stop zmq
 
 # --- ZMQ off: probes every 2 s ----------------------------------------------------------
 # probes_show NAME: a block mined on A shows up through the probes alone.
@@ -87,26 +84,20 @@ probes_show() {
 	assert_json "$name: no publication round ran" "$(gw_status)" '.publications.rounds == 0'
 }
 
-gw_start nozmq
-check "a gateway without [nodes] zmq starts and is ready" gw_ready
+check_here "a gateway without [nodes] zmq starts and is ready" gateway_start nozmq --base nodes
 check "no ZMQ subscription" bash -c "! grep -q '\"zmq_subscribed\"' '$GW_LOG'"
 probes_show "ZMQ off"
-kill "$GW_PID" 2>/dev/null
-wait "$GW_PID" 2>/dev/null
+gateway_stop nozmq
 
 # --- ZMQ configured but silent (nothing listens there) ----------------------------------
 silent=tcp://127.0.0.1:$((XG_PORT_BASE + 14))
-gw_start silent XMRGATE_NODES_ZMQ="a=$silent,b=$silent,c=$silent"
-check "a gateway whose ZMQ addresses are silent starts and is ready" gw_ready
+check_here "a gateway whose ZMQ addresses are silent starts and is ready" \
+	gateway_start silent --base nodes nodes.zmq="a=$silent,b=$silent,c=$silent"
 probes_show "ZMQ silent"
-kill "$GW_PID" 2>/dev/null
-wait "$GW_PID" 2>/dev/null
+gateway_stop silent
 
 # A bad setting is refused at start, naming the key.
-refusal=$(XMRGATE_DATABASE_URL="$DATABASE_URL" XMRGATE_AUTH_HA1_KEY="$NODES_HA1_KEY" \
-	XMRGATE_NODES_ZMQ="a=http://x:1" XMRGATE_SERVER_PORT=$((NODES_PORT_BASE + 8)) \
-	XMRGATE_ADMIN_PORT=$((NODES_PORT_BASE + 9)) \
-	timeout 10 "${XG_GATEWAY_BIN:-$XG_REPO/bin/xmrgate-gateway}" 2>&1)
+refusal=$(gateway_exit zmq-refused --base nodes nodes.zmq="a=http://x:1")
 echo "# $refusal" | head -n 3
 refused_naming_key() { [[ $refusal == *'[nodes] zmq'* ]]; }
 check "a malformed [nodes] zmq is refused at start, naming the key" refused_naming_key

@@ -8,15 +8,12 @@
 # shellcheck source=tests/integration/ops_lib.sh
 . "$(dirname "$0")/ops_lib.sh"
 
-P1=$((XG_PORT_BASE + 70)) A1=$((XG_PORT_BASE + 71))
-P2=$((XG_PORT_BASE + 72)) A2=$((XG_PORT_BASE + 73))
-P3=$((XG_PORT_BASE + 74)) A3=$((XG_PORT_BASE + 75))
-GW1=$(gw_url "$P1") ADM1=$(gw_url "$A1")
-GW2=$(gw_url "$P2") ADM2=$(gw_url "$A2")
 OPS_TOKEN=$(ops_admin_token)
 check "the stack's gateway has an admin token" test -n "$OPS_TOKEN"
-check_here "gateway replica 1 starts" start_gateway ops1 "$P1" "$A1"
-check_here "gateway replica 2 starts" start_gateway ops2 "$P2" "$A2"
+check_here "gateway replica 1 starts" gateway_start ops1
+check_here "gateway replica 2 starts" gateway_start ops2
+GW1=$(gw_url ops1) ADM1=$(gw_admin ops1)
+GW2=$(gw_url ops2) ADM2=$(gw_admin ops2)
 
 # --- the credential -----------------------------------------------------------------------
 status_of() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
@@ -37,11 +34,10 @@ for path in /healthz /readyz /metrics; do
 done
 assert_eq "with the token: 200" 200 \
 	"$(status_of -H "Authorization: Bearer $OPS_TOKEN" "$ADM1/v1/nodes")"
-check_here "a gateway with no admin token starts" start_gateway ops3 "$P3" "$A3" \
-	XMRGATE_ADMIN_TOKEN=
+check_here "a gateway with no admin token starts" gateway_start ops3 admin.token=
 assert_eq "… and refuses the admin API, any credential (403)" 403 \
-	"$(status_of -H 'Authorization: Bearer ' "$(gw_url "$A3")/v1/nodes")"
-assert_eq "… but serves /metrics" 200 "$(status_of "$(gw_url "$A3")/metrics")"
+	"$(status_of -H 'Authorization: Bearer ' "$(gw_admin ops3)/v1/nodes")"
+assert_eq "… but serves /metrics" 200 "$(status_of "$(gw_admin ops3)/metrics")"
 
 # --- a node added through the API serves on both replicas ---------------------------------
 # shellcheck disable=SC2153 # from stack.env

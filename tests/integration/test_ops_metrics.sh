@@ -99,9 +99,8 @@ check "… and its lag is 0" metric_is "$GA" 'xmrgate_gateway_node_lag_blocks{no
 # --- an invoice changes state -------------------------------------------------------------
 bt_setup
 bt_tier ops-metrics 10000000000 3
-bt_config ops 0 "[invoices]" "create_burst = 100"
-check "a billing instance starts" bt_start ops
-BA=$(bt_admin ops)
+check_here "a billing instance starts" billing_start ops invoices.create_burst=100
+BA=$BL_ADMIN
 check "it leads (xmrgate_billing_leader 1)" wait_until 15 metric_is "$BA" xmrgate_billing_leader 1
 pending0=$(metric "$BA" 'xmrgate_billing_invoices{state="pending"}')
 seen0=$(metric "$BA" 'xmrgate_billing_invoices{state="seen"}')
@@ -111,7 +110,7 @@ read -r st inv <<<"$(bt_invoice ops '{"tier":"ops-metrics","months":1}')"
 assert_eq "an invoice is created" 201 "$st"
 assert_eq "xmrgate_billing_invoices{state=\"pending\"} counts it" $((pending0 + 1)) \
 	"$(metric "$BA" 'xmrgate_billing_invoices{state="pending"}')"
-check "the payer pays it" bt_pay "$(jq -r .address <<<"$inv")" "$(jq -r .amount <<<"$inv")"
+check "the payer pays it" payer_pays "$(jq -r .address <<<"$inv")" "$(jq -r .amount <<<"$inv")"
 check "the invoice moves to seen in the metrics" \
 	wait_until 60 metric_is "$BA" 'xmrgate_billing_invoices{state="seen"}' $((seen0 + 1))
 assert_eq "… and leaves pending" "$pending0" \

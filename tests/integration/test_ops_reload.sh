@@ -15,51 +15,34 @@
 # shellcheck source=tests/integration/billing_lib.sh
 . "$(dirname "$0")/billing_lib.sh"
 
-db=xmrgate_ops_reload
 node_port=$((XG_PORT_BASE + 76))
-gw_port=$((XG_PORT_BASE + 77))
-admin_port=$((XG_PORT_BASE + 78))
 SLOW_MS=1500
 work=$XG_VAR/ops-reload
 rm -rf "$work"
 mkdir -p "$work"
-base_url=${DATABASE_URL%/*}
-export XMRGATE_DATABASE_URL=$base_url/$db
 
-psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-defer psql -X -q "$base_url/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-check "a database for this gateway is migrated" \
-	"$XG_REPO/bin/xmrgate-billing" --config "$XG_VAR/etc/billing.ini" migrate
+check_here "a database for this gateway is migrated" scratch_db xmrgate_ops_reload \
+	slow="http://127.0.0.1:$node_port"
+DB=$SCRATCH_DB_URL
+export XMRGATE_DATABASE_URL=$DB # for grant_tenant
 "$XG_REPO/build/release/tests/tools/slow_node" "$node_port" "$SLOW_MS" &
 node_pid=$!
 defer stop_pid "$node_pid"
-psql_q_db() { psql -X -q -At -v ON_ERROR_STOP=1 "$XMRGATE_DATABASE_URL" -c "$1"; }
-psql_q_db "INSERT INTO nodes (name, url) VALUES ('slow', 'http://127.0.0.1:$node_port')"
+psql_q_db() { psql -X -q -At -v ON_ERROR_STOP=1 "$DB" -c "$1"; }
 check_here "a tenant is granted" grant_tenant sovereign 1
 
 # The configuration file under test: the stack's, with our own admin token.
-CONF=$work/gateway.ini
 OLD_TOKEN=old-$RANDOM$RANDOM
 NEW_TOKEN=new-$RANDOM$RANDOM
-write_conf() { # TOKEN LOG_LEVEL [EXTRA_LINES]
-	sed -e "s/^token *=.*/token = $1/" -e "s/^level *=.*/level = $2/" \
-		"$XG_VAR/etc/gateway.ini" >"$CONF.tmp"
-	printf '%s\n' "${@:3}" >>"$CONF.tmp"
-	mv "$CONF.tmp" "$CONF"
+write_conf() { # TOKEN LOG_LEVEL [SECTION.KEY=VALUE...]
+	gateway_config reload database.url="$DB" admin.token="$1" log.level="$2" "${@:3}"
 }
-write_conf "$OLD_TOKEN" info
-LOG=$work/gateway.log
-env XMRGATE_SERVER_PORT="$gw_port" XMRGATE_ADMIN_PORT="$admin_port" \
-	"$XG_REPO/bin/xmrgate-gateway" --config "$CONF" >>"$LOG" 2>&1 &
-gw_pid=$!
-defer stop_pid "$gw_pid"
-GW=$(gw_url "$gw_port")
-ADM=$(gw_url "$admin_port")
-check "the gateway starts and is ready" wait_until 30 curl -sf -o /dev/null "$ADM/readyz"
+check_here "the gateway starts and is ready" gateway_start reload database.url="$DB" \
+	admin.token="$OLD_TOKEN" log.level=info
+gw_pid=$GW_PID LOG=$GW_LOG GW=$GW_URL ADM=$GW_ADMIN
 
 admin_status() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$ADM/v1/quorum"; }
 serves() { [[ $(gw_status_of "$GW" "/v1/$TOKEN/get_height") == 200 ]]; }
-logged() { grep -q "\"event\":\"$1\"" "$LOG"; }
 check "it serves the tenant" serves
 assert_eq "the admin API takes the old token" 200 "$(admin_status "$OLD_TOKEN")"
 
@@ -74,9 +57,9 @@ assert_eq "the old admin token still works" 200 "$(admin_status "$OLD_TOKEN")"
 assert_eq "the token from the rejected file does not" 401 "$(admin_status "$NEW_TOKEN")"
 
 # --- a good file --------------------------------------------------------------------------
-write_conf "$NEW_TOKEN" debug "[nodes]" "probe_interval = 3s"
+write_conf "$NEW_TOKEN" debug nodes.probe_interval=3s
 kill -HUP "$gw_pid"
-check "a good file is reloaded" wait_until 10 logged reloaded
+check "a good file is reloaded" wait_until 10 gw_logged reloaded
 assert_eq "the new admin token works at once" 200 "$(admin_status "$NEW_TOKEN")"
 assert_eq "the old one is refused" 401 "$(admin_status "$OLD_TOKEN")"
 check "a changed key that needs a restart is named" bash -c \
@@ -124,8 +107,8 @@ assert_eq "every request in flight got its whole answer (HTTP 200)" "$N" "$answe
 exited() { ! kill -0 "$gw_pid" 2>/dev/null; }
 check "the gateway exits" wait_until 15 exited
 echo "# exited $((($(date +%s%N) - t0) / 1000000)) ms after SIGTERM (the node answers after ${SLOW_MS} ms)"
-check "it logged that every request in flight was answered" logged drained
-check "… and stopped cleanly" logged stopped
+check "it logged that every request in flight was answered" gw_logged drained
+check "… and stopped cleanly" gw_logged stopped
 check "the slow requests are summed up per method in one line, none logged one by one" \
 	bash -c "grep '\"event\":\"slow_requests\"' '$LOG' |
 		jq -e --argjson n $N '.methods[\"/get_transaction_pool_hashes\"].count >= \$n' >/dev/null &&
@@ -136,22 +119,18 @@ assert_eq "the usage of the drained requests is in PostgreSQL after exit" $((N *
 
 # --- billing reloads the same way ---------------------------------------------------------
 bt_setup
-bt_config ops-reload 3
-check "a billing instance starts" bt_start ops-reload
-BLOG=$BT_DIR/ops-reload.log
-BINI=$BT_DIR/ops-reload.ini
-read -r bpid <"$BT_DIR/ops-reload.pid"
-bl_status() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$(bt_admin ops-reload)/status"; }
+check_here "a billing instance starts" billing_start ops-reload
+BLOG=$BL_LOG bpid=$BL_PID
+bl_status() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$BL_ADMIN/status"; }
 assert_eq "billing's admin API takes its token" 200 "$(bl_status "$BT_ADMIN_TOKEN")"
-cp "$BINI" "$BINI.good"
-sed -i -e "s/^token = .*/token = $NEW_TOKEN/" -e 's/^poll_interval = .*/poll_interval = 0s/' "$BINI"
+billing_config ops-reload admin.token="$NEW_TOKEN" wallet.poll_interval=0s
 kill -HUP "$bpid"
 check "billing rejects a bad file (poll_interval out of range)" wait_until 10 bash -c \
 	"grep '\"event\":\"reload_rejected\"' '$BLOG' | grep -q poll_interval"
 assert_eq "… and keeps its old token" 200 "$(bl_status "$BT_ADMIN_TOKEN")"
-sed -e "s/^token = .*/token = $NEW_TOKEN/" "$BINI.good" >"$BINI"
+billing_config ops-reload admin.token="$NEW_TOKEN"
 kill -HUP "$bpid"
 new_token_works() { [[ $(bl_status "$NEW_TOKEN") == 200 ]]; }
 check "a good file gives billing its new token at once" wait_until 10 new_token_works
 assert_eq "… and the old one is refused" 401 "$(bl_status "$BT_ADMIN_TOKEN")"
-check "billing is still serving its API" curl -sf -o /dev/null "$(bt_api ops-reload)/api/tiers"
+check "billing is still serving its API" curl -sf -o /dev/null "$BL_URL/api/tiers"

@@ -92,7 +92,7 @@ assert_eq "an oversized proof: 400" 400 "$X4_STATUS"
 x4_call "XMR402 txid=\"$(printf 'a%.0s' {1..64})\", proof=\"OutProofV2$(printf 'b%.0s' {1..5000})\""
 assert_eq "an oversized Authorization header: 400" 400 "$X4_STATUS"
 
-A_TXID=$(x4_pay "$A_ADDR" "$A_AMOUNT")
+A_TXID=$(payer_pays "$A_ADDR" "$A_AMOUNT")
 check "the payer paid the challenge" test -n "$A_TXID"
 x4_call "$(x4_auth "$A_TXID" "OutProofV2abcdefghijkmnopqrstuvwxyz123456789" "$A_INV")"
 assert_eq "a well-formed but forged proof: 403 (the draft's INVALID_PROOF_OR_FUNDS_MISSING)" 403 "$X4_STATUS"
@@ -103,7 +103,7 @@ x4_call "$(x4_auth "$A_TXID" "$WRONG_MSG" "$A_INV")"
 assert_eq "a proof over another message: 403" 403 "$X4_STATUS"
 assert_json "with the reason" "$X4_BODY" '.error.code == "proof_invalid"'
 # a real payment to another address, proven over A's message and sent for A
-B_TXID=$(x4_pay "$MINER_ADDRESS" 1000000)
+B_TXID=$(payer_pays "$MINER_ADDRESS" 1000000)
 WRONG_ADDR=$(x4_proof "$B_TXID" "$MINER_ADDRESS" "$A_MSG")
 x4_call "$(x4_auth "$B_TXID" "$WRONG_ADDR" "$A_INV")"
 assert_eq "a proof for another address: 403" 403 "$X4_STATUS"
@@ -146,14 +146,14 @@ x4_call ""
 D_ADDR=$(x4_param address) D_AMOUNT=$(x4_param amount) D_MSG=$(x4_param message)
 D_INV=$(jq -r '.invoice' <<<"$X4_BODY")
 D_PART=$((D_AMOUNT * 90 / 100))
-D_TX1=$(x4_pay "$D_ADDR" "$D_PART")
+D_TX1=$(payer_pays "$D_ADDR" "$D_PART")
 x4_call "$(x4_auth "$D_TX1" "$(x4_proof "$D_TX1" "$D_ADDR" "$D_MSG")")"
 assert_eq "an underpayment: 402" 402 "$X4_STATUS"
 assert_json "answered with the remaining amount" "$X4_BODY" \
 	".error.code == \"underpaid\" and .remaining == \"$((D_AMOUNT - D_PART))\""
 assert_eq "the new challenge asks for the rest, same address and message" \
 	"$D_ADDR $((D_AMOUNT - D_PART)) $D_MSG" "$(x4_param address) $(x4_param amount) $(x4_param message)"
-D_TX2=$(x4_pay "$D_ADDR" "$((D_AMOUNT - D_PART))")
+D_TX2=$(payer_pays "$D_ADDR" "$((D_AMOUNT - D_PART))")
 D_PROOF2=$(x4_proof "$D_TX2" "$D_ADDR" "$D_MSG")
 x4_call "$(x4_auth "$D_TX2" "$D_PROOF2" "$D_INV")"
 assert_eq "the rest paid: 202" 202 "$X4_STATUS"

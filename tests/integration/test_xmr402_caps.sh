@@ -18,8 +18,8 @@ open_now() {
 OPEN=$(open_now)
 CAP=$((OPEN + 3))
 check_here "billing restarted with max_open_challenges = $CAP, pending_requests = 2" \
-	x4_billing_restart_with XMRGATE_XMR402_MAX_OPEN_CHALLENGES=$CAP XMRGATE_XMR402_PENDING_REQUESTS=2
-defer x4_billing_restart_with
+	stack_billing_restart xmr402.max_open_challenges=$CAP xmr402.pending_requests=2
+defer stack_billing_restart
 
 # ---- open challenges, over all addresses -------------------------------------------------
 statuses=()
@@ -43,7 +43,7 @@ x4_call ""
 assert_eq "a challenge once the open ones expired" 402 "$X4_STATUS"
 P_ADDR=$(x4_param address) P_AMOUNT=$(x4_param amount) P_MSG=$(x4_param message)
 P_INV=$(jq -r .invoice <<<"$X4_BODY")
-P_TXID=$(x4_pay "$P_ADDR" "$P_AMOUNT")
+P_TXID=$(payer_pays "$P_ADDR" "$P_AMOUNT")
 P_AUTH=$(x4_auth "$P_TXID" "$(x4_proof "$P_TXID" "$P_ADDR" "$P_MSG")")
 statuses=() left=()
 for ((i = 0; i < 3; i++)); do
@@ -76,7 +76,7 @@ poll_cycles() {
 OPEN=$(open_now)
 CAP=$((OPEN + 40))
 check_here "billing restarted with max_open_challenges = $CAP" \
-	x4_billing_restart_with XMRGATE_XMR402_MAX_OPEN_CHALLENGES=$CAP
+	stack_billing_restart xmr402.max_open_challenges=$CAP
 FLOOD=$(mktemp -d)
 defer rm -rf "$FLOOD"
 cycles_before=$(poll_cycles) started=$SECONDS senders=()

@@ -16,9 +16,9 @@ check "the stack runs billing" xg_pid_owned "$XG_VAR/run/billing.pid" || exit 1
 check "billing asks a node ([wallet] daemon_url)" \
 	grep -q '^daemon_url = http' "$XG_VAR/etc/billing.ini"
 check_here "billing restarted with verifies_per_second = 1, unseen_hold = 1s, retention 1h" \
-	x4_billing_restart_with XMRGATE_XMR402_VERIFIES_PER_SECOND=1 XMRGATE_XMR402_UNSEEN_HOLD=1s \
-	XMRGATE_XMR402_CHALLENGE_RETENTION=1h
-defer x4_billing_restart_with
+	stack_billing_restart xmr402.verifies_per_second=1 xmr402.unseen_hold=1s \
+	xmr402.challenge_retention=1h
+defer stack_billing_restart
 
 BURST=$(mktemp -d)
 defer rm -rf "$BURST"
@@ -55,7 +55,7 @@ x4_call ""
 assert_eq "a challenge" 402 "$X4_STATUS"
 D_ADDR=$(x4_param address) D_AMOUNT=$(x4_param amount) D_MSG=$(x4_param message)
 D_INV=$(jq -r .invoice <<<"$X4_BODY")
-D_TX=$(x4_pay "$D_ADDR" "$((D_AMOUNT / 2))")
+D_TX=$(payer_pays "$D_ADDR" "$((D_AMOUNT / 2))")
 check "half of it paid" test -n "$D_TX"
 sleep 1.2 # the bucket (1 a second, burst 1) is full again
 started=$SECONDS

@@ -36,11 +36,7 @@ check "two transactions spending the same output ($TX1_ID, $TX2_ID)" \
 	test -n "$TX1_ID" -a -n "$TX2_ID" -a "$TX1_ID" != "$TX2_ID" || exit 1
 relayed=$(rpc "$PAYER_WALLET_URL" relay_tx "$(jq -c '{hex: .tx_metadata}' <<<"$TX1")" | jq -r .tx_hash)
 assert_eq "the wallet relays tx1 (and keeps its key for the proof)" "$TX1_ID" "$relayed"
-in_pool() {
-	curl -s "$NODE_A_URL/get_transactions" -d "{\"txs_hashes\":[\"$1\"]}" |
-		jq -e --arg t "$1" '.txs[]? | select(.tx_hash == $t) | .in_pool' >/dev/null
-}
-check_here "tx1 is in node A's pool" wait_until 30 in_pool "$TX1_ID"
+check_here "tx1 is in node A's pool" wait_until 30 in_pool_lookup "$NODE_A_URL" "$TX1_ID"
 AUTH=$(x4_auth "$TX1_ID" "$(x4_proof "$TX1_ID" "$ADDR" "$MSG")")
 x4_call "$AUTH"
 assert_eq "tx1 proven: served from the pending allowance" 200 "$X4_STATUS"
@@ -106,11 +102,7 @@ take_tx2() {
 }
 check_here "once the pools are flushed, the node takes tx2" wait_until 60 take_tx2
 mine 1 >/dev/null
-mined() {
-	curl -s "$NODE_A_URL/get_transactions" -d "{\"txs_hashes\":[\"$TX2_ID\"]}" |
-		jq -e '.txs[0].in_pool == false' >/dev/null
-}
-check_here "tx2 is mined" wait_until 60 mined
+check_here "tx2 is mined" wait_until 60 in_chain_lookup "$NODE_A_URL" "$TX2_ID"
 mine "$X4_CONFIRMATIONS" >/dev/null
 gone() { [[ $(psql_q "SELECT state FROM payments WHERE txid = '$TX1_ID'") == gone ]]; }
 check_here "billing records tx1 as gone from the pool" wait_until 60 gone

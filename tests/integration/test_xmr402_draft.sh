@@ -20,15 +20,8 @@ DRAFT_TIER=agent
 DRAFT_CONFIRMATIONS=2
 CAP=100000000000 # 0.1 XMR, the reference gateway's MAX_XMR_PER_REQUEST
 
-draft_setup() {
-	local before
-	before=$(psql_q "SELECT confirmations FROM tiers WHERE id = '$DRAFT_TIER'") || return 1
-	[[ -n $before ]] || return 1
-	defer psql_q "UPDATE tiers SET confirmations = $before WHERE id = '$DRAFT_TIER'"
-	psql_q "UPDATE tiers SET confirmations = $DRAFT_CONFIRMATIONS WHERE id = '$DRAFT_TIER'" >/dev/null
-}
 check_here "the stack seeds the agent tier (confirms after $DRAFT_CONFIRMATIONS blocks here)" \
-	draft_setup || exit 1
+	x4_setup "$DRAFT_TIER" "$DRAFT_CONFIRMATIONS" || exit 1
 assert_json "the agent tier is priced under the reference cap of 0.1 XMR" \
 	"$(curl -s "$BILLING_URL/api/tiers")" \
 	".tiers[] | select(.id == \"$DRAFT_TIER\") | .price_per_month.currency == \"XMR\" and
@@ -115,7 +108,7 @@ assert_json "the 402 body carries the draft's names beside ours" "$X4_BODY" \
 	 .nonce == .message and (.timestamp | tostring | length) == 13 and
 	 .expires_in_seconds > 0 and .error != null and .new_purchase == false'
 U_ADDR=$(x4_param address) U_AMOUNT=$(x4_param amount) U_MSG=$(x4_param message)
-U_TX=$(x4_pay "$U_ADDR" "$((U_AMOUNT / 2))")
+U_TX=$(payer_pays "$U_ADDR" "$((U_AMOUNT / 2))")
 x4_call "$(x4_auth "$U_TX" "$(x4_proof "$U_TX" "$U_ADDR" "$U_MSG")")" "/v1/json_rpc?tier=$DRAFT_TIER"
 assert_eq "half the amount: 403 (funds missing), never a 402 to pay again" 403 "$X4_STATUS"
 assert_json "saying what is missing" "$X4_BODY" \
@@ -212,10 +205,9 @@ reply=$(rpc "$GATEWAY_URL/v1/$S_TOKEN" get_block_count 2>&1)
 check "the gateway keeps serving" xg_json_holds '.count > 0' "$reply"
 
 # the stream cap: a gateway with room for one stream refuses the second, clearly
-cap_port=$((XG_PORT_BASE + 62)) cap_admin=$((XG_PORT_BASE + 63))
-check_here "a gateway with [xmr402] streams = 1 starts" start_gateway sse-cap "$cap_port" \
-	"$cap_admin" XMRGATE_XMR402_STREAMS=1 || exit 1
-CAP_GW=$(gw_url "$cap_port")
+check_here "a gateway with [xmr402] streams = 1 starts" gateway_start sse-cap xmr402.streams=1 ||
+	exit 1
+CAP_GW=$GW_URL
 x4_from_fresh
 sse_run cap "$CAP_GW"
 CAP_PID=$SSE_PID
@@ -236,4 +228,4 @@ assert_eq "refused before billing: no allowance spent" "$used" \
 	"$(psql_q "SELECT xmr402_pending_used FROM invoices WHERE id = '$C_INV'")"
 stop_pid "$CAP_PID"
 check_here "the stream's place is free again once its client left" \
-	wait_until 20 metric_is "http://127.0.0.1:$cap_admin" "$STREAMS" 0
+	wait_until 20 metric_is "$(gw_admin sse-cap)" "$STREAMS" 0

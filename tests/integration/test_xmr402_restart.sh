@@ -11,31 +11,20 @@
 check_here "the test tier confirms after $X4_CONFIRMATIONS blocks" x4_setup || exit 1
 # the extended flow (202 while confirming) is what this test restarts billing in
 X4_MODE=confirmations
-PIDFILE=$XG_VAR/run/billing.pid
-check "the stack runs billing" xg_pid_owned "$PIDFILE" || exit 1
-
-billing_restart() {
-	local pid marker cmd=()
-	read -r pid <"$PIDFILE"
-	marker=$(sed -n 2p "$PIDFILE")
-	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
-	kill -9 "$pid"
-	xg_wait_until 10 bash -c "! kill -0 $pid 2>/dev/null" || return 1
-	xg_spawn "$PIDFILE" "$marker" "$XG_VAR/log/billing.log" "${cmd[@]}"
-	xg_wait_until 30 curl -sf -o /dev/null "$BILLING_ADMIN_URL/healthz"
-}
+check "the stack runs billing" xg_pid_owned "$XG_VAR/run/billing.pid" || exit 1
 
 x4_call ""
 assert_eq "a challenge" 402 "$X4_STATUS" || exit 1
 ADDR=$(x4_param address) AMOUNT=$(x4_param amount) MSG=$(x4_param message)
 INV=$(jq -r '.invoice' <<<"$X4_BODY")
-TXID=$(x4_pay "$ADDR" "$AMOUNT")
+TXID=$(payer_pays "$ADDR" "$AMOUNT")
 PROOF=$(x4_proof "$TXID" "$ADDR" "$MSG")
 x4_call "$(x4_auth "$TXID" "$PROOF")"
 assert_eq "the proof is accepted while confirming: 202" 202 "$X4_STATUS"
 assert_eq "the payment is recorded" 1 "$(psql_q "SELECT count(*) FROM payments WHERE txid = '$TXID'")"
 
-check_here "billing killed (-9) and started again with the same command line" billing_restart
+check_here "billing killed (-9) and started again with the same command line" \
+	stack_billing_restart --kill
 mine "$X4_CONFIRMATIONS" >/dev/null
 provisioned() { [[ $(psql_q "SELECT state FROM invoices WHERE id = '$INV'") == provisioned ]]; }
 check "after the restart the invoice reaches the threshold and is provisioned" \
@@ -60,12 +49,12 @@ check "the token works at the gateway" xg_json_holds '.count > 0' "$reply"
 # pool provisions at once (confirmations_required 0 on the invoice); then the stack's own
 # configuration (off) comes back.
 check_here "billing restarted with zero_conf_max = 1 XMR" \
-	x4_billing_restart_with XMRGATE_XMR402_ZERO_CONF_MAX=1000000000000
-defer x4_billing_restart_with
+	stack_billing_restart xmr402.zero_conf_max=1000000000000
+defer stack_billing_restart
 x4_call ""
 Z_ADDR=$(x4_param address) Z_AMOUNT=$(x4_param amount) Z_MSG=$(x4_param message)
 assert_json "the challenge says 0 confirmations" "$X4_BODY" '.confirmations_required == 0'
-Z_TXID=$(x4_pay "$Z_ADDR" "$Z_AMOUNT")
+Z_TXID=$(payer_pays "$Z_ADDR" "$Z_AMOUNT")
 x4_call "$(x4_auth "$Z_TXID" "$(x4_proof "$Z_TXID" "$Z_ADDR" "$Z_MSG")")"
 assert_eq "a payment still in the pool is served at once" 200 "$X4_STATUS"
 assert_eq "while its transaction is unconfirmed" pool \

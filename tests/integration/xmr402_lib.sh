@@ -2,8 +2,9 @@
 # Helpers for the XMR402 integration tests (test_xmr402*.sh), sourced after lib.sh.
 # They drive the stack's gateway ($GATEWAY_URL, [xmr402] enabled) and billing.
 #
-#   x4_setup                     tier "wallet" at 2 confirmations for the test (restored
-#                                at exit); checks that the stack sells XMR402
+#   x4_setup [TIER CONFIRMATIONS]  TIER (default "wallet") at CONFIRMATIONS (default 2) for
+#                                the test (restored at exit); checks that the stack sells
+#                                XMR402
 #   x4_call [AUTH] [PATH] [METHOD]  POST GATEWAY_URL/PATH (default /v1/json_rpc) with a
 #                                JSON-RPC METHOD (default get_info) from the loopback
 #                                address X4_FROM (with X-XMR402-Mode: $X4_MODE when set and
@@ -12,14 +13,12 @@
 #                                used yet (challenges are rate-limited per client address)
 #   x4_header NAME               a header of the last answer
 #   x4_param NAME                a parameter of its WWW-Authenticate: XMR402 challenge
-#   x4_pay ADDRESS PICONERO      pays from the payer wallet; prints the txid
 #   x4_proof TXID ADDRESS MESSAGE  the payer's get_tx_proof signature
 #   x4_auth TXID PROOF [INVOICE] the Authorization value
 #   x4_until_served AUTH [PATH]  x4_call until it is not 202, mining a block after each
 #                                202 (a transaction may reach the miner one block late)
 #   x4_mine_while PID [MAX_S]    mines a block every 1.5 s while PID runs (a waiting agent)
-#   x4_billing_restart_with [VAR=VALUE…]  restarts the stack's billing with these
-#                                environment overrides (none: its own configuration again)
+# The stack's billing restarted with other settings: lib.sh's stack_billing_restart.
 
 # shellcheck disable=SC2034 # X4_BODY and X4_HEADERS are read by the test scripts
 X4_TIER=wallet
@@ -29,11 +28,11 @@ X4_MODE=
 _X4_NEXT_FROM=$(($$ % 200 * 10))
 
 x4_setup() {
-	local before
-	before=$(psql_q "SELECT confirmations FROM tiers WHERE id = '$X4_TIER'") || return 1
+	local tier=${1:-$X4_TIER} confirmations=${2:-$X4_CONFIRMATIONS} before
+	before=$(psql_q "SELECT confirmations FROM tiers WHERE id = '$tier'") || return 1
 	[[ -n $before ]] || return 1
-	defer psql_q "UPDATE tiers SET confirmations = $before WHERE id = '$X4_TIER'"
-	psql_q "UPDATE tiers SET confirmations = $X4_CONFIRMATIONS WHERE id = '$X4_TIER'" >/dev/null
+	defer psql_q "UPDATE tiers SET confirmations = $before WHERE id = '$tier'"
+	psql_q "UPDATE tiers SET confirmations = $confirmations WHERE id = '$tier'" >/dev/null
 }
 
 x4_call() {
@@ -53,12 +52,6 @@ x4_call() {
 x4_header() { grep -i "^$1:" <<<"$X4_HEADERS" | tail -n 1 | cut -d: -f2- | sed 's/^ *//'; }
 
 x4_param() { x4_header WWW-Authenticate | grep -o "$1=\"[^\"]*\"" | head -n 1 | cut -d'"' -f2; }
-
-x4_pay() {
-	rpc "$PAYER_WALLET_URL" transfer "$(jq -cn --arg a "$1" --argjson n "$2" \
-		'{destinations: [{address: $a, amount: $n}], account_index: 0, priority: 0}')" |
-		jq -er '.tx_hash'
-}
 
 x4_proof() {
 	rpc "$PAYER_WALLET_URL" get_tx_proof "$(jq -cn --arg t "$1" --arg a "$2" --arg m "$3" \
@@ -92,23 +85,4 @@ x4_until_served() {
 x4_from_fresh() {
 	X4_FROM=127.0.$((_X4_NEXT_FROM / 250)).$((_X4_NEXT_FROM % 250 + 2))
 	_X4_NEXT_FROM=$((_X4_NEXT_FROM + 1))
-}
-
-x4_billing_restart_with() {
-	local pid marker cmd=()
-	read -r pid <"$XG_VAR/run/billing.pid"
-	marker=$(sed -n 2p "$XG_VAR/run/billing.pid")
-	mapfile -d '' -t cmd <"/proc/$pid/cmdline"
-	if [[ ${cmd[0]} == env ]]; then # drop a previous override, however many variables
-		cmd=("${cmd[@]:1}")
-		while [[ ${cmd[0]} == *=* ]]; do cmd=("${cmd[@]:1}"); done
-	fi
-	kill "$pid"
-	xg_wait_until 15 bash -c "! kill -0 $pid 2>/dev/null" || return 1
-	if (($#)); then
-		xg_spawn "$XG_VAR/run/billing.pid" "$marker" "$XG_VAR/log/billing.log" env "$@" "${cmd[@]}"
-	else
-		xg_spawn "$XG_VAR/run/billing.pid" "$marker" "$XG_VAR/log/billing.log" "${cmd[@]}"
-	fi
-	xg_wait_until 30 curl -sf -o /dev/null "$BILLING_ADMIN_URL/healthz"
 }

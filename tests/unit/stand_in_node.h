@@ -771,6 +771,23 @@ static inline void assert_binary_body(const struct outcome *o, size_t n)
     assert_memory_equal(o->body, want, n);
 }
 
+/* One GET job to url that the raw node r takes on a new connection and answers "ok": the
+ * job ends UP_OK with that body. o holds its outcome (outcome_clear it); returns the node's
+ * end of the connection, which the engine keeps alive. */
+static inline int raw_exchange_ok(struct up_engine *e, struct raw_node *r, const char *url,
+                                  struct outcome *o)
+{
+    outcome_init(o);
+    assert_true(submit_recorded(e, get_job(url, 5000), o));
+    int c = raw_accept(r);
+    assert_true(c >= 0);
+    assert_true(raw_answer_ok(c));
+    outcome_wait(o, 1, 5.0);
+    assert_int_equal(o->outcome, UP_OK);
+    assert_string_equal(o->body, "ok");
+    return c;
+}
+
 /* ---- the cap on connections to all nodes together ---- */
 
 /* With room for one connection in all, a connection kept alive to one node must give way
@@ -785,13 +802,7 @@ static inline void check_idle_connection_yields_to_another_node(const char *host
     raw_url(url1, sizeof url1, &r1, host, "/get_info");
     raw_url(url2, sizeof url2, &r2, host, "/get_info");
     struct outcome o;
-    outcome_init(&o);
-    assert_true(submit_recorded(e, get_job(url1, 5000), &o));
-    int c1 = raw_accept(&r1);
-    assert_true(c1 >= 0);
-    assert_true(raw_answer_ok(c1));
-    outcome_wait(&o, 1, 5.0);
-    assert_int_equal(o.outcome, UP_OK);
+    int c1 = raw_exchange_ok(e, &r1, url1, &o);
     outcome_clear(&o);
 
     outcome_init(&o);

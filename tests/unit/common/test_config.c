@@ -13,6 +13,8 @@
 
 #include "xg_config.h"
 
+#include "test_files.h"
+
 struct test_cfg {
     char *name;
     char *listen_addr;
@@ -41,21 +43,10 @@ static const struct xg_cfg_key keys[] = {
 
 static char *const no_env[] = {NULL};
 
-/* Writes text to a fresh temporary file; returns its path (static buffer per call site). */
-static void write_temp(const char *text, char *path, size_t len)
-{
-    snprintf(path, len, "/tmp/xg_test_config_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    size_t n = strlen(text);
-    assert_int_equal(write(fd, text, n), (ssize_t)n);
-    close(fd);
-}
-
 static bool load_text(const char *text, char *const *env, struct test_cfg *cfg, char *path,
                       size_t pathlen, char *err, size_t errlen)
 {
-    write_temp(text, path, pathlen);
+    temp_file_with("xg_test_config_", text, path, pathlen);
     memset(cfg, 0, sizeof *cfg);
     bool ok = xg_config_load(keys, NKEYS, cfg, path, env, err, errlen);
     unlink(path);

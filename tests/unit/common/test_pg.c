@@ -16,6 +16,8 @@
 
 #include "xg_pg.h"
 
+#include "test_sockets.h"
+
 static void test_sqlstate_retryable(void **state)
 {
     (void)state;
@@ -208,25 +210,13 @@ static void test_unconnected_handle(void **state)
     xg_pg_free(pg);
 }
 
-/* A loopback port with nobody listening: bind one, note it, close it. */
-static int closed_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 static void test_refused_connection(void **state)
 {
     (void)state;
     static const char *const queries[] = {"never_prepared", NULL};
     char conninfo[128];
-    snprintf(conninfo, sizeof conninfo, "host=127.0.0.1 port=%d connect_timeout=2", closed_port());
+    snprintf(conninfo, sizeof conninfo, "host=127.0.0.1 port=%d connect_timeout=2",
+             loopback_refused_port());
     struct xg_pg *pg = xg_pg_new(conninfo, queries);
     assert_non_null(pg);
     assert_false(xg_pg_connect(pg));

@@ -18,6 +18,8 @@
 #include "core/gw_config.h"
 #include "core/credentials.h"
 
+#include "test_files.h"
+
 static const char ha1_hex[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 static const char token_hex[] = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
 
@@ -135,22 +137,12 @@ static void test_legacy_vector(void **state)
     bl_keys_wipe(&k);
 }
 
-static void write_temp(const char *text, char *path, size_t len)
-{
-    snprintf(path, len, "/tmp/xg_test_keys_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    size_t n = strlen(text);
-    assert_int_equal(write(fd, text, n), (ssize_t)n);
-    close(fd);
-}
-
 static bool billing_loads(const char *extra, char *err, size_t errlen)
 {
     char text[1024], path[64];
     snprintf(text, sizeof text, "[database]\nurl = postgresql:///x\n[gateway]\nha1_key = %s\n%s",
              ha1_hex, extra);
-    write_temp(text, path, sizeof path);
+    temp_file_with("xg_test_keys_", text, path, sizeof path);
     struct bl_config cfg;
     memset(&cfg, 0, sizeof cfg);
     bool ok = bl_config_load(&cfg, path, err, errlen);
@@ -181,7 +173,7 @@ static bool gateway_loads(const char *extra, char *err, size_t errlen)
     snprintf(text, sizeof text,
              "[database]\nurl = postgresql:///x\n[auth]\nha1_key = %s\nnonce_secret = %s\n%s",
              ha1_hex, token_hex, extra);
-    write_temp(text, path, sizeof path);
+    temp_file_with("xg_test_keys_", text, path, sizeof path);
     struct gw_config cfg;
     memset(&cfg, 0, sizeof cfg);
     bool ok = gw_config_load(&cfg, path, err, errlen);

@@ -26,11 +26,13 @@
 #include "http/linger.h"
 #include "core/loop.h"
 
+#include "front_fixture.h"
+#include "test_sockets.h"
+
 #define BIG_ANSWER ((size_t)8 << 20) /* far above loopback's socket buffers */
 
 struct server {
-    struct loop *loop;
-    struct front *front;
+    struct front_fixture f;
     char *answer;
     atomic_int completed;
     int token; /* what on_head hands back as the request */
@@ -62,13 +64,6 @@ static void on_body(void *cls, struct front_conn *c, void *req, char *body, size
     (void)queued; /* out of memory: the client sees the connection close */
 }
 
-static void on_resume(void *cls, struct front_conn *c, void *req)
-{
-    (void)cls;
-    (void)c;
-    (void)req;
-}
-
 static void on_completed(void *cls, void *req)
 {
     struct server *s = cls;
@@ -79,32 +74,15 @@ static void on_completed(void *cls, void *req)
 static uint16_t server_start_lingering(struct server *s, struct linger_budget linger,
                                        size_t max_lingering)
 {
-    char err[256];
     s->answer = malloc(BIG_ANSWER);
     assert_non_null(s->answer);
     for (size_t i = 0; i < BIG_ANSWER; i++)
         s->answer[i] = byte_at(i);
-    struct loop_tasks none = {0};
-    s->loop = loop_new(&none, err, sizeof err);
-    assert_non_null(s->loop);
-    assert_true(loop_spawn(s->loop));
-    struct front_options fopt = {
-        .addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
-        .max_head = 16384,
-        .max_body = 1 << 20,
-        .idle_timeout_ms = 10000,
-        .max_connections = 64,
-        .linger = linger,
-        .max_lingering = max_lingering,
-    };
-    struct front_handler handler = {s, on_head, on_body, on_resume, on_completed};
-    s->front = front_start(&fopt, &handler, s->loop, err, sizeof err);
-    if (!s->front)
-        fail_msg("front_start: %s", err);
-    struct loop_host host = {
-        .fd = -1, .run = front_run, .timeout_ms = front_timeout_ms, .ctx = s->front};
-    loop_attach_host(s->loop, &host);
-    return front_port(s->front);
+    struct front_options fopt = front_fixture_options();
+    fopt.linger = linger;
+    fopt.max_lingering = max_lingering;
+    struct front_handler handler = {s, on_head, on_body, front_fixture_no_resume, on_completed};
+    return front_fixture_start(&s->f, &fopt, &handler, NULL);
 }
 
 static uint16_t server_start(struct server *s)
@@ -114,29 +92,19 @@ static uint16_t server_start(struct server *s)
 
 static void server_stop(struct server *s)
 {
-    loop_stop(s->loop);
-    front_stop(s->front);
-    loop_free(s->loop);
+    front_fixture_stop(&s->f);
     free(s->answer);
 }
 
 /* A client socket with a small receive buffer, connected to the front end. */
 static int client_connect(uint16_t port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    int small = 4096;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    struct sockaddr_in a = {
-        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
+    return loopback_connect(port, 4096);
 }
 
 static void send_all(int fd, const char *s)
 {
-    size_t n = strlen(s);
-    assert_int_equal(send(fd, s, n, MSG_NOSIGNAL), (ssize_t)n);
+    send_exactly(fd, s, strlen(s));
 }
 
 /* Reads one answer slowly: the head up to the blank line, then Content-Length bytes,

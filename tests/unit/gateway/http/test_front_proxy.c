@@ -22,9 +22,11 @@
 #include "http/front.h"
 #include "core/loop.h"
 
+#include "front_fixture.h"
+#include "test_sockets.h"
+
 struct server {
-    struct loop *loop;
-    struct front *front;
+    struct front_fixture f;
     int token;
 };
 
@@ -51,13 +53,6 @@ static void on_body(void *cls, struct front_conn *c, void *req, char *body, size
     (void)queued; /* out of memory: the client sees the connection close */
 }
 
-static void on_resume(void *cls, struct front_conn *c, void *req)
-{
-    (void)cls;
-    (void)c;
-    (void)req;
-}
-
 static void on_completed(void *cls, void *req)
 {
     (void)cls;
@@ -67,51 +62,16 @@ static void on_completed(void *cls, void *req)
 static uint16_t server_start(struct server *s, const char *trusted)
 {
     char err[256];
-    struct loop_tasks none = {0};
-    s->loop = loop_new(&none, err, sizeof err);
-    assert_non_null(s->loop);
-    assert_true(loop_spawn(s->loop));
-    struct front_options fopt = {
-        .addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
-        .max_head = 16384,
-        .max_body = 1 << 20,
-        .idle_timeout_ms = 10000,
-        .max_connections = 64,
-        .linger = LINGER_BUDGET_DEFAULT,
-        .max_lingering = LINGER_MAX_SOCKETS,
-        .proxy_protocol = true,
-    };
+    struct front_options fopt = front_fixture_options();
+    fopt.proxy_protocol = true;
     assert_true(xg_proxy_trust_parse(trusted, &fopt.trusted_proxies, err, sizeof err));
-    struct front_handler handler = {s, on_head, on_body, on_resume, on_completed};
-    s->front = front_start(&fopt, &handler, s->loop, err, sizeof err);
-    if (!s->front)
-        fail_msg("front_start: %s", err);
-    struct loop_host host = {
-        .fd = -1, .run = front_run, .timeout_ms = front_timeout_ms, .ctx = s->front};
-    loop_attach_host(s->loop, &host);
-    return front_port(s->front);
+    struct front_handler handler = {s, on_head, on_body, front_fixture_no_resume, on_completed};
+    return front_fixture_start(&s->f, &fopt, &handler, NULL);
 }
 
 static void server_stop(struct server *s)
 {
-    loop_stop(s->loop);
-    front_stop(s->front);
-    loop_free(s->loop);
-}
-
-static int client_connect(uint16_t port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {
-        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
-static void send_bytes(int fd, const void *p, size_t n)
-{
-    assert_int_equal(send(fd, p, n, MSG_NOSIGNAL), (ssize_t)n);
+    front_fixture_stop(&s->f);
 }
 
 /* Everything the server sends until it closes (or 5 s pass), into out. */
@@ -154,38 +114,38 @@ static void test_trusted_header_names_the_client(void **state)
     static const char v1[] = "PROXY TCP6 2001:db8::9 ::1 4711 80\r\n";
     char answer[4096];
 
-    int fd = client_connect(port);
-    send_bytes(fd, v2, sizeof v2 - 1);
-    send_bytes(fd, request, sizeof request - 1);
+    int fd = loopback_connect(port, 0);
+    send_exactly(fd, v2, sizeof v2 - 1);
+    send_exactly(fd, request, sizeof request - 1);
     read_all(fd, answer, sizeof answer);
     close(fd);
     assert_string_equal(answer_body(answer), "192.0.2.7");
 
-    fd = client_connect(port); /* v1 in pieces, the request right behind it */
-    send_bytes(fd, v1, 9);
+    fd = loopback_connect(port, 0); /* v1 in pieces, the request right behind it */
+    send_exactly(fd, v1, 9);
     usleep(20000);
-    send_bytes(fd, v1 + 9, sizeof v1 - 1 - 9);
-    send_bytes(fd, request, sizeof request - 1);
+    send_exactly(fd, v1 + 9, sizeof v1 - 1 - 9);
+    send_exactly(fd, request, sizeof request - 1);
     read_all(fd, answer, sizeof answer);
     close(fd);
     assert_string_equal(answer_body(answer), "2001:db8::9");
 
-    fd = client_connect(port); /* v2 LOCAL: the balancer's own check */
-    send_bytes(fd, V2SIG "\x20\x00\x00\x00", 16);
-    send_bytes(fd, request, sizeof request - 1);
+    fd = loopback_connect(port, 0); /* v2 LOCAL: the balancer's own check */
+    send_exactly(fd, V2SIG "\x20\x00\x00\x00", 16);
+    send_exactly(fd, request, sizeof request - 1);
     read_all(fd, answer, sizeof answer);
     close(fd);
     assert_string_equal(answer_body(answer), "127.0.0.1");
 
-    fd = client_connect(port); /* no header from the trusted peer: plain HTTP */
-    send_bytes(fd, request, sizeof request - 1);
+    fd = loopback_connect(port, 0); /* no header from the trusted peer: plain HTTP */
+    send_exactly(fd, request, sizeof request - 1);
     read_all(fd, answer, sizeof answer);
     close(fd);
     assert_string_equal(answer_body(answer), "127.0.0.1");
 
-    fd = client_connect(port); /* a malformed header, even from the trusted peer */
-    send_bytes(fd, "PROXY TCP4 nonsense\r\n", 21);
-    send_bytes(fd, request, sizeof request - 1);
+    fd = loopback_connect(port, 0); /* a malformed header, even from the trusted peer */
+    send_exactly(fd, "PROXY TCP4 nonsense\r\n", 21);
+    send_exactly(fd, request, sizeof request - 1);
     read_all(fd, answer, sizeof answer);
     close(fd);
     assert_string_equal(answer, "");
@@ -199,16 +159,16 @@ static void test_untrusted_peer(void **state)
     uint16_t port = server_start(&s, "10.0.0.0/8"); /* loopback is not trusted */
     char answer[4096];
 
-    int fd = client_connect(port);
-    send_bytes(fd, request, sizeof request - 1);
+    int fd = loopback_connect(port, 0);
+    send_exactly(fd, request, sizeof request - 1);
     read_all(fd, answer, sizeof answer);
     close(fd);
     assert_string_equal(answer, ""); /* refused: no header */
 
-    fd = client_connect(port);
+    fd = loopback_connect(port, 0);
     static const char v1[] = "PROXY TCP4 192.0.2.66 127.0.0.1 4711 80\r\n";
-    send_bytes(fd, v1, sizeof v1 - 1);
-    send_bytes(fd, request, sizeof request - 1);
+    send_exactly(fd, v1, sizeof v1 - 1);
+    send_exactly(fd, request, sizeof request - 1);
     read_all(fd, answer, sizeof answer);
     close(fd);
     assert_string_equal(answer_body(answer), "127.0.0.1"); /* its claim is ignored */

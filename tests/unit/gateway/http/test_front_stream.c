@@ -22,11 +22,13 @@
 #include "http/front.h"
 #include "core/loop.h"
 
+#include "front_fixture.h"
+#include "test_sockets.h"
+
 enum command { CMD_NONE, CMD_WRITE_AND_END, CMD_PROBE_AND_END };
 
 struct server {
-    struct loop *loop;
-    struct front *front;
+    struct front_fixture f;
     struct front_conn *stream; /* the open stream (loop thread) */
     atomic_int cmd;            /* what on_wake does on the loop thread */
     atomic_int done;           /* on_wake has done it */
@@ -57,13 +59,6 @@ static void on_body(void *cls, struct front_conn *c, void *req, char *body, size
         s->stream = c;
 }
 
-static void on_resume(void *cls, struct front_conn *c, void *req)
-{
-    (void)cls;
-    (void)c;
-    (void)req;
-}
-
 static void on_completed(void *cls, void *req)
 {
     struct server *s = cls;
@@ -90,46 +85,23 @@ static void on_wake(void *ctx)
 
 static uint16_t server_start(struct server *s)
 {
-    char err[256];
     struct loop_tasks tasks = {.on_wake = on_wake, .ctx = s};
-    s->loop = loop_new(&tasks, err, sizeof err);
-    assert_non_null(s->loop);
-    assert_true(loop_spawn(s->loop));
-    struct front_options fopt = {
-        .addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
-        .max_head = 16384,
-        .max_body = 1 << 20,
-        .idle_timeout_ms = 300, /* a stream outlives it: streams are not idle-timed */
-        .max_connections = 64,
-        .linger = LINGER_BUDGET_DEFAULT,
-        .max_lingering = LINGER_MAX_SOCKETS,
-    };
-    struct front_handler handler = {s, on_head, on_body, on_resume, on_completed};
-    s->front = front_start(&fopt, &handler, s->loop, err, sizeof err);
-    if (!s->front)
-        fail_msg("front_start: %s", err);
-    struct loop_host host = {
-        .fd = -1, .run = front_run, .timeout_ms = front_timeout_ms, .ctx = s->front};
-    loop_attach_host(s->loop, &host);
-    return front_port(s->front);
+    struct front_options fopt = front_fixture_options();
+    fopt.idle_timeout_ms = 300; /* a stream outlives it: streams are not idle-timed */
+    struct front_handler handler = {s, on_head, on_body, front_fixture_no_resume, on_completed};
+    return front_fixture_start(&s->f, &fopt, &handler, &tasks);
 }
 
 static void server_stop(struct server *s)
 {
-    loop_stop(s->loop);
-    front_stop(s->front);
-    loop_free(s->loop);
+    front_fixture_stop(&s->f);
 }
 
 static int client_request(uint16_t port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {
-        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    int fd = loopback_connect(port, 0);
     static const char req[] = "POST /s HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
-    assert_int_equal(send(fd, req, sizeof req - 1, MSG_NOSIGNAL), (ssize_t)(sizeof req - 1));
+    send_exactly(fd, req, sizeof req - 1);
     return fd;
 }
 
@@ -175,7 +147,7 @@ static void test_stream_writes_then_ends(void **state)
     nanosleep(&idle, NULL);
     assert_int_equal(atomic_load(&s.completed), 0);
     atomic_store(&s.cmd, CMD_WRITE_AND_END);
-    loop_wake(s.loop);
+    loop_wake(s.f.loop);
     assert_true(read_until(fd, buf, sizeof buf, &n, "event: b\ndata: 1\n\n"));
     assert_true(atomic_load(&s.wrote));
     assert_false(read_until(fd, buf, sizeof buf, &n, "never sent")); /* then EOF */
@@ -198,7 +170,7 @@ static void test_client_leaves_mid_stream(void **state)
     nanosleep(&pause, NULL);
     assert_int_equal(atomic_load(&s.completed), 0); /* the handler still holds it */
     atomic_store(&s.cmd, CMD_PROBE_AND_END);
-    loop_wake(s.loop);
+    loop_wake(s.f.loop);
     wait_for(&s.done, 1);
     assert_true(atomic_load(&s.peer_left));
     assert_false(atomic_load(&s.wrote_after_leaving));

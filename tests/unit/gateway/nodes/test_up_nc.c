@@ -27,14 +27,7 @@ static void test_native_idle_connection_closed_by_node(void **state)
     raw_url(url, sizeof url, &r, NULL, "/get_info");
     struct outcome o;
 
-    outcome_init(&o);
-    assert_true(submit_recorded(e, get_job(url, 5000), &o));
-    int c1 = raw_accept(&r);
-    assert_true(c1 >= 0);
-    assert_true(raw_answer_ok(c1));
-    outcome_wait(&o, 1, 5.0);
-    assert_int_equal(o.outcome, UP_OK);
-    assert_string_equal(o.body, "ok");
+    int c1 = raw_exchange_ok(e, &r, url, &o);
     outcome_clear(&o);
 
     /* Half-close, then wait until the engine noticed and closed its end. */
@@ -42,15 +35,8 @@ static void test_native_idle_connection_closed_by_node(void **state)
     assert_true(raw_peer_closes(c1));
     close(c1);
 
-    outcome_init(&o);
-    assert_true(submit_recorded(e, get_job(url, 5000), &o));
-    int c2 = raw_accept(&r);
-    assert_true(c2 >= 0);
-    assert_true(raw_answer_ok(c2));
-    outcome_wait(&o, 1, 5.0);
-    assert_int_equal(o.outcome, UP_OK);
+    int c2 = raw_exchange_ok(e, &r, url, &o);
     assert_int_equal(o.http_status, 200);
-    assert_string_equal(o.body, "ok");
     assert_false(readable(r.fd, 0)); /* two connections in all */
     outcome_clear(&o);
     close(c2);
@@ -70,13 +56,7 @@ static void check_resend_after_reused_connection_ends(bool reset)
     raw_url(url, sizeof url, &r, NULL, "/get_info");
     struct outcome o;
 
-    outcome_init(&o);
-    assert_true(submit_recorded(e, get_job(url, 5000), &o));
-    int c1 = raw_accept(&r);
-    assert_true(c1 >= 0);
-    assert_true(raw_answer_ok(c1));
-    outcome_wait(&o, 1, 5.0);
-    assert_int_equal(o.outcome, UP_OK);
+    int c1 = raw_exchange_ok(e, &r, url, &o);
     outcome_clear(&o);
 
     outcome_init(&o);
@@ -318,14 +298,7 @@ static void test_native_connection_close_answer(void **state)
     assert_true(raw_peer_closes(c1));
     close(c1);
 
-    outcome_init(&o);
-    assert_true(submit_recorded(e, get_job(url, 5000), &o));
-    int c2 = raw_accept(&r);
-    assert_true(c2 >= 0);
-    assert_true(raw_answer_ok(c2));
-    outcome_wait(&o, 1, 5.0);
-    assert_int_equal(o.outcome, UP_OK);
-    assert_string_equal(o.body, "ok");
+    int c2 = raw_exchange_ok(e, &r, url, &o);
     outcome_clear(&o);
     close(c2);
     up_engine_free(e);

@@ -3,6 +3,8 @@
  * tests/unit/stand_in_node.h. */
 #include "stand_in_node.h"
 
+#include "test_sockets.h"
+
 /* ---- tests ---- */
 
 static void test_binary_body_and_answer_pass_through(void **state)
@@ -202,23 +204,11 @@ static void test_deadline_covers_time_queued_for_a_connection(void **state)
     up_engine_free(e);
 }
 
-static uint16_t unused_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof sa;
-    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-    close(fd); /* bound, never listened: connecting is refused */
-    return ntohs(sa.sin_port);
-}
-
 static void test_connection_refused(void **state)
 {
     struct up_engine *e = engine_start(4, 16, 0);
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/json_rpc", (unsigned)unused_port());
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/json_rpc", (unsigned)loopback_refused_port());
     struct outcome o;
     outcome_init(&o);
     run_job(e,
@@ -236,15 +226,14 @@ static void test_connection_refused(void **state)
 
 /* A peer that accepts and hangs up at once (monerod over its per-IP cap does this). */
 struct hangup_peer {
-    int fd;
-    uint16_t port;
+    struct raw_node node;
     pthread_t thread;
 };
 
 static void *hangup_once(void *arg)
 {
     struct hangup_peer *p = arg;
-    int c = accept(p->fd, NULL, NULL);
+    int c = accept(p->node.fd, NULL, NULL);
     if (c >= 0)
         close(c);
     return NULL;
@@ -253,19 +242,12 @@ static void *hangup_once(void *arg)
 static void test_hangup_is_a_protocol_error(void **state)
 {
     struct hangup_peer p;
-    p.fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof sa;
-    assert_int_equal(bind(p.fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(listen(p.fd, 4), 0);
-    assert_int_equal(getsockname(p.fd, (struct sockaddr *)&sa, &len), 0);
-    p.port = ntohs(sa.sin_port);
+    assert_true(raw_listen(&p.node, false));
     assert_int_equal(pthread_create(&p.thread, NULL, hangup_once, &p), 0);
 
     struct up_engine *e = engine_start(4, 16, 0);
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/get_info", (unsigned)p.port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/get_info", (unsigned)p.node.port);
     struct outcome o;
     outcome_init(&o);
     run_job(e, (struct up_job){.url = url, .method = "GET", .timeout_ms = 5000}, &o);
@@ -274,7 +256,7 @@ static void test_hangup_is_a_protocol_error(void **state)
     outcome_clear(&o);
     up_engine_free(e);
     pthread_join(p.thread, NULL);
-    close(p.fd);
+    close(p.node.fd);
 }
 
 static void test_any_http_status_is_an_answer(void **state)

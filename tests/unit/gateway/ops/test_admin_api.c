@@ -19,6 +19,8 @@
 #include "nodes/upstream.h"
 #include "xg_metrics.h"
 
+#include "test_files.h"
+
 static void test_node_names_and_urls(void **state)
 {
     (void)state;
@@ -101,12 +103,7 @@ static void test_node_change_parse(void **state)
 static const char *write_config(const char *text)
 {
     static char path[64];
-    snprintf(path, sizeof path, "/tmp/xg-test-reload-XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(text, f);
-    fclose(f);
+    temp_file_with("xg-test-reload-", text, path, sizeof path);
     return path;
 }
 
