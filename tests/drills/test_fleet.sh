@@ -42,8 +42,7 @@ if xg_pid_owned "$GW_PIDFILE"; then
 	defer stack_gateway_back
 fi
 bt_setup
-bt_config a 0 "[invoices]" "free_burst = 1000" "free_per_hour = 100000"
-check "billing starts" bt_start a
+check_here "billing starts" billing_start a invoices.free_burst=1000 invoices.free_per_hour=100000
 lim_setup
 lim_tier fl_burst "$RATE" 100000000 "$RATE"
 lim_tier fl_quota 100000 2000
@@ -62,19 +61,24 @@ measure() {
 }
 measure "billing alone (baseline)"
 
+# replica NAME I [SECTION.KEY=VALUE...] — gateway NAME as the fleet's Ith replica: the
+# Ith port pair from +120 (more replicas than lib.sh's range holds; a replica started
+# again as the Ith has the same ports, as HAProxy's Ith server), on the bare base.
+replica() {
+	local name=$1 port=$((XG_PORT_BASE + 120 + 2 * ($2 - 1)))
+	shift 2
+	gateway_start "$name" --base bare "server.port=$port" "admin.port=$((port + 1))" \
+		limits.max_delay=0 "$@"
+}
 G=()
 start_replicas() {
 	local i
 	for ((i = ${#G[@]} + 1; i <= $1; i++)); do
-		lim_gateway "r$i" XMRGATE_LIMITS_SHARE_BURST=true XMRGATE_LIMITS_MAX_DELAY=0 \
-			XMRGATE_AUTH_HA1_KEY="$BT_HA1_KEY" || return 1
-		defer lim_gateway_stop "r$i"
+		replica "r$i" "$i" limits.share_burst=true "auth.ha1_key=$BT_HA1_KEY" || return 1
 		G+=("r$i")
 	done
 }
-url_of() { local v="LIM_URL_$1"; echo "${!v}"; }
-admin_of() { local u; u=$(url_of "$1"); echo "http://127.0.0.1:$((${u##*:} + 1))"; }
-fleet_of() { curl -s "$(admin_of "$1")/metrics" | awk '$1 == "xmrgate_gateway_fleet_replicas" {print $2}'; }
+fleet_of() { curl -s "$(gw_admin "$1")/metrics" | awk '$1 == "xmrgate_gateway_fleet_replicas" {print $2}'; }
 all_count() { local g; for g in "${G[@]}"; do [[ $(fleet_of "$g") == "$1" ]] || return 1; done; }
 
 check_here "one replica starts" start_replicas 1
@@ -105,8 +109,8 @@ backend gateways
   http-check expect status 200
 EOF
 	for g in "${G[@]}"; do
-		u=$(url_of "$g")
-		echo "  server $g 127.0.0.1:${u##*:} check port $((${u##*:} + 1)) inter 1s fall 2 rise 1"
+		p=$(gw_port "$g")
+		echo "  server $g 127.0.0.1:$p check port $((p + 1)) inter 1s fall 2 rise 1"
 	done
 } >"$LIM_DIR/haproxy.cfg"
 haproxy -f "$LIM_DIR/haproxy.cfg" -db >"$LIM_DIR/haproxy.log" 2>&1 &
@@ -120,8 +124,8 @@ check "HAProxy serves through the fleet" wait_until 20 bash -c \
 
 # --- a new tenant is usable at all eight within 1 s p99 ------------------------------------
 urls=()
-for g in "${G[@]}"; do urls+=("$(url_of "$g")"); done
-out=$("$XG_REPO/build/release/tests/tools/buy_latency" "$(bt_api a)" free 20 1000 "${urls[@]}" 2>&1)
+for g in "${G[@]}"; do urls+=("$(gw_url "$g")"); done
+out=$("$XG_REPO/build/release/tests/tools/buy_latency" "$(billing_url a)" free 20 1000 "${urls[@]}" 2>&1)
 check "tenants bought at billing are usable at all eight replicas within 1 s p99" test $? -eq 0
 echo "$out" | sed 's/^/# /'
 
@@ -145,12 +149,10 @@ check "the fleet gives the plan's rate within 10 % ($rate vs $RATE)" \
 	bash -c "(( \$(echo '$rate >= $RATE * 0.9 && $rate <= $RATE * 1.1' | bc) == 1 ))"
 
 # the same load with every replica giving the whole burst, as before share_burst: 8 × rate
-for g in "${G[@]}"; do lim_gateway_stop "$g"; done
+for g in "${G[@]}"; do gateway_stop "$g"; done
 G2=()
-LIM_PORT_NEXT=${urls[0]##*:} # the same ports, in the same order: HAProxy's servers
-for ((i = 1; i <= N; i++)); do
-	lim_gateway "w$i" XMRGATE_LIMITS_SHARE_BURST=false XMRGATE_LIMITS_MAX_DELAY=0 || break
-	defer lim_gateway_stop "w$i"
+for ((i = 1; i <= N; i++)); do # the same ports, in the same order: HAProxy's servers
+	replica "w$i" "$i" limits.share_burst=false || break
 	G2+=("w$i")
 done
 check "eight replicas without sharing take the same ports" test "${#G2[@]}" -eq "$N"
@@ -163,9 +165,8 @@ rate_off=$(echo "scale=2; ($served - $N * $RATE) / $took" | bc)
 echo "# whole burst per replica: $served served in $took s: $rate_off requests a second (the plan: $RATE; $N replicas)"
 check "without sharing the fleet gives more than twice the rate (the bug share_burst fixes)" \
 	bash -c "(( \$(echo '$rate_off > 2 * $RATE' | bc) == 1 ))"
-for g in "${G2[@]}"; do lim_gateway_stop "$g"; done
+for g in "${G2[@]}"; do gateway_stop "$g"; done
 G=()
-LIM_PORT_NEXT=${urls[0]##*:}
 check_here "eight sharing replicas again" start_replicas "$N"
 check "each counts eight" wait_until 10 all_count "$N"
 
@@ -190,12 +191,11 @@ check "usage_daily equals what was served (within 15 s: flushes every 5 s)" \
 # first_count K WANT — the first K replicas each count WANT
 first_count() { local g; for g in "${G[@]:0:$1}"; do [[ $(fleet_of "$g") == "$2" ]] || return 1; done; }
 t=$(date +%s.%N)
-lim_gateway_stop r8
+gateway_stop r8
 check "a replica stopped (SIGTERM) is counted out by the others" wait_until 10 first_count 7 7
 echo "# 8 -> 7 after a SIGTERM: $(echo "$(date +%s.%N) - $t" | bc) s"
 t=$(date +%s.%N)
-pidvar=LIM_PID_r7
-kill -9 "${!pidvar}"
+kill -9 "$(gw_pid r7)"
 check "a replica killed (SIGKILL) is counted out once its beat is older than the TTL (3.5 s)" \
 	wait_until 15 first_count 6 6
 echo "# 7 -> 6 after a SIGKILL: $(echo "$(date +%s.%N) - $t" | bc) s"

@@ -107,7 +107,8 @@ export DATABASE_URL
 defer rm -rf "$LIM_DIR"
 bt_setup # migrates A
 XMRGATE_DATABASE_URL=$B_URL XMRGATE_DATABASE_MIGRATIONS_DIR=$XG_REPO/migrations \
-	XMRGATE_GATEWAY_HA1_KEY=$BT_HA1_KEY XMRGATE_BILLING_TOKEN_KEY=$BT_TOKEN_KEY "$BT_BIN" migrate \
+	XMRGATE_GATEWAY_HA1_KEY=$BT_HA1_KEY XMRGATE_BILLING_TOKEN_KEY=$BT_TOKEN_KEY \
+	"${XG_BILLING_BIN:-$XG_REPO/bin/xmrgate-billing}" migrate \
 	>>"$BT_DIR/migrate-b.log" 2>&1
 check "region B's database is migrated" test $? -eq 0
 lim_setup
@@ -134,21 +135,18 @@ echo "$out" | sed 's/^/# /'
 b_has_tenant() { [[ $(psql -X -At "$B_URL" -c "SELECT count(*) FROM tenants WHERE id = $LIM_ID") == 1 ]]; }
 check "the tenants reached region B (initial copy)" wait_until 60 b_has_tenant
 
-bt_config a 0 "[invoices]" "free_burst = 1000" "free_per_hour = 100000"
-check "billing starts in region A" bt_start a
-lim_gateway ga XMRGATE_AUTH_HA1_KEY="$BT_HA1_KEY" || exit 1
-defer lim_gateway_stop ga
-GA=$LIM_URL_ga
-DATABASE_URL=$B_URL lim_gateway gb XMRGATE_AUTH_HA1_KEY="$BT_HA1_KEY" || exit 1
-defer lim_gateway_stop gb
-GB=$LIM_URL_gb GB_ADMIN=http://127.0.0.1:$((LIM_PORT_NEXT - 1))
+check_here "billing starts in region A" billing_start a invoices.free_burst=1000 invoices.free_per_hour=100000
+gateway_start ga --base bare "auth.ha1_key=$BT_HA1_KEY" || exit 1
+GA=$(gw_url ga)
+gateway_start gb --base bare "auth.ha1_key=$BT_HA1_KEY" "database.url=$B_URL" || exit 1
+GB=$(gw_url gb) GB_ADMIN=$(gw_admin gb)
 _xg_pass "a gateway in each region, each on its own database"
 
 # --- a tenant bought in A, usable in B -------------------------------------------------------
-out=$("$XG_REPO/build/release/tests/tools/buy_latency" "$(bt_api a)" free 20 1000 "$GB" 2>&1)
+out=$("$XG_REPO/build/release/tests/tools/buy_latency" "$(billing_url a)" free 20 1000 "$GB" 2>&1)
 check "tenants bought at billing (region A) are usable at region B's gateway within 1 s p99" test $? -eq 0
 echo "$out" | sed 's/^/# region B: /'
-out=$("$XG_REPO/build/release/tests/tools/buy_latency" "$(bt_api a)" free 10 1000 "$GA" 2>&1)
+out=$("$XG_REPO/build/release/tests/tools/buy_latency" "$(billing_url a)" free 10 1000 "$GA" 2>&1)
 echo "$out" | sed 's/^/# region A: /'
 
 # --- the daily quota across the regions --------------------------------------------------------
@@ -212,7 +210,7 @@ _xg_pass "region A is cut off from region B (B's link down: no reset, no answer)
 sleep 2
 # bought in A during the partition
 resp=$(curl -s -w '\n%{http_code}' -H 'Content-Type: application/json' \
-	--data-binary '{"tier":"free"}' "$(bt_api a)/api/invoices")
+	--data-binary '{"tier":"free"}' "$(billing_url a)/api/invoices")
 st=${resp##*$'\n'} body=${resp%$'\n'*}
 assert_eq "a tenant is bought in region A during the partition" 201 "$st"
 new_token=$(jq -r .token <<<"$body")
@@ -233,6 +231,6 @@ check "region B served through the partition (> 200 requests)" test "$bserved" -
 assert_eq "0 failed requests of region B's known tenants" 0 "$bother"
 np=$(wc -l <"$LIM_DIR/b-ready") nr=$(grep -c '^200$' "$LIM_DIR/b-ready")
 assert_eq "region B's /readyz answered 200 in every poll ($np)" "$np" "$nr"
-lim_gateway_stop gb
+gateway_stop gb
 check "region B's usage of the partition reaches region A (within 20 s)" wait_until 20 bash -c \
 	"[[ \$(psql -X -At '$A_URL' -c \"SELECT coalesce(sum(used), 0) FROM usage_regional WHERE region = 'b' AND tenant_id IN (SELECT id FROM tenants WHERE token_hash IN (sha256('$known'::bytea), sha256('$known2'::bytea)))\") == $bserved ]]"

@@ -409,7 +409,8 @@ wallet_rpc_version() {
 #       (Re)writes NAME's file ($XG_VAR/etc/tests/KIND-NAME.ini) only: the base, with each
 #       SECTION.KEY=VALUE (the keys of README.md's configuration reference) replacing the
 #       base's value or added to SECTION, a later one winning; [server] port and [admin]
-#       port are NAME's own pair (below) unless given. A reload test rewrites the file of
+#       port are NAME's own pair (below) unless given (both given: NAME takes no pair, for
+#       a drill that runs more daemons than the range holds). A reload test rewrites the file of
 #       a running daemon this way, then sends it SIGHUP.
 #       Bases (the function KIND_base_BASE prints it): for a gateway `stack` (the default:
 #       the stack's own gateway.ini, with its nodes' ZMQ, XMR402 through the stack's
@@ -543,7 +544,9 @@ _xg_config() {
 			return 1
 		}
 	done
-	if [[ -z ${_XG_PORT[$id]:-} ]]; then
+	local given=0
+	for arg in "$@"; do [[ $arg != server.port=* && $arg != admin.port=* ]] || given=$((given + 1)); done
+	if [[ -z ${_XG_PORT[$id]:-} ]] && ((given < 2)); then
 		local p=${_XG_NEXT_PORT[$kind]}
 		((p + 1 <= ${_XG_LAST_PORT[$kind]})) || {
 			echo "# $kind $name: no ports left in +${_XG_NEXT_PORT[$kind]}..+${_XG_LAST_PORT[$kind]}" >&2
@@ -561,8 +564,10 @@ _xg_config() {
 	# fleet drill measures the share): limits.share_burst=false unless the test says otherwise.
 	local defaults=()
 	[[ $kind == gateway ]] && defaults=(limits.share_burst=false)
-	(umask 077 && "${kind}_base_$base" | xg_ini_set "server.port=${_XG_PORT[$id]}" \
-		"admin.port=${_XG_ADMIN[$id]}" "${defaults[@]}" "$@" >"$tmp") || return 1
+	local pair=()
+	[[ -z ${_XG_PORT[$id]:-} ]] || pair=("server.port=${_XG_PORT[$id]}" "admin.port=${_XG_ADMIN[$id]}")
+	(umask 077 && "${kind}_base_$base" | xg_ini_set "${pair[@]}" "${defaults[@]}" "$@" >"$tmp") ||
+		return 1
 	mv "$tmp" "$conf"
 	# An override may have named other ports: the file says which.
 	_XG_PORT[$id]=$(xg_ini_get "$conf" server port)

@@ -70,8 +70,7 @@ check "pgbackrest check (a WAL segment reaches the repository)" br check
 # --- tenants and payments around a full backup --------------------------------------------
 check_here "the stack's billing makes way for the drill's" bt_setup
 bt_tier drill 1000000000 2 # 0.001 XMR, 2 confirmations
-bt_config drill 0
-check_here "billing starts" bt_start drill || exit 1
+check_here "billing starts" billing_start drill || exit 1
 
 # buy NAME: an invoice of the drill tier; sets <NAME>_ID, _TOKEN, _ADDRESS, _AMOUNT, _INDEX.
 buy() {
@@ -89,7 +88,7 @@ buy() {
 # pay_and_settle NAME: pays the invoice, mines its confirmations, waits until provisioned.
 pay_and_settle() {
 	local id=$1_ID address=$1_ADDRESS amount=$1_AMOUNT txid=$1_TXID
-	printf -v "$txid" '%s' "$(bt_pay "${!address}" "${!amount}")" || return 1
+	printf -v "$txid" '%s' "$(payer_pays "${!address}" "${!amount}")" || return 1
 	bt_wait_status drill "${!id}" seen 60 && mine 3 >/dev/null && bt_wait_status drill "${!id}" provisioned 60
 }
 served() { [[ $(curl -s -o /dev/null -w '%{http_code}' "$GATEWAY_URL/v1/$1/get_height") == 200 ]]; }
@@ -140,7 +139,7 @@ assert_eq "every invoice, tenant and payment is back as it was" "$before" "$(sna
 check_here "the gateway serves C's token again" wait_until 30 served "$C_TOKEN"
 
 # --- restore to a point in time: T1, before C's payment ------------------------------------
-check_here "billing is stopped to see the restored state first" bt_kill drill
+check_here "billing is stopped to see the restored state first" billing_stop drill
 check "pgbackrest check" br check
 check "the cluster is destroyed again" destroy
 check "pgbackrest restore --type=time --target=T1" \
@@ -157,7 +156,7 @@ assert_eq "... C has no tenant and no payment yet" "t|0" \
 cursor=$(bt_db "SELECT height FROM billing_cursor")
 echo "# the restored poll cursor: height $cursor; the chain: $(rpc "$NODE_A_URL" get_info | jq .height)"
 
-check_here "billing starts on the restored database" bt_start drill
+check_here "billing starts on the restored database" billing_restart drill
 check_here "the poller finds C's payment again and provisions C" bt_wait_status drill "$C_ID" provisioned 90
 assert_eq "... once: one tenant for C, one payment row for its transaction" "1 1" \
 	"$(bt_db "SELECT (SELECT count(*) FROM tenants t JOIN invoices i ON i.tenant_id = t.id
@@ -179,7 +178,7 @@ mapfile -d '' -t wallet_cmd <"/proc/$wallet_pid/cmdline"
 [[ ,${XG_MONERO_TRIXIE// /,}, != *,billing,* ]] ||
 	wallet_cmd=("$XG_REPO/scripts/monero-trixie.sh" exec "$XG_VAR" "${wallet_cmd[@]}")
 wallet_marker=$(sed -n 2p "$WPID")
-check_here "billing is stopped" bt_kill drill
+check_here "billing is stopped" billing_stop drill
 xg_kill_pidfiles 20 "$WPID"
 mkdir -p "$WDIR/lost"
 mv "$WDIR"/billing "$WDIR"/billing.keys "$WDIR/lost/" 2>/dev/null
@@ -196,10 +195,10 @@ unknown() { ! knows "$1"; }
 check "... it does not know E's subaddress" unknown "$E_INDEX"
 gone_before=$(bt_db "SELECT count(*) FROM payments WHERE state = 'gone'")
 
-check_here "billing starts" bt_start drill
+check_here "billing starts" billing_restart drill
 check_here "it re-creates the subaddresses up to the database's highest (E's)" \
 	wait_until 60 knows "$E_INDEX"
-check "... and says so in its log" grep -q '"subaddresses_recreated"' "$BT_DIR/drill.log"
+check "... and says so in its log" grep -q '"subaddresses_recreated"' "$(billing_log drill)"
 lists_c() {
 	rpc "$BILLING_WALLET_URL" get_transfers '{"in":true}' | jq -e --arg t "$C_TXID" \
 		'[.in[]? | select(.txid == $t)] | length == 1' >/dev/null
