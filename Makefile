@@ -42,7 +42,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # The library flags come from pkg-config, read once when make starts. `make run` and
 # `make test` install the packages first (deps) and then build in a second make, which
 # reads them afresh. A build goal on a machine without them stops here with one line.
-NO_BUILD_GOALS := deps run test stop clean format format-check lint deb deb-test
+NO_BUILD_GOALS := deps run test stop clean format format-check deb deb-test
 ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null || echo missing),)
   ifneq ($(filter-out $(NO_BUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
     $(error the libraries to build with are not installed: run 'make run' (as root: installs them, \
@@ -249,12 +249,13 @@ docs-check: $(BUILD)/tools/gen-methods-doc all
 	    || { echo "README.md's configuration reference is stale: run 'make docs'"; exit 1; }
 
 # cppcheck reads no system header: tools/cppcheck/jansson.cfg gives it jansson's iteration
-# macros, so the loops written with them are analysed too.
-lint:
+# macros, so the loops written with them are analysed too. The structure lint reads the call
+# ties from the object files (nm): it builds them first.
+lint: all
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --library=tools/cppcheck/jansson.cfg --suppress=missingIncludeSystem \
 	    -Icommon -Igateway -Ibilling common gateway billing
-	tools/include_cycles.py common gateway billing
+	tools/structure_lint.py --objects $(BUILD) common gateway billing
 
 # clang's static analyzer over every C file of the daemons, the tools and the test tools,
 # built afresh into build/scan (scan-build reports only what it sees compiled); any report
