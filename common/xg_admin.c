@@ -56,8 +56,8 @@ static enum xg_httpd_result on_metrics(const struct xg_httpd_request *req)
     size_t len = 0;
     char *text = xg_metrics_render(admin->metrics, &len);
     if (!text)
-        return xg_reply_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out_of_memory",
-                              "cannot render the metrics");
+        return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_OUT_OF_MEMORY,
+                                    "cannot render the metrics");
     enum xg_httpd_result r =
         xg_reply_bytes(req->conn, MHD_HTTP_OK, XG_METRICS_CONTENT_TYPE, text, len);
     free(text);
@@ -98,20 +98,22 @@ static enum xg_httpd_result on_guarded(const struct xg_httpd_request *req)
     bool ok = enabled && xg_admin_bearer_ok(auth, admin->token);
     pthread_mutex_unlock(&admin->token_lock);
     if (!enabled)
-        return xg_reply_error(req->conn, MHD_HTTP_FORBIDDEN, "admin_api_disabled",
-                              "the admin API is disabled: set [admin] token");
-    if (!ok) {
-        static const char *const challenge[] = {MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                                "Bearer realm=\"xmrgate-admin\"", NULL};
-        static const char body[] = "{\"error\":{\"code\":\"unauthorized\",\"message\":\"the "
-                                   "admin API needs Authorization: Bearer <admin token>\"}}";
-        return xg_reply_bytes_with(req->conn, MHD_HTTP_UNAUTHORIZED, "application/json", body,
-                                   sizeof body - 1, challenge);
-    }
+        return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_DISABLED, NULL);
+    if (!ok)
+        return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_UNAUTHORIZED, NULL);
     for (const struct xg_httpd_route *r = admin->daemon_routes; r && r->path; r++)
         if (route_matches(r, req))
             return r->handler(req);
-    return xg_reply_error(req->conn, MHD_HTTP_NOT_FOUND, "not_found", "no such admin route");
+    return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_NOT_FOUND, NULL);
+}
+
+enum xg_httpd_result xg_admin_reply_error(struct MHD_Connection *conn, enum xg_admin_error e,
+                                          const char *message)
+{
+    static const char *const challenge[] = {MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                            "Bearer realm=\"xmrgate-admin\"", NULL};
+    return xg_reply_json_with(conn, xg_admin_error_info(e)->status, xg_admin_error_json(e, message),
+                              e == XG_ADMIN_ERROR_UNAUTHORIZED ? challenge : NULL);
 }
 
 struct xg_admin *xg_admin_start(const struct xg_admin_options *opt, char *err, size_t errlen)

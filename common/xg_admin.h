@@ -14,6 +14,7 @@
 #ifndef XG_ADMIN_H
 #define XG_ADMIN_H
 
+#include "xg_admin_error.h"
 #include "xg_httpd.h"
 
 #include <stdbool.h>
@@ -59,5 +60,10 @@ bool xg_admin_bearer_ok(const char *authorization, const char *token);
 
 /* In a daemon's route handler: the closure given in the options. */
 void *xg_admin_closure(const struct xg_httpd_request *req);
+
+/* Every error an admin port answers: the registry's row e (xg_admin_error.h), with message
+ * instead of its default one when not NULL; 401 also carries the Bearer challenge. */
+enum xg_httpd_result xg_admin_reply_error(struct MHD_Connection *conn, enum xg_admin_error e,
+                                          const char *message);
 
 #endif

@@ -102,7 +102,7 @@ static enum MHD_Result mhd_result_of(enum xg_httpd_result r)
     return r == XG_HTTPD_CLOSE ? MHD_NO : MHD_YES;
 }
 
-/* The router's own answers, {"error":{"code","message"}} as xg_reply_error writes them, but
+/* The router's own answers, {"error":{"code","message"}} as the registries' bodies are, but
  * queued here: xg_reply serves the handlers and sits above the router. */
 static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned int status, const char *body,
                               const char *allow)

@@ -46,14 +46,6 @@ enum xg_httpd_result xg_reply_json_with(struct MHD_Connection *conn, unsigned in
     return queue(conn, status, resp, "application/json", headers);
 }
 
-enum xg_httpd_result xg_reply_error(struct MHD_Connection *conn, unsigned int status,
-                                    const char *code, const char *message)
-{
-    return xg_reply_json(
-        conn, status,
-        json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", message ? message : code));
-}
-
 enum xg_httpd_result xg_reply_bytes(struct MHD_Connection *conn, unsigned int status,
                                     const char *content_type, const void *body, size_t len)
 {

@@ -1,6 +1,6 @@
 /* xg_reply — queueing answers on a libmicrohttpd connection for xg_httpd's handlers: JSON
- * bodies, billing-style errors {"error":{"code","message"}}, and plain bytes. Each returns
- * XG_HTTPD_QUEUED, or XG_HTTPD_CLOSE when no answer could be queued (out of memory, or
+ * bodies and plain bytes (errors are JSON bodies of a registry: bl_error.h, xg_admin_error.h). Each
+ * returns XG_HTTPD_QUEUED, or XG_HTTPD_CLOSE when no answer could be queued (out of memory, or
  * libmicrohttpd refused it), so a handler can `return xg_reply_json(...)`. */
 #ifndef XG_REPLY_H
 #define XG_REPLY_H
@@ -17,10 +17,6 @@ enum xg_httpd_result xg_reply_json(struct MHD_Connection *conn, unsigned int sta
 /* As xg_reply_json, adding extra headers from a NULL-terminated name,value,… list. */
 enum xg_httpd_result xg_reply_json_with(struct MHD_Connection *conn, unsigned int status,
                                         json_t *body, const char *const *headers);
-
-/* {"error":{"code":code,"message":message}} with the given status. */
-enum xg_httpd_result xg_reply_error(struct MHD_Connection *conn, unsigned int status,
-                                    const char *code, const char *message);
 
 /* Copies `len` bytes of body; content_type may be NULL (no header). */
 enum xg_httpd_result xg_reply_bytes(struct MHD_Connection *conn, unsigned int status,

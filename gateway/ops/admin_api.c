@@ -195,14 +195,12 @@ static enum xg_httpd_result reply_db_error(struct admin_api *api,
 {
     const char *state = xg_pg_last_sqlstate(api->pg);
     if (strcmp(state, "23505") == 0)
-        return xg_reply_error(req->conn, MHD_HTTP_CONFLICT, "conflict",
-                              "a node with that name or URL exists");
+        return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_CONFLICT,
+                                    "a node with that name or URL exists");
     if (strncmp(state, "23", 2) == 0 || strncmp(state, "22", 2) == 0)
-        return xg_reply_error(req->conn, MHD_HTTP_BAD_REQUEST, "invalid",
-                              xg_pg_last_error(api->pg));
+        return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_INVALID, xg_pg_last_error(api->pg));
     xg_log(XG_LOG_ERROR, "admin_db_error", "%s", xg_pg_last_error(api->pg));
-    return xg_reply_error(req->conn, MHD_HTTP_SERVICE_UNAVAILABLE, "database_unavailable",
-                          "PostgreSQL did not answer; nothing was changed");
+    return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_DATABASE_UNAVAILABLE, NULL);
 }
 
 /* ---- node status ----------------------------------------------------------------------- */
@@ -351,7 +349,7 @@ static enum xg_httpd_result node_write(struct admin_api *api, const struct xg_ht
     if (!res)
         rc = reply_db_error(api, req);
     else if (!written)
-        rc = xg_reply_error(req->conn, MHD_HTTP_NOT_FOUND, "unknown_node", "no node by that name");
+        rc = xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_UNKNOWN_NODE, "no node by that name");
     PQclear(res);
     pthread_mutex_unlock(&api->lock);
     if (!written)
@@ -371,7 +369,7 @@ static enum xg_httpd_result on_nodes_add(const struct xg_httpd_request *req)
     char err[256];
     enum xg_httpd_result rc;
     if (!admin_node_change_parse(body, true, &c, err, sizeof err))
-        rc = xg_reply_error(req->conn, MHD_HTTP_BAD_REQUEST, "invalid", err);
+        rc = xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_INVALID, err);
     else
         rc = node_write(api, req, "adm_node_insert", &c, MHD_HTTP_CREATED, "node_added");
     json_decref(body);
@@ -385,7 +383,7 @@ static enum xg_httpd_result on_node_item(const struct xg_httpd_request *req)
     char name[72], action[24] = "";
     const char *rest = req->path + strlen("/v1/nodes/");
     if (sscanf(rest, "%71[^/]/%23s", name, action) < 1 || !admin_node_name_ok(name))
-        return xg_reply_error(req->conn, MHD_HTTP_NOT_FOUND, "unknown_node", "no such node");
+        return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_UNKNOWN_NODE, NULL);
     struct admin_node_change c = {.name = name};
     const char *m = req->method;
     if (!action[0] && (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)) {
@@ -393,7 +391,7 @@ static enum xg_httpd_result on_node_item(const struct xg_httpd_request *req)
         bool found = json_array_size(json_object_get(out, "nodes")) > 0;
         if (!found) {
             json_decref(out);
-            return xg_reply_error(req->conn, MHD_HTTP_NOT_FOUND, "unknown_node", "no such node");
+            return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_UNKNOWN_NODE, NULL);
         }
         return xg_reply_json(req->conn, MHD_HTTP_OK, out);
     }
@@ -404,10 +402,10 @@ static enum xg_httpd_result on_node_item(const struct xg_httpd_request *req)
         char err[256];
         enum xg_httpd_result rc;
         if (json_object_get(body, "name"))
-            rc = xg_reply_error(req->conn, MHD_HTTP_BAD_REQUEST, "invalid",
-                                "a node's name cannot change: remove it and add it");
+            rc = xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_INVALID,
+                                      "a node's name cannot change: remove it and add it");
         else if (!admin_node_change_parse(body, false, &c, err, sizeof err))
-            rc = xg_reply_error(req->conn, MHD_HTTP_BAD_REQUEST, "invalid", err);
+            rc = xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_INVALID, err);
         else {
             c.name = name;
             rc = node_write(api, req, "adm_node_update", &c, MHD_HTTP_OK, "node_changed");
@@ -425,9 +423,9 @@ static enum xg_httpd_result on_node_item(const struct xg_httpd_request *req)
     }
     if (strcmp(m, "POST") == 0 && strcmp(action, "reenable") == 0)
         return node_write(api, req, "adm_node_update", &c, MHD_HTTP_OK, "node_reenabled");
-    return xg_reply_error(req->conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
-                          "GET, PATCH, DELETE /v1/nodes/<name>; POST …/enable, …/disable, "
-                          "…/reenable");
+    return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_METHOD_NOT_ALLOWED,
+                                "GET, PATCH, DELETE /v1/nodes/<name>; POST …/enable, …/disable, "
+                                "…/reenable");
 }
 
 /* ---- the route explainer --------------------------------------------------------------- */
@@ -479,7 +477,7 @@ static enum xg_httpd_result on_route(const struct xg_httpd_request *req)
     char err[256];
     if (!explain_target(body, &info, &params, err, sizeof err)) {
         json_decref(body);
-        return xg_reply_error(req->conn, MHD_HTTP_BAD_REQUEST, "invalid", err);
+        return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_INVALID, err);
     }
     json_t *out = json_pack("{s:s,s:s,s:s,s:b,s:i}", "method", info->name, "class",
                             methods_class_name(info->cls), "needs_full_node",
@@ -626,8 +624,7 @@ static enum xg_httpd_result set_tenant_state(struct admin_api *api,
     if (!res)
         rc = reply_db_error(api, req);
     else if (!found)
-        rc =
-            xg_reply_error(req->conn, MHD_HTTP_NOT_FOUND, "unknown_tenant", "no tenant by that id");
+        rc = xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_UNKNOWN_TENANT, NULL);
     PQclear(res);
     pthread_mutex_unlock(&api->lock);
     if (!found)
@@ -657,23 +654,23 @@ static enum xg_httpd_result on_tenant_item(const struct xg_httpd_request *req)
     int64_t id;
     char action[24];
     if (!parse_tenant_path(req->path, &id, action, sizeof action))
-        return xg_reply_error(req->conn, MHD_HTTP_NOT_FOUND, "unknown_tenant",
-                              "expected /v1/tenants/<numeric id>");
+        return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_UNKNOWN_TENANT,
+                                    "expected /v1/tenants/<numeric id>");
     bool post = strcmp(req->method, "POST") == 0;
     if (!action[0] && (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0)) {
         bool found;
         json_t *out = tenant_json(api, id, &found);
         if (!found)
-            return xg_reply_error(req->conn, MHD_HTTP_NOT_FOUND, "unknown_tenant",
-                                  "no tenant by that id (or PostgreSQL unreachable)");
+            return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_UNKNOWN_TENANT,
+                                        "no tenant by that id (or PostgreSQL unreachable)");
         return xg_reply_json(req->conn, MHD_HTTP_OK, out);
     }
     if (post && strcmp(action, "suspend") == 0)
         return set_tenant_state(api, req, id, true);
     if (post && strcmp(action, "resume") == 0)
         return set_tenant_state(api, req, id, false);
-    return xg_reply_error(req->conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
-                          "GET /v1/tenants/<id>; POST …/suspend, …/resume");
+    return xg_admin_reply_error(req->conn, XG_ADMIN_ERROR_METHOD_NOT_ALLOWED,
+                                "GET /v1/tenants/<id>; POST …/suspend, …/resume");
 }
 
 const struct xg_httpd_route admin_api_routes[] = {

@@ -50,7 +50,9 @@ static enum xg_httpd_result on_json_rpc(const struct xg_httpd_request *req)
     const char *method = json_string_value(json_object_get(call, "method"));
     enum xg_httpd_result ret;
     if (!method)
-        ret = xg_reply_error(req->conn, MHD_HTTP_BAD_REQUEST, "bad_request", "no method");
+        ret = xg_reply_json(
+            req->conn, MHD_HTTP_BAD_REQUEST,
+            json_pack("{s:{s:s,s:s}}", "error", "code", "bad_request", "message", "no method"));
     else if (strcmp(method, "fail") == 0)
         ret = xg_reply_json(req->conn, MHD_HTTP_OK,
                             json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
