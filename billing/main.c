@@ -72,6 +72,14 @@ static bool ready_database(void *ctx, char *reason, size_t len)
     return xg_dbwatch_ready(bl->dbwatch, reason, len);
 }
 
+/* Always ready: notes a schema ahead of this build (expand migrations it ignores). */
+static bool ready_schema(void *ctx, char *reason, size_t len)
+{
+    struct billing *bl = ctx;
+    xg_dbwatch_schema_note(bl->dbwatch, reason, len);
+    return true;
+}
+
 static bool ready_wallet(void *ctx, char *reason, size_t len)
 {
     struct billing *bl = ctx;
@@ -185,8 +193,10 @@ static bool billing_start(struct billing *bl)
         xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the metrics");
         return false;
     }
-    bl->ready_checks[0] = (struct xg_ready_check){"database", ready_database, bl, false};
-    bl->ready_checks[1] = (struct xg_ready_check){"wallet", ready_wallet, bl, false};
+    bl->ready_checks[0] = (struct xg_ready_check){"database", ready_database, bl, false, false};
+    bl->ready_checks[1] = (struct xg_ready_check){"wallet", ready_wallet, bl, false, false};
+    bl->ready_checks[2] = (struct xg_ready_check){
+        .name = "schema", .fn = ready_schema, .ctx = bl, .reports_note = true};
     struct xg_admin_options aopt = {
         .bind_addr = bl->cfg.admin_bind,
         .port = (unsigned)bl->cfg.admin_port,

@@ -31,7 +31,8 @@ static enum xg_httpd_result on_healthz(const struct xg_httpd_request *req)
 }
 
 /* /readyz: 200 {"status":"ready","degraded":false,"checks":{name:"ok"}} or 503 with each
- * failing reason; a check that passes degraded shows its reason and makes "degraded" true. */
+ * failing reason; a check that passes degraded shows its reason and makes "degraded" true; one
+ * that passes with a note shows it. */
 static enum xg_httpd_result on_readyz(const struct xg_httpd_request *req)
 {
     const struct xg_admin *admin = req->closure;
@@ -40,9 +41,9 @@ static enum xg_httpd_result on_readyz(const struct xg_httpd_request *req)
     for (const struct xg_ready_check *c = admin->checks; c && c->name; c++) {
         char reason[256] = "";
         bool ready = c->fn(c->ctx, reason, sizeof reason);
-        bool note = ready && c->reports_degraded && reason[0];
+        bool note = ready && (c->reports_degraded || c->reports_note) && reason[0];
         all_ready = all_ready && ready;
-        degraded = degraded || note;
+        degraded = degraded || (note && c->reports_degraded);
         json_object_set_new(checks, c->name, json_string(ready && !note ? "ok" : reason));
     }
     return xg_reply_json(req->conn, all_ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,

@@ -31,6 +31,9 @@ struct xg_ready_check {
      * the reason and "degraded": true, the status stays 200. Otherwise a ready check's
      * reason is ignored. */
     bool reports_degraded;
+    /* A ready answer with a non-empty reason is a note: the body shows the reason, the
+     * status stays 200 and "degraded" false (the schema ahead of this build, compatible). */
+    bool reports_note;
 };
 
 struct xg_metrics;

@@ -43,17 +43,23 @@ bool xg_dbwatch_wait_schema(const char *conninfo, volatile sig_atomic_t *stop, c
         snprintf(err, errlen, "stopped before PostgreSQL was reachable");
         goto out;
     }
-    ok = xg_schema_current(xg_pg_conn(pg), err, errlen);
+    enum xg_schema_verdict verdict;
+    ok = xg_schema_check(xg_pg_conn(pg), &verdict, err, errlen) &&
+         (verdict == XG_SCHEMA_CURRENT || verdict == XG_SCHEMA_AHEAD);
 out:
     xg_pg_free(pg);
     return ok;
 }
 
+/* Logs each change of state once; a database ahead of this build also when it moves on
+ * (another expand migration). */
 static void set_verdict(struct xg_dbwatch *w, enum xg_db_state state, const char *reason)
 {
     pthread_mutex_lock(&w->lock);
-    bool ready = state == XG_DB_OK;
-    if (state != w->state)
+    bool ready = state == XG_DB_OK || state == XG_DB_AHEAD;
+    if (state == XG_DB_AHEAD && (state != w->state || strcmp(reason, w->reason) != 0))
+        xg_log(XG_LOG_INFO, "schema_ahead", "%s", reason);
+    else if (state != w->state)
         xg_log(ready ? XG_LOG_INFO : XG_LOG_WARN, ready ? "db_ready" : "db_not_ready", "%s",
                reason);
     w->state = state;
@@ -69,7 +75,8 @@ static void check_once(struct xg_dbwatch *w, struct xg_pg *pg)
         set_verdict(w, XG_DB_UNREACHABLE, err);
         return;
     }
-    if (!xg_schema_current(xg_pg_conn(pg), err, sizeof err)) {
+    enum xg_schema_verdict verdict;
+    if (!xg_schema_check(xg_pg_conn(pg), &verdict, err, sizeof err)) {
         /* A connection that broke under the query is an outage, not a schema verdict. */
         bool broke = !xg_pg_ok(pg);
         if (broke) {
@@ -82,7 +89,18 @@ static void check_once(struct xg_dbwatch *w, struct xg_pg *pg)
         }
         return;
     }
-    set_verdict(w, XG_DB_OK, "ok");
+    switch (verdict) {
+    case XG_SCHEMA_CURRENT:
+        set_verdict(w, XG_DB_OK, "ok");
+        return;
+    case XG_SCHEMA_AHEAD:
+        set_verdict(w, XG_DB_AHEAD, err);
+        return;
+    case XG_SCHEMA_BEHIND:
+    case XG_SCHEMA_CONTRACTED:
+        set_verdict(w, XG_DB_SCHEMA, err);
+        return;
+    }
 }
 
 static void *watch_loop(void *arg)
@@ -138,13 +156,25 @@ enum xg_db_state xg_dbwatch_state(struct xg_dbwatch *w, char *reason, size_t len
 
 bool xg_dbwatch_ready(struct xg_dbwatch *w, char *reason, size_t len)
 {
-    return xg_dbwatch_state(w, reason, len) == XG_DB_OK;
+    enum xg_db_state state = xg_dbwatch_state(w, reason, len);
+    return state == XG_DB_OK || state == XG_DB_AHEAD;
+}
+
+void xg_dbwatch_schema_note(struct xg_dbwatch *w, char *note, size_t len)
+{
+    char reason[256];
+    if (len == 0)
+        return;
+    note[0] = '\0';
+    if (xg_dbwatch_state(w, reason, sizeof reason) == XG_DB_AHEAD)
+        snprintf(note, len, "%s", reason);
 }
 
 enum xg_readiness xg_dbwatch_readiness(enum xg_db_state state, bool serves_without_db)
 {
     switch (state) {
     case XG_DB_OK:
+    case XG_DB_AHEAD:
         return XG_READINESS_READY;
     case XG_DB_UNCHECKED:
     case XG_DB_UNREACHABLE:

@@ -1,13 +1,14 @@
 /* xg_dbwatch — the readiness view of PostgreSQL shared by both daemons: a thread that
  * keeps its own connection, reconnects with backoff, and checks every second that the
- * database answers and the schema is at XG_SCHEMA_VERSION. /readyz reads the verdict.
+ * database answers at a schema this build fits (xg_schema_verdict: at XG_SCHEMA_VERSION, or
+ * ahead of it through expand migrations only). /readyz reads the verdict.
  *
  * The verdict tells an outage (no connection: shared by every replica, and something a
  * gateway serves through) from a schema this build does not fit (the database answers:
  * this replica is wrong). xg_dbwatch_readiness says what each means for a daemon.
  *
- * xg_dbwatch_wait_schema is the start-up gate: a daemon refuses to start on a schema
- * that is not current (it never migrates by itself). */
+ * xg_dbwatch_wait_schema is the start-up gate: a daemon refuses to start on a schema it
+ * does not fit (it never migrates by itself). */
 #ifndef XG_DBWATCH_H
 #define XG_DBWATCH_H
 
@@ -18,7 +19,8 @@
 struct xg_dbwatch;
 
 /* Connects with backoff until connected or *stop; then checks the schema. Returns true
- * when the schema is current; false (message in err) when it is not or on stop. */
+ * when this build fits it (current, or ahead and compatible); false (message in err) when
+ * it does not or on stop. */
 __attribute__((warn_unused_result)) bool
 xg_dbwatch_wait_schema(const char *conninfo, volatile sig_atomic_t *stop, char *err, size_t errlen);
 
@@ -30,6 +32,7 @@ void xg_dbwatch_stop(struct xg_dbwatch *w);
 enum xg_db_state {
     XG_DB_UNCHECKED,   /* no check has finished yet */
     XG_DB_OK,          /* it answers, at the current schema */
+    XG_DB_AHEAD,       /* it answers, at a newer schema this build still fits (expand) */
     XG_DB_UNREACHABLE, /* no connection (down, restarting, no primary elected, a partition) */
     XG_DB_SCHEMA,      /* it answers, but not at the schema this build expects */
 };
@@ -37,8 +40,13 @@ enum xg_db_state {
 /* The last check's state; its reason copied into reason (len may be 0). */
 enum xg_db_state xg_dbwatch_state(struct xg_dbwatch *w, char *reason, size_t len);
 
-/* True when the last check passed (XG_DB_OK); otherwise copies the reason into reason. */
+/* True when the last check passed (XG_DB_OK or XG_DB_AHEAD); otherwise copies the reason
+ * into reason. */
 bool xg_dbwatch_ready(struct xg_dbwatch *w, char *reason, size_t len);
+
+/* What /readyz notes about the schema: the reason when the database is ahead of this build
+ * but compatible, "" otherwise (a schema that does not fit is the "database" check's). */
+void xg_dbwatch_schema_note(struct xg_dbwatch *w, char *note, size_t len);
 
 /* What a database state means for /readyz. */
 enum xg_readiness {

@@ -66,6 +66,73 @@ void xg_migration_checksum(const char *data, size_t len, char out[65])
         snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
+#define HEADER_KEY "compatible-with:"
+
+/* One line [line, end): is it a comment, and does it state the header? *value is the
+ * header's text (trimmed) when it does. */
+static bool comment_line(const char *line, const char *end, const char **value,
+                         const char **value_end)
+{
+    *value = NULL;
+    while (line < end && (*line == ' ' || *line == '\t'))
+        line++;
+    while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+        end--;
+    if (line == end)
+        return true; /* blank */
+    if (end - line < 2 || line[0] != '-' || line[1] != '-')
+        return false;
+    line += 2;
+    while (line < end && (*line == ' ' || *line == '\t'))
+        line++;
+    size_t klen = strlen(HEADER_KEY);
+    if ((size_t)(end - line) >= klen && strncmp(line, HEADER_KEY, klen) == 0) {
+        line += klen;
+        while (line < end && (*line == ' ' || *line == '\t'))
+            line++;
+        *value = line;
+        *value_end = end;
+    }
+    return true;
+}
+
+bool xg_migration_parse_header(const char *sql, int version, int *compatible_with, char *err,
+                               size_t errlen)
+{
+    int floor = 0;
+    for (const char *line = sql; *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        const char *v, *v_end;
+        if (!comment_line(line, end, &v, &v_end))
+            break;
+        if (v) {
+            int n = 0;
+            bool digits = v < v_end && v_end - v <= 4;
+            for (const char *p = v; digits && p < v_end; p++) {
+                digits = isdigit((unsigned char)*p);
+                n = n * 10 + (*p - '0');
+            }
+            if (floor) {
+                snprintf(err, errlen, "the header \"-- %s\" is given twice", HEADER_KEY);
+                return false;
+            }
+            if (!digits || n < 1 || n > version) {
+                snprintf(err, errlen,
+                         "the header \"-- %s %.*s\" must name a schema version from 1 to "
+                         "%d (the oldest build it keeps working for, at most its own)",
+                         HEADER_KEY, (int)(v_end - v), v, version);
+                return false;
+            }
+            floor = n;
+        }
+        line = *end ? end + 1 : end;
+    }
+    *compatible_with = floor ? floor : version;
+    return true;
+}
+
 enum xg_plan_status xg_migrate_plan(const struct xg_migration *files, size_t nfiles,
                                     const struct xg_applied_migration *applied, size_t napplied,
                                     size_t *first_pending, int *bad_version)
@@ -159,6 +226,48 @@ void xg_migrate_describe(enum xg_plan_status status, const struct xg_migration *
     snprintf(buf, len, "unknown plan status %d", (int)status);
 }
 
+enum xg_schema_verdict xg_schema_verdict(int db_version, int db_floor, int build_version)
+{
+    if (db_version < build_version)
+        return XG_SCHEMA_BEHIND;
+    if (db_version == build_version)
+        return XG_SCHEMA_CURRENT;
+    return db_floor <= build_version ? XG_SCHEMA_AHEAD : XG_SCHEMA_CONTRACTED;
+}
+
+void xg_schema_describe(enum xg_schema_verdict verdict, int db_version, int db_floor,
+                        int build_version, char *buf, size_t len)
+{
+    switch (verdict) {
+    case XG_SCHEMA_CURRENT:
+        snprintf(buf, len, "database schema is at version %d, as this build expects", db_version);
+        return;
+    case XG_SCHEMA_AHEAD:
+        snprintf(buf, len,
+                 "database schema is at version %d, ahead of this build's %d but compatible: "
+                 "the migrations after %d are expand migrations that keep builds from %d on "
+                 "working",
+                 db_version, build_version, build_version, db_floor);
+        return;
+    case XG_SCHEMA_BEHIND:
+        if (db_version == 0)
+            snprintf(buf, len, "the database has no schema yet: run the migrations");
+        else
+            snprintf(buf, len,
+                     "database schema is at version %d, this build expects %d: run the "
+                     "migrations",
+                     db_version, build_version);
+        return;
+    case XG_SCHEMA_CONTRACTED:
+        snprintf(buf, len,
+                 "database schema is at version %d, this build expects %d and a migration "
+                 "after it no longer works for builds before %d: run a newer build",
+                 db_version, build_version, db_floor);
+        return;
+    }
+    snprintf(buf, len, "unknown schema verdict %d", (int)verdict);
+}
+
 /* ---- files ------------------------------------------------------------------------ */
 
 void xg_migrations_free(struct xg_migration *m, size_t count)
@@ -195,6 +304,11 @@ static bool load_one(const char *dir, const char *file, struct xg_migration *m, 
     }
     if (strlen(m->sql) != len) {
         snprintf(err, errlen, "%s: contains a NUL byte", path);
+        return false;
+    }
+    char why[256];
+    if (!xg_migration_parse_header(m->sql, m->version, &m->compatible_with, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", path, why);
         return false;
     }
     xg_migration_checksum(m->sql, len, m->checksum);
@@ -327,20 +441,40 @@ static bool read_applied(PGconn *conn, struct xg_applied_migration **out, size_t
     return true;
 }
 
+static bool is_expand(const struct xg_migration *m)
+{
+    return m->compatible_with < m->version;
+}
+
+static void describe_kind(const struct xg_migration *m, char *buf, size_t len)
+{
+    if (is_expand(m))
+        snprintf(buf, len, "expand (builds from schema %d on keep working)", m->compatible_with);
+    else
+        snprintf(buf, len, "contract (builds before schema %d stop)", m->version);
+}
+
 static bool apply_migration(PGconn *conn, const struct xg_migration *m, char *err, size_t errlen)
 {
-    char file[160], version[16];
+    char file[160], version[16], floor[16], kind[96];
     snprintf(file, sizeof file, "%04d_%s.sql", m->version, m->name);
     snprintf(version, sizeof version, "%d", m->version);
+    snprintf(floor, sizeof floor, "%d", m->compatible_with);
+    describe_kind(m, kind, sizeof kind);
     if (!run(conn, "BEGIN", file, err, errlen))
         return false;
     if (!run(conn, m->sql, file, err, errlen))
         goto fail;
-    const char *params[] = {version, m->name, m->checksum};
+    /* Before XG_SCHEMA_FLOOR_SINCE the column does not exist yet (that migration adds it,
+     * above, in this transaction). */
+    bool with_floor = m->version >= XG_SCHEMA_FLOOR_SINCE;
+    const char *params[] = {version, m->name, m->checksum, floor};
     PGresult *res = PQexecParams(conn,
-                                 "INSERT INTO schema_migrations (version, name, checksum) "
-                                 "VALUES ($1, $2, $3)",
-                                 3, NULL, params, NULL, NULL, 0);
+                                 with_floor ? "INSERT INTO schema_migrations (version, name, "
+                                              "checksum, compatible_with) VALUES ($1, $2, $3, $4)"
+                                            : "INSERT INTO schema_migrations (version, name, "
+                                              "checksum) VALUES ($1, $2, $3)",
+                                 with_floor ? 4 : 3, NULL, params, NULL, NULL, 0);
     bool recorded = PQresultStatus(res) == PGRES_COMMAND_OK;
     if (!recorded)
         sql_error(file, NULL, res, conn, err, errlen);
@@ -348,8 +482,10 @@ static bool apply_migration(PGconn *conn, const struct xg_migration *m, char *er
     if (!recorded || !run(conn, "COMMIT", file, err, errlen))
         goto fail;
     xg_log_fields(XG_LOG_INFO, "migration_applied",
-                  json_pack("{s:i,s:s}", "version", m->version, "name", m->name), "applied %s",
-                  file);
+                  json_pack("{s:i,s:s,s:s,s:i}", "version", m->version, "name", m->name, "kind",
+                            is_expand(m) ? "expand" : "contract", "compatible_with",
+                            m->compatible_with),
+                  "applied %s: %s", file, kind);
     return true;
 fail:
     rollback(conn);
@@ -445,25 +581,53 @@ out:
     return ok;
 }
 
-bool xg_schema_current(PGconn *conn, char *err, size_t errlen)
+/* The highest floor among the rows newer than build_version; a row without one counts as
+ * its own version, and so does every row of a table without the column (edited by hand:
+ * the column comes with XG_SCHEMA_FLOOR_SINCE). */
+static bool read_floor(PGconn *conn, int build_version, int db_version, int *floor, char *msg,
+                       size_t len)
+{
+    char build[16];
+    snprintf(build, sizeof build, "%d", build_version);
+    const char *params[] = {build};
+    PGresult *res = PQexecParams(conn,
+                                 "SELECT coalesce(max(coalesce(compatible_with, version)), 0) "
+                                 "FROM schema_migrations WHERE version > $1::int",
+                                 1, NULL, params, NULL, NULL, 0);
+    bool ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+    if (ok) {
+        *floor = atoi(PQgetvalue(res, 0, 0));
+    } else {
+        const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+        ok = state && strcmp(state, "42703") == 0; /* undefined column */
+        if (ok)
+            *floor = db_version;
+        else
+            sql_error("reading schema_migrations", NULL, res, conn, msg, len);
+    }
+    PQclear(res);
+    return ok;
+}
+
+bool xg_schema_check(PGconn *conn, enum xg_schema_verdict *verdict, char *msg, size_t len)
 {
     bool ok = false;
+    int version = 0, floor = 0;
     PGresult *res = PQexec(conn, "SELECT coalesce(max(version), 0) FROM schema_migrations");
-    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+    if (PQresultStatus(res) == PGRES_TUPLES_OK) {
+        version = atoi(PQgetvalue(res, 0, 0));
+    } else {
         const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-        if (state && strcmp(state, "42P01") == 0)
-            snprintf(err, errlen, "the database has no schema yet: run the migrations");
-        else
-            sql_error("reading schema_migrations", NULL, res, conn, err, errlen);
-        goto out;
+        if (!state || strcmp(state, "42P01") != 0) { /* anything but "no such table" */
+            sql_error("reading schema_migrations", NULL, res, conn, msg, len);
+            goto out;
+        }
     }
-    int version = atoi(PQgetvalue(res, 0, 0));
-    if (version != XG_SCHEMA_VERSION) {
-        snprintf(err, errlen, "database schema is at version %d, this build expects %d%s", version,
-                 XG_SCHEMA_VERSION,
-                 version < XG_SCHEMA_VERSION ? ": run the migrations" : ": run a newer build");
+    if (version > XG_SCHEMA_VERSION &&
+        !read_floor(conn, XG_SCHEMA_VERSION, version, &floor, msg, len))
         goto out;
-    }
+    *verdict = xg_schema_verdict(version, floor, XG_SCHEMA_VERSION);
+    xg_schema_describe(*verdict, version, floor, XG_SCHEMA_VERSION, msg, len);
     ok = true;
 out:
     PQclear(res);

@@ -4,7 +4,14 @@
  * whose name starts with "functions" is (re)applied: CREATE OR REPLACE definitions
  * (NOTIFY triggers), idempotent by construction.
  *
- * The pure parts (file names, checksums, the plan) are separate from the I/O. */
+ * Expand/contract: a migration's header line `-- compatible-with: N` states the oldest build
+ * schema it keeps working for (an "expand" migration: tables, columns, indexes older builds
+ * ignore); without it a migration breaks every build before it (a "contract" migration,
+ * N = its own version). The floor is recorded per row (schema_migrations.compatible_with,
+ * from 0007 on) and xg_schema_verdict judges a build against the database with it.
+ *
+ * The pure parts (file names, checksums, headers, the plan, the verdict) are separate from
+ * the I/O. */
 #ifndef XG_MIGRATE_H
 #define XG_MIGRATE_H
 
@@ -14,13 +21,18 @@
 
 /* The schema version this build expects: the highest migration number. A unit test
  * checks that it matches the files in migrations/. */
-#define XG_SCHEMA_VERSION 6
+#define XG_SCHEMA_VERSION 7
+
+/* The migration that adds schema_migrations.compatible_with: its row and every later one
+ * record their floor; earlier rows keep NULL (= their own version). */
+#define XG_SCHEMA_FLOOR_SINCE 7
 
 struct xg_migration {
-    int version;       /* NNNN                     */
-    char name[128];    /* the part after NNNN_      */
-    char checksum[65]; /* lowercase hex SHA-256     */
-    char *sql;         /* file contents (owned)     */
+    int version;         /* NNNN                     */
+    char name[128];      /* the part after NNNN_      */
+    char checksum[65];   /* lowercase hex SHA-256     */
+    char *sql;           /* file contents (owned)     */
+    int compatible_with; /* its header's floor; = version without one (contract) */
 };
 
 struct xg_applied_migration {
@@ -34,6 +46,14 @@ __attribute__((warn_unused_result)) bool xg_migration_parse_name(const char *fil
 
 /* Pure: lowercase hex SHA-256 of the bytes. */
 void xg_migration_checksum(const char *data, size_t len, char out[65]);
+
+/* Pure: the floor that sql's header states. The header is a line `-- compatible-with: N` in
+ * the leading comment block (the lines before the first one that is neither blank nor a
+ * `--` comment), 1 <= N <= version, at most once. No header: *compatible_with = version.
+ * False with a message for a malformed, out-of-range or repeated one. */
+__attribute__((warn_unused_result)) bool xg_migration_parse_header(const char *sql, int version,
+                                                                   int *compatible_with, char *err,
+                                                                   size_t errlen);
 
 enum xg_plan_status {
     XG_PLAN_OK,      /* *first_pending is the index of the first file to apply */
@@ -73,7 +93,30 @@ void xg_migrations_free(struct xg_migration *m, size_t count);
 __attribute__((warn_unused_result)) bool xg_migrate_apply(PGconn *conn, const char *dir, char *err,
                                                           size_t errlen);
 
-/* Readiness: true when schema_migrations' highest version equals XG_SCHEMA_VERSION. */
-__attribute__((warn_unused_result)) bool xg_schema_current(PGconn *conn, char *err, size_t errlen);
+/* How a build fits the database's schema. */
+enum xg_schema_verdict {
+    XG_SCHEMA_CURRENT,    /* the database is at the build's version */
+    XG_SCHEMA_AHEAD,      /* newer, but every newer migration keeps this build working */
+    XG_SCHEMA_BEHIND,     /* older: run the migrations */
+    XG_SCHEMA_CONTRACTED, /* newer, and a newer migration broke this build: run a newer build */
+};
+
+/* Pure: a build expecting E works on a database at V iff V >= E and R <= E, where R
+ * (db_floor) is the highest compatible-with floor among the applied migrations newer than
+ * E (a row without one counts as its own version; 0 when there is none). Each migration
+ * after E must keep E working; one that does not is a contract migration, and a later
+ * expand migration cannot undo it, hence the highest floor. */
+enum xg_schema_verdict xg_schema_verdict(int db_version, int db_floor, int build_version);
+
+/* Pure: one line saying what the verdict means and what to do ("run the migrations", "run a
+ * newer build"). */
+void xg_schema_describe(enum xg_schema_verdict verdict, int db_version, int db_floor,
+                        int build_version, char *buf, size_t len);
+
+/* Reads schema_migrations and judges it for XG_SCHEMA_VERSION: *verdict and its description
+ * in msg. A database without the table is XG_SCHEMA_BEHIND. False (the error in msg) when
+ * the query failed. */
+__attribute__((warn_unused_result)) bool
+xg_schema_check(PGconn *conn, enum xg_schema_verdict *verdict, char *msg, size_t len);
 
 #endif

@@ -52,7 +52,7 @@ struct gateway {
     struct xg_admin *admin;
     struct admin_api *admin_api;
     struct gw_metrics *metrics;
-    struct xg_ready_check ready_checks[6];
+    struct xg_ready_check ready_checks[7];
 };
 
 /* Readiness is what a balancer routes by: a replica is ready while it can serve the
@@ -69,6 +69,14 @@ static bool ready_database(void *ctx, char *reason, size_t len)
     if (r == XG_READINESS_READY)
         reason[0] = '\0';
     return r != XG_READINESS_NOT;
+}
+
+/* Always ready: notes a schema ahead of this build (expand migrations it ignores). */
+static bool ready_schema(void *ctx, char *reason, size_t len)
+{
+    struct gateway *gw = ctx;
+    xg_dbwatch_schema_note(gw->dbwatch, reason, len);
+    return true;
 }
 
 /* The metric: the LISTEN connection is up and loaded now. */
@@ -343,12 +351,14 @@ static bool gateway_start(struct gateway *gw)
         xg_log(XG_LOG_ERROR, "startup_failed", "%s", err);
         return false;
     }
-    gw->ready_checks[0] = (struct xg_ready_check){"database", ready_database, gw, true};
-    gw->ready_checks[1] = (struct xg_ready_check){"tenants", ready_tenants, gw, true};
-    gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw, false};
+    gw->ready_checks[0] = (struct xg_ready_check){"database", ready_database, gw, true, false};
+    gw->ready_checks[1] = (struct xg_ready_check){"tenants", ready_tenants, gw, true, false};
+    gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw, false, false};
     gw->ready_checks[3] = (struct xg_ready_check){
         .name = "quorum", .fn = ready_quorum, .ctx = gw, .reports_degraded = true};
-    gw->ready_checks[4] = (struct xg_ready_check){"serving", ready_serving, gw, false};
+    gw->ready_checks[4] = (struct xg_ready_check){"serving", ready_serving, gw, false, false};
+    gw->ready_checks[5] = (struct xg_ready_check){
+        .name = "schema", .fn = ready_schema, .ctx = gw, .reports_note = true};
     if (!admin_start(gw))
         return false;
     xg_log(XG_LOG_INFO, "started", "%s (commit %s) serving %s on %s:%u, admin on %s:%u",

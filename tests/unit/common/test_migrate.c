@@ -79,6 +79,112 @@ static void test_checksum(void **state)
     assert_string_not_equal(other, out);
 }
 
+/* ---- the compatible-with header ------------------------------------------------------ */
+
+static void test_parse_header(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *sql;
+        int version;
+        bool ok;
+        int floor;
+    } cases[] = {
+        {"CREATE TABLE t ();\n", 8, true, 8},
+        {"", 8, true, 8},
+        {"-- 0008: a table\n-- compatible-with: 7\nCREATE TABLE t ();\n", 8, true, 7},
+        {"-- compatible-with: 7", 8, true, 7}, /* no newline at the end */
+        {"--compatible-with:7\n", 8, true, 7},
+        {"  --   compatible-with:   3  \r\nSELECT 1;\n", 8, true, 3},
+        {"\n\n-- compatible-with: 1\n", 8, true, 1},
+        {"-- compatible-with: 8\n", 8, true, 8},    /* its own version: a contract */
+        {"-- compatible-with: 0007\n", 8, true, 7}, /* leading zeros, as in file names */
+        /* only the leading comment block counts */
+        {"CREATE TABLE t ();\n-- compatible-with: 7\n", 8, true, 8},
+        {"SELECT 1; -- compatible-with: 7\n", 8, true, 8},
+        /* other comments that mention it are no header */
+        {"-- the compatible-with: header is below\n", 8, true, 8},
+        {"-- compatible-with: 9\n", 8, false, 0}, /* newer than itself */
+        {"-- compatible-with: 0\n", 8, false, 0},
+        {"-- compatible-with: -1\n", 8, false, 0},
+        {"-- compatible-with: seven\n", 8, false, 0},
+        {"-- compatible-with: 7 8\n", 8, false, 0},
+        {"-- compatible-with:\n", 8, false, 0},
+        {"-- compatible-with: 12345\n", 99, false, 0},
+        {"-- compatible-with: 7\n-- compatible-with: 7\n", 8, false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int floor = -1;
+        char err[256] = "";
+        bool ok =
+            xg_migration_parse_header(cases[i].sql, cases[i].version, &floor, err, sizeof err);
+        if (ok != cases[i].ok)
+            fail_msg("case %zu \"%s\": expected %s (%s)", i, cases[i].sql,
+                     cases[i].ok ? "ok" : "failure", err);
+        if (ok)
+            assert_int_equal(floor, cases[i].floor);
+        else
+            assert_non_null(strstr(err, "compatible-with"));
+    }
+}
+
+/* ---- the verdict ------------------------------------------------------------------ */
+
+static void test_schema_verdict(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *what;
+        int db_version, db_floor, build;
+        enum xg_schema_verdict want;
+    } cases[] = {
+        {"equal", 7, 0, 7, XG_SCHEMA_CURRENT},
+        {"equal, first version", 1, 0, 1, XG_SCHEMA_CURRENT},
+        {"no schema at all", 0, 0, 7, XG_SCHEMA_BEHIND},
+        {"one behind", 6, 0, 7, XG_SCHEMA_BEHIND},
+        {"far behind", 2, 0, 9, XG_SCHEMA_BEHIND},
+        {"one expand ahead", 8, 7, 7, XG_SCHEMA_AHEAD},
+        {"expand ahead, keeping older builds too", 8, 5, 7, XG_SCHEMA_AHEAD},
+        {"two expands ahead", 9, 7, 7, XG_SCHEMA_AHEAD},
+        {"one contract ahead", 8, 8, 7, XG_SCHEMA_CONTRACTED},
+        {"expand then contract", 9, 9, 7, XG_SCHEMA_CONTRACTED},
+        /* a contract, then an expand for builds from the contract on: max floor is 8 */
+        {"contract then expand", 9, 8, 7, XG_SCHEMA_CONTRACTED},
+        {"contract then expand, build at the contract", 9, 8, 8, XG_SCHEMA_AHEAD},
+        {"ahead, floor one past the build", 20, 11, 10, XG_SCHEMA_CONTRACTED},
+        {"ahead, floor at the build", 20, 10, 10, XG_SCHEMA_AHEAD},
+        {"ahead, no floor known", 8, 0, 7, XG_SCHEMA_AHEAD},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        enum xg_schema_verdict got =
+            xg_schema_verdict(cases[i].db_version, cases[i].db_floor, cases[i].build);
+        if (got != cases[i].want)
+            fail_msg("%s: expected verdict %d, got %d", cases[i].what, (int)cases[i].want,
+                     (int)got);
+    }
+}
+
+static void test_schema_describe(void **state)
+{
+    (void)state;
+    char msg[512];
+    xg_schema_describe(XG_SCHEMA_CURRENT, 7, 0, 7, msg, sizeof msg);
+    assert_string_equal(msg, "database schema is at version 7, as this build expects");
+    xg_schema_describe(XG_SCHEMA_BEHIND, 6, 0, 7, msg, sizeof msg);
+    assert_string_equal(msg, "database schema is at version 6, this build expects 7: run the "
+                             "migrations");
+    xg_schema_describe(XG_SCHEMA_BEHIND, 0, 0, 7, msg, sizeof msg);
+    assert_string_equal(msg, "the database has no schema yet: run the migrations");
+    xg_schema_describe(XG_SCHEMA_AHEAD, 9, 7, 7, msg, sizeof msg);
+    assert_string_equal(msg, "database schema is at version 9, ahead of this build's 7 but "
+                             "compatible: the migrations after 7 are expand migrations that keep "
+                             "builds from 7 on working");
+    xg_schema_describe(XG_SCHEMA_CONTRACTED, 9, 8, 7, msg, sizeof msg);
+    assert_string_equal(msg, "database schema is at version 9, this build expects 7 and a "
+                             "migration after it no longer works for builds before 8: run a "
+                             "newer build");
+}
+
 /* ---- plan ------------------------------------------------------------------------- */
 
 #define MAXF 5
@@ -249,6 +355,23 @@ static void test_load_dir(void **state)
              "case)",
              dir);
     assert_string_equal(err, expected);
+    snprintf(expected, sizeof expected, "%s/0003-bad-name.sql", dir);
+    unlink(expected);
+
+    /* the header is read on load, and a bad one names the file */
+    write_file(dir, "0003_expand.sql", "-- 0003\n-- compatible-with: 2\nCREATE TABLE c ();\n");
+    assert_true(xg_migrations_load(dir, &m, &n, err, sizeof err));
+    assert_int_equal(n, 3);
+    assert_int_equal(m[0].compatible_with, 1);
+    assert_int_equal(m[1].compatible_with, 2);
+    assert_int_equal(m[2].compatible_with, 2);
+    xg_migrations_free(m, n);
+    write_file(dir, "0003_expand.sql", "-- compatible-with: 4\n");
+    m = NULL;
+    assert_false(xg_migrations_load(dir, &m, &n, err, sizeof err));
+    assert_null(m);
+    assert_non_null(strstr(err, "/0003_expand.sql: the header \"-- compatible-with: 4\" must "
+                                "name a schema version from 1 to 3"));
     remove_dir(dir);
 
     assert_false(xg_migrations_load("/nonexistent/migrations", &m, &n, err, sizeof err));
@@ -304,6 +427,9 @@ static void test_schema_version_matches_files(void **state)
     assert_int_equal(n, XG_SCHEMA_VERSION);
     assert_int_equal(xg_migrate_plan(m, n, NULL, 0, &first, &bad), XG_PLAN_OK);
     assert_int_equal(first, 0);
+    /* 0007 adds the floor column and keeps the 6-era schema's tables as they were */
+    assert_int_equal(m[XG_SCHEMA_FLOOR_SINCE - 1].version, XG_SCHEMA_FLOOR_SINCE);
+    assert_int_equal(m[XG_SCHEMA_FLOOR_SINCE - 1].compatible_with, 6);
     xg_migrations_free(m, n);
 }
 
@@ -313,6 +439,9 @@ int main(void)
         cmocka_unit_test(test_parse_name),
         cmocka_unit_test(test_parse_name_too_long_for_buffer),
         cmocka_unit_test(test_checksum),
+        cmocka_unit_test(test_parse_header),
+        cmocka_unit_test(test_schema_verdict),
+        cmocka_unit_test(test_schema_describe),
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_load_dir),
