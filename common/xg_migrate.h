@@ -14,7 +14,7 @@
 
 /* The schema version this build expects: the highest migration number. A unit test
  * checks that it matches the files in migrations/. */
-#define XG_SCHEMA_VERSION 6
+#define XG_SCHEMA_VERSION 7
 
 struct xg_migration {
     int version;       /* NNNN                     */
