@@ -16,6 +16,11 @@ mkdir -p "$FB_DIR"
 # The grants this test records count in the shared windows for an hour: take them back.
 defer psql_q "DELETE FROM free_grants WHERE client LIKE '4:127.0.77.%' OR client LIKE '4:127.0.8_.%'"
 
+bad_rc=0
+bad_out=$(billing_exit badprefix clients.ipv4_prefix=24 clients.ipv4_network_prefix=28) || bad_rc=$?
+check "a network prefix longer than its client's is refused at start (exit $bad_rc)" \
+	bash -c "(($bad_rc != 0 && $bad_rc != 124)) && grep -q 'network prefix must not be longer' <<<\"\$1\"" _ "$bad_out"
+
 NET_BOUND=10
 # The in-memory per-client and per-network buckets out of the way: the shared bounds are
 # what is measured here.
