@@ -418,3 +418,70 @@ WITH stale AS (
 DELETE FROM invoices i
  USING stale
  WHERE i.id = stale.id;
+
+-- name: bl_free_grant_lock
+-- The lock every free grant takes first (migrations/0007): the count that follows, a new
+-- statement, sees every grant committed before it.
+SELECT id FROM free_grant_lock FOR UPDATE;
+
+-- name: bl_free_grant_take
+-- A free grant for network $1, client $2, unless one of the bounds is reached: network $3
+-- an hour, network $4 in 24 hours, $5 an hour over all (billing/api/free_grant.h). Returns,
+-- for each bound, NULL when one more fits, else the seconds until its oldest counted grant
+-- leaves the window; the row is inserted only when all three are NULL. Run under
+-- bl_free_grant_lock in the tenant's transaction, so a rolled-back tenant counts nothing.
+WITH w AS (
+    SELECT (SELECT ceil(extract(epoch FROM g.granted_at + interval '1 hour' - now()))::bigint
+              FROM free_grants g
+             WHERE g.network = $1 AND g.granted_at > now() - interval '1 hour'
+             ORDER BY g.granted_at DESC OFFSET $3::int - 1 LIMIT 1) AS network_hour,
+           (SELECT ceil(extract(epoch FROM g.granted_at + interval '1 day' - now()))::bigint
+              FROM free_grants g
+             WHERE g.network = $1 AND g.granted_at > now() - interval '1 day'
+             ORDER BY g.granted_at DESC OFFSET $4::int - 1 LIMIT 1) AS network_day,
+           (SELECT ceil(extract(epoch FROM g.granted_at + interval '1 hour' - now()))::bigint
+              FROM free_grants g
+             WHERE g.granted_at > now() - interval '1 hour'
+             ORDER BY g.granted_at DESC OFFSET $5::int - 1 LIMIT 1) AS global_hour
+), ins AS (
+    INSERT INTO free_grants (network, client)
+    SELECT $1, $2 FROM w
+     WHERE network_hour IS NULL AND network_day IS NULL AND global_hour IS NULL
+)
+SELECT network_hour, network_day, global_hour FROM w;
+
+-- name: bl_free_grants_prune
+-- idempotent: grants older than the longest window (a day) count for nothing
+DELETE FROM free_grants
+ WHERE id IN (SELECT id FROM free_grants WHERE granted_at < now() - interval '1 day'
+              ORDER BY granted_at LIMIT $1::int);
+
+-- name: bl_free_tenants_sweep
+-- idempotent: a tenant already deleted is not found again
+-- Free tenants lapsed $1 seconds ago (billing/payments/sweep.h), at most $2 a call: the
+-- tier is free, the tenant never had a subaddress (a renewal towards a paid tier gives
+-- one) and no invoice of it asked for money. Its invoices and their webhook events go with
+-- it; the delete's NOTIFY (sql/functions_notify.sql) makes every gateway drop it.
+WITH lapsed AS (
+    SELECT t.id
+      FROM tenants t
+      JOIN tiers r ON r.id = t.tier_id
+     WHERE r.price_minor = 0 AND t.subaddress_index IS NULL
+       AND t.valid_until < now() - make_interval(secs => $1::bigint)
+       AND NOT EXISTS (SELECT 1 FROM invoices i
+                        WHERE i.tenant_id = t.id AND (i.amount > 0 OR i.kind = 'renewal'))
+     ORDER BY t.valid_until
+     LIMIT $2::int
+       FOR UPDATE OF t SKIP LOCKED
+), hooks AS (
+    DELETE FROM webhook_events w
+     USING invoices i, lapsed
+     WHERE w.invoice_id = i.id AND i.tenant_id = lapsed.id
+), invs AS (
+    DELETE FROM invoices i
+     USING lapsed
+     WHERE i.tenant_id = lapsed.id
+)
+DELETE FROM tenants t
+ USING lapsed
+ WHERE t.id = lapsed.id;

@@ -42,6 +42,8 @@ static const char *const api_queries[] = {"bl_tiers_public",
                                           "bl_invoice_open_on_subaddress",
                                           "bl_invoice_supersede",
                                           "bl_invoice_insert",
+                                          "bl_free_grant_lock",
+                                          "bl_free_grant_take",
                                           "bl_invoice_set_tenant",
                                           "bl_tenant_from_invoice",
                                           "bl_invoice_get",
@@ -118,7 +120,8 @@ static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
     if (!retired_receipt_setup(api, cfg))
         return false;
     api->verify_limit =
-        client_limit_table_new(RATE_TABLE_SIZE, XMR402_VERIFY_PER_HOUR, XMR402_VERIFY_BURST);
+        client_limit_table_new(RATE_TABLE_SIZE, XMR402_VERIFY_PER_HOUR, XMR402_VERIFY_BURST,
+                               &api->clients, api->network_factor);
     api->xmr402_zero_conf_max = cfg->xmr402_zero_conf_max;
     api->xmr402_retry_after_s = cfg->xmr402_retry_after_ms / 1000;
     api->xmr402_pending_requests = cfg->xmr402_pending_requests;
@@ -126,7 +129,7 @@ static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
     api->xmr402_max_open_challenges = cfg->xmr402_max_open_challenges;
     api->xmr402_credentials_window_s = cfg->xmr402_credentials_window_ms / 1000;
     api->verify_global = client_limit_table_new(1, cfg->xmr402_verifies_per_second * 3600,
-                                                cfg->xmr402_verifies_per_second);
+                                                cfg->xmr402_verifies_per_second, NULL, 1);
     api->txnode = txnode_new(cfg->daemon_url, TXNODE_TIMEOUT_MS);
     return api->receipt_key && api->verify_limit && api->verify_global && api->txnode &&
            bl_xmr402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
@@ -174,10 +177,19 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
     api->gateway_url = strdup(cfg->gateway_url);
     api->web = web_new(cfg->web_dir);
     api->pool = pgpool_new(cfg->database_url, api_queries, (size_t)cfg->threads);
+    api->clients = (struct client_prefix_policy){
+        (int)cfg->clients_ipv4_prefix, (int)cfg->clients_ipv6_prefix,
+        (int)cfg->clients_ipv4_network_prefix, (int)cfg->clients_ipv6_network_prefix};
+    api->network_factor = cfg->clients_network_factor;
+    api->free_bounds = (struct free_grant_bounds){
+        cfg->free_network_per_hour, cfg->free_network_per_day, cfg->free_global_per_hour};
     api->create_limit =
-        client_limit_table_new(RATE_TABLE_SIZE, cfg->create_per_hour, cfg->create_burst);
-    api->free_limit = client_limit_table_new(RATE_TABLE_SIZE, cfg->free_per_hour, cfg->free_burst);
-    api->rotate_limit = client_limit_table_new(RATE_TABLE_SIZE, ROTATE_PER_HOUR, ROTATE_BURST);
+        client_limit_table_new(RATE_TABLE_SIZE, cfg->create_per_hour, cfg->create_burst,
+                               &api->clients, api->network_factor);
+    api->free_limit = client_limit_table_new(RATE_TABLE_SIZE, cfg->free_per_hour, cfg->free_burst,
+                                             &api->clients, api->network_factor);
+    api->rotate_limit = client_limit_table_new(RATE_TABLE_SIZE, ROTATE_PER_HOUR, ROTATE_BURST,
+                                               &api->clients, api->network_factor);
     if (!api->realm || !api->gateway_url || !api->web || !api->pool || !api->create_limit ||
         !api->free_limit || !api->rotate_limit ||
         !bl_keys_parse(&api->keys, cfg->ha1_key, cfg->token_key)) {

@@ -6,7 +6,9 @@
  *     answer only (its hash and the wrapped HA1 wait on the invoice until it is paid);
  *   - renewal: the tenant's persistent subaddress (a granted tenant gets one now); an
  *     untouched pending invoice on it is superseded, any other open one is a 409;
- *   - free tier: provisioned at once with a working token, no payment;
+ *   - free tier: provisioned at once with a working token, no payment, within the bounds
+ *     every instance shares (free_grant.h: per network per hour and day, over all per
+ *     hour), counted in the tenant's own transaction;
  *   - a tier change carries the time left at the price ratio (price_carry, applied when
  *     the renewal is settled); one that cannot be priced (the time left on a fiat-priced
  *     tier onto an XMR-priced one: no rate is locked to value it) is refused.
@@ -23,7 +25,9 @@
  * tier change). The limit comes before the key: a replay answers with the invoice and,
  * for a purchase, its token, so unlimited lookups would let anyone try weak keys for
  * tokens. A replay therefore counts
- * against the limit like the request it repeats. */
+ * against the limit like the request it repeats (but not against the shared free-tier
+ * bounds: a replay creates no tenant). The per-client limit counts the client by its
+ * prefix and its network (client_limit.h, client_prefix.h). */
 #include "api/api_invoice_create.h"
 
 #include "api/api_invoice_view.h"
@@ -77,7 +81,18 @@ struct create_req {
     int64_t created; /* the database's clock at the insert (unix seconds) */
     char open_invoice[API_INVOICE_ID_SIZE];
     char old_tier[40], old_currency[8]; /* renewal: the tenant's tier now */
-    enum { CR_OK, CR_NO_TENANT, CR_NEED_SUBADDRESS, CR_INVOICE_OPEN, CR_CARRY_UNPRICED } outcome;
+    /* free tier: the client's keys the shared bounds count (client_prefix.h, free_grant.h) */
+    char client_key[CLIENT_PREFIX_KEY_SIZE], network_key[CLIENT_PREFIX_KEY_SIZE];
+    enum free_grant_verdict free_verdict;
+    int64_t free_retry_s;
+    enum {
+        CR_OK,
+        CR_NO_TENANT,
+        CR_NEED_SUBADDRESS,
+        CR_INVOICE_OPEN,
+        CR_CARRY_UNPRICED,
+        CR_FREE_BOUND
+    } outcome;
 };
 
 static bool sha256_hex(const char *data, size_t len, char out[65])
@@ -327,6 +342,14 @@ static bool insert_invoice(struct xg_pg *pg, const struct api *api, struct creat
 static enum xg_tx_result on_free_tx(struct xg_pg *pg, void *ctx)
 {
     struct tx_ctx *t = ctx;
+    t->cr->free_verdict = free_grant_take(pg, &t->api->free_bounds, t->cr->network_key,
+                                          t->cr->client_key, &t->cr->free_retry_s);
+    if (t->cr->free_verdict == FREE_GRANT_DB_ERROR)
+        return xg_pg_tx_classify(pg);
+    if (t->cr->free_verdict != FREE_GRANT_OK) {
+        t->cr->outcome = CR_FREE_BOUND;
+        return XG_TX_ROLLBACK;
+    }
     if (!insert_invoice(pg, t->api, t->cr, true))
         return xg_pg_tx_classify(pg);
     const char *p1[] = {t->cr->invoice_id};
@@ -531,7 +554,18 @@ static enum xg_httpd_result create_free(const struct xg_httpd_request *req, stru
     struct tx_ctx t = {api, cr};
     if (!make_credentials(api, cr))
         return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "cannot draw credentials");
-    return after_tx(req, pg, cr, xg_pg_transaction(pg, NULL, on_free_tx, &t));
+    char addr[64];
+    xg_httpd_client_addr(req, addr, sizeof addr);
+    (void)client_prefix_keys(addr, &api->clients, cr->client_key, cr->network_key);
+    enum xg_tx_result r = xg_pg_transaction(pg, NULL, on_free_tx, &t);
+    if (r == XG_TX_ROLLBACK && cr->outcome == CR_FREE_BOUND) {
+        xg_log(XG_LOG_INFO, "free_grant_refused", "%s (client %s): retry in %lld s",
+               cr->network_key, cr->client_key, (long long)cr->free_retry_s);
+        return api_error_reply(
+            req, BL_ERROR_FREE_TIER_EXHAUSTED, free_grant_message(cr->free_verdict),
+            json_pack("{s:I}", "retry_after", (json_int_t)cr->free_retry_s), cr->free_retry_s);
+    }
+    return after_tx(req, pg, cr, r);
 }
 
 static enum xg_httpd_result create_purchase(const struct xg_httpd_request *req, struct xg_pg *pg,

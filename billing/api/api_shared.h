@@ -6,6 +6,8 @@
 #define API_SHARED_H
 
 #include "api/client_limit.h"
+#include "api/client_prefix.h"
+#include "api/free_grant.h"
 #include "api/pgpool.h"
 #include "core/bl_error.h"
 #include "core/bl_keys.h"
@@ -31,6 +33,9 @@ struct api {
     struct price_source *prices;
     struct client_limit_table *create_limit, *free_limit;
     struct client_limit_table *rotate_limit; /* token rotations per client (api_tenant.c) */
+    struct client_prefix_policy clients;     /* what one client and its network are */
+    int64_t network_factor;                  /* a network's allowance in the tables above */
+    struct free_grant_bounds free_bounds;    /* free tenants over all instances */
     struct bl_keys keys; /* ha1: HA1 wrap, client MAC; token: derivations (bl_keys.h) */
     char *realm, *gateway_url;
     int64_t invoice_ttl_s, late_grace_s;

@@ -8,14 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The address billing's limiter counts: the agent's, when the gateway vouches for it. */
+/* The address billing's limiter counts (by its prefix, client_limit.h): the agent's, when
+ * the gateway vouches for it, else the peer's. */
 static void client_key(const struct xg_httpd_request *req, char *out, size_t len)
 {
     struct api *api = api_of(req);
     const char *named = xg_httpd_header(req, XG_XMR402_CLIENT_HDR);
     const char *sig = xg_httpd_header(req, XG_XMR402_SIG_HDR);
     if (named && strlen(named) < 200 && xg_xmr402_client_sig_ok(api->keys.ha1, named, sig)) {
-        snprintf(out, len, "agent:%s", named);
+        snprintf(out, len, "%s", named);
         return;
     }
     xg_httpd_client_addr(req, out, len);

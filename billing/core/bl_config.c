@@ -86,13 +86,41 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("invoices", "late_grace", XG_CFG_DURATION, late_grace_ms, "24h", 0, 2592000000LL, false,
         "payments this long after expiry that cover the invoice are honoured"),
     KEY("invoices", "create_per_hour", XG_CFG_INT, create_per_hour, "60", 1, 1000000, false,
-        "paid invoices a client address may create per hour (token bucket refill)"),
+        "paid invoices a client ([clients] ipv4_prefix, ipv6_prefix) may create per hour on "
+        "this instance (token bucket refill; its network gets network_factor times as many)"),
     KEY("invoices", "create_burst", XG_CFG_INT, create_burst, "10", 1, 100000, false,
-        "paid invoices a client address may create at once"),
+        "paid invoices a client may create at once"),
     KEY("invoices", "free_per_hour", XG_CFG_INT, free_per_hour, "2", 1, 1000000, false,
-        "free-tier tenants a client address may create per hour"),
+        "free-tier tenants a client may create per hour on this instance (besides the shared "
+        "free_network_* and free_global_per_hour bounds)"),
     KEY("invoices", "free_burst", XG_CFG_INT, free_burst, "2", 1, 100000, false,
-        "free-tier tenants a client address may create at once"),
+        "free-tier tenants a client may create at once"),
+    KEY("invoices", "free_network_per_hour", XG_CFG_INT, free_network_per_hour, "10", 1, 1000000,
+        false,
+        "free-tier tenants one network ([clients] ipv4_network_prefix, ipv6_network_prefix) "
+        "may be granted in any hour, counted in the database over every billing instance"),
+    KEY("invoices", "free_network_per_day", XG_CFG_INT, free_network_per_day, "40", 1, 10000000,
+        false, "free-tier tenants one network may be granted in any 24 hours, likewise"),
+    KEY("invoices", "free_global_per_hour", XG_CFG_INT, free_global_per_hour, "200", 1, 10000000,
+        false, "free-tier tenants granted in any hour over all clients and billing instances"),
+    KEY("invoices", "free_retention", XG_CFG_DURATION, free_retention_ms, "7d", 60000,
+        INT64_C(31536000000), false,
+        "a free-tier tenant is deleted this long after its valid_until (by the leader, in "
+        "batches; the gateways drop it); paid tenants are never deleted"),
+    KEY("clients", "ipv4_prefix", XG_CFG_INT, clients_ipv4_prefix, "32", 1, 32, false,
+        "the IPv4 prefix length one client is counted by in every per-client limit (32: each "
+        "address; an IPv4-mapped IPv6 address counts as IPv4)"),
+    KEY("clients", "ipv6_prefix", XG_CFG_INT, clients_ipv6_prefix, "64", 1, 128, false,
+        "the IPv6 prefix length one client is counted by (64: a customer's link)"),
+    KEY("clients", "ipv4_network_prefix", XG_CFG_INT, clients_ipv4_network_prefix, "24", 1, 32,
+        false,
+        "the IPv4 prefix a client's network is counted by, no longer than ipv4_prefix: the "
+        "per-network limits ([invoices] free_network_per_hour, network_factor)"),
+    KEY("clients", "ipv6_network_prefix", XG_CFG_INT, clients_ipv6_network_prefix, "48", 1, 128,
+        false, "the IPv6 prefix a client's network is counted by, no longer than ipv6_prefix"),
+    KEY("clients", "network_factor", XG_CFG_INT, clients_network_factor, "8", 1, 1000000, false,
+        "a network's in-memory allowance, as a multiple of one client's, in every per-client "
+        "limit of an instance (invoices, free grants, token rotations, XMR402)"),
     KEY("gateway", "url", XG_CFG_STRING, gateway_url, "http://127.0.0.1:18089", 0, 0, false,
         "the gateway URL given to buyers"),
     KEY("gateway", "realm", XG_CFG_STRING, realm, "xmrgate", 0, 0, false,
@@ -228,6 +256,13 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     }
     if (cfg->hook_retry_cap_ms < cfg->hook_retry_base_ms) {
         snprintf(err, errlen, "[webhooks] retry_cap: must not be below retry_base");
+        goto bad;
+    }
+    if (cfg->clients_ipv4_network_prefix > cfg->clients_ipv4_prefix ||
+        cfg->clients_ipv6_network_prefix > cfg->clients_ipv6_prefix) {
+        snprintf(err, errlen,
+                 "[clients] ipv4_network_prefix, ipv6_network_prefix: a network prefix must not "
+                 "be longer than its client prefix (ipv4_prefix, ipv6_prefix)");
         goto bad;
     }
     if (!hook_key(cfg)) {

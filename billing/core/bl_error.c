@@ -19,6 +19,8 @@ static const struct bl_error_info bl_error_table[BL_ERROR_COUNT] = {
     [BL_ERROR_NOT_FOUND] = {"not_found", 404, "no such page"},
     [BL_ERROR_RATE_LIMITED] = {"rate_limited", 429,
                                "too many invoices from this address; try again later"},
+    [BL_ERROR_FREE_TIER_EXHAUSTED] = {"free_tier_exhausted", 429,
+                                      "no more free tenants for now; try again later"},
     [BL_ERROR_UNKNOWN_TIER] = {"unknown_tier", 400, "no such tier"},
     [BL_ERROR_TIER_NOT_FOR_SALE] = {"tier_not_for_sale", 400, "this tier is not sold this way"},
     [BL_ERROR_TIER_CHANGE_UNPRICED] = {"tier_change_unpriced", 400,

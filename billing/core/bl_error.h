@@ -19,6 +19,7 @@ enum bl_error {
     BL_ERROR_UNKNOWN_TOKEN,
     BL_ERROR_NOT_FOUND,
     BL_ERROR_RATE_LIMITED,
+    BL_ERROR_FREE_TIER_EXHAUSTED,
     /* plans and invoices */
     BL_ERROR_UNKNOWN_TIER,
     BL_ERROR_TIER_NOT_FOR_SALE,

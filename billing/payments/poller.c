@@ -31,6 +31,8 @@ static const char *const poller_own_queries[] = {"bl_cursor_get",
                                                  "bl_payment_gone",
                                                  "bl_invoices_due",
                                                  "bl_xmr402_challenges_sweep",
+                                                 "bl_free_tenants_sweep",
+                                                 "bl_free_grants_prune",
                                                  "bl_subaddress_max", /* subaddrs.c */
                                                  NULL};
 
@@ -283,6 +285,21 @@ static bool sweep_challenges(struct poller *p)
     return true;
 }
 
+/* Lapsed free tenants past their retention (sweep.h), likewise. */
+static bool sweep_free_tenants(struct poller *p)
+{
+    int64_t deleted = 0;
+    if (!sweep_free_run(p->pg, p->opt.free_retention_s, SWEEP_BATCH, &deleted))
+        return false;
+    if (deleted > 0)
+        xg_log(XG_LOG_INFO, "free_tenants_swept", "%lld lapsed free tenants deleted",
+               (long long)deleted);
+    pthread_mutex_lock(&p->lock);
+    p->stats.free_swept += deleted;
+    pthread_mutex_unlock(&p->lock);
+    return true;
+}
+
 /* ---- one cycle -------------------------------------------------------------------- */
 
 static void wallet_failed(struct poller *p, const char *what, const char *err)
@@ -367,7 +384,8 @@ static bool cycle_run(struct poller *p, struct cycle *c)
         xg_log(XG_LOG_ERROR, "poll_db_failed", "%s", xg_pg_last_error(p->pg));
         return false;
     }
-    return write_groups(p, c) && settle_due(p, c) && advance_cursor(p, c) && sweep_challenges(p);
+    return write_groups(p, c) && settle_due(p, c) && advance_cursor(p, c) && sweep_challenges(p) &&
+           sweep_free_tenants(p);
 }
 
 bool poller_run_once(struct poller *p)

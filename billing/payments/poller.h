@@ -40,6 +40,7 @@ struct poller_options {
     int64_t max_lag_blocks;        /* readiness: wallet this far behind the daemon fails */
     const char *daemon_url;        /* monerod to compare heights with ("" = don't)      */
     int64_t challenge_retention_s; /* unpaid XMR402 challenges kept past expiry (sweep.h) */
+    int64_t free_retention_s;      /* lapsed free tenants kept past valid_until (sweep.h) */
 };
 
 struct poller_stats {
@@ -49,7 +50,8 @@ struct poller_stats {
     int64_t last_changed;   /* payments written                               */
     int64_t last_settled;   /* invoices settled                               */
     int64_t wallet_height, cursor;
-    int64_t swept; /* unpaid XMR402 challenges deleted since start */
+    int64_t swept;      /* unpaid XMR402 challenges deleted since start */
+    int64_t free_swept; /* lapsed free tenants deleted since start */
     bool leader;
 };
 

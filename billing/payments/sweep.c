@@ -13,6 +13,24 @@ int64_t sweep_keep_s(int64_t retention_s, int64_t late_grace_s)
     return retention_s > late_grace_s ? retention_s : late_grace_s;
 }
 
+bool sweep_free_run(struct xg_pg *pg, int64_t keep_s, int batch, int64_t *deleted)
+{
+    char keep[24], limit[24];
+    snprintf(keep, sizeof keep, "%lld", (long long)(keep_s > 0 ? keep_s : 0));
+    snprintf(limit, sizeof limit, "%d", batch);
+    const char *params[] = {keep, limit};
+    *deleted = 0;
+    PGresult *res = xg_pg_exec(pg, "bl_free_tenants_sweep", 2, params);
+    if (!res)
+        return false;
+    *deleted = strtoll(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    const char *prune[] = {limit};
+    res = xg_pg_exec(pg, "bl_free_grants_prune", 1, prune);
+    PQclear(res);
+    return res != NULL;
+}
+
 bool sweep_run(struct xg_pg *pg, int64_t keep_s, int batch, int64_t *deleted)
 {
     char keep[24], limit[24];

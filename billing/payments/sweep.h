@@ -11,7 +11,14 @@
  * unattributed, for the operator (payments.invoice_id NULL).
  *
  * Starvation: one DELETE of at most SWEEP_BATCH rows per cycle (index on (state,
- * expires_at)), no wallet call; the poller's own work comes first in the cycle. */
+ * expires_at)), no wallet call; the poller's own work comes first in the cycle.
+ *
+ * Lapsed free tenants go the same way (sweep_free_run): a free-tier tenant that never had a
+ * subaddress nor an invoice asking for money, whose valid_until is more than [invoices]
+ * free_retention past, is deleted with its invoices (bl_free_tenants_sweep), SWEEP_BATCH
+ * a cycle; the delete's NOTIFY makes every gateway drop it from memory
+ * (gateway/state/pgsync.c). A paid tenant is never deleted. Free grants older than the
+ * longest window they count in are pruned with them (free_grant.h). */
 #ifndef SWEEP_H
 #define SWEEP_H
 
@@ -31,5 +38,11 @@ int64_t sweep_keep_s(int64_t retention_s, int64_t late_grace_s);
  * error. */
 __attribute__((warn_unused_result)) bool sweep_run(struct xg_pg *pg, int64_t keep_s, int batch,
                                                    int64_t *deleted);
+
+/* Deletes up to batch lapsed free tenants (bl_free_tenants_sweep) kept keep_s past their
+ * valid_until, then up to batch stale free grants (bl_free_grants_prune); *deleted says
+ * how many tenants. False on a database error. */
+__attribute__((warn_unused_result)) bool sweep_free_run(struct xg_pg *pg, int64_t keep_s, int batch,
+                                                        int64_t *deleted);
 
 #endif

@@ -19,6 +19,8 @@ const XG = (() => {
       "No current exchange rate is available, so this plan cannot be priced in XMR right now. Try again in a few minutes.",
     rate_limited:
       "Too many invoices or token replacements were asked for from your network recently. Wait a while and try again.",
+    free_tier_exhausted:
+      "No more free tokens can be given to your network right now. Wait a while, or choose a paid plan.",
     wallet_unavailable: "Payments cannot be received right now. Try again in a few minutes.",
     database_unavailable: "The service is briefly unavailable. Try again in a moment.",
     idempotency_key_reused: "This request was already sent with different details. Reload the page and try again.",
@@ -59,7 +61,7 @@ const XG = (() => {
     if (!res.ok) {
       const err = (data && data.error) || {};
       let words = WORDS[err.code] || err.message || `The server answered with an unexpected error (HTTP ${res.status}).`;
-      if (err.code === "rate_limited" && res.headers.get("Retry-After")) {
+      if (res.status === 429 && res.headers.get("Retry-After")) {
         words += ` You can try again in ${humanDuration(Number(res.headers.get("Retry-After")) * 1000)}.`;
       }
       throw new ApiError(words, err.code || "http_" + res.status, res.status);

@@ -51,7 +51,7 @@ static void test_clock_going_back_gives_nothing(void **state)
 static void test_table_keys_are_separate(void **state)
 {
     (void)state;
-    struct client_limit_table *t = client_limit_table_new(2, 1, 1);
+    struct client_limit_table *t = client_limit_table_new(2, 1, 1, NULL, 1);
     int64_t retry = 0;
     assert_non_null(t);
     assert_true(client_limit_table_take(t, "10.0.0.1", 1000, &retry));
@@ -64,6 +64,38 @@ static void test_table_keys_are_separate(void **state)
     client_limit_table_free(t);
 }
 
+/* With the default policy: one client is its /32 or /64, and its /24 or /48 shares
+ * network_factor times a client's allowance. */
+static void test_table_counts_networks(void **state)
+{
+    (void)state;
+    struct client_prefix_policy p = CLIENT_PREFIX_POLICY_DEFAULT;
+    struct client_limit_table *t = client_limit_table_new(64, 1, 1, &p, 3);
+    int64_t retry = 0;
+    assert_non_null(t);
+    /* two addresses of one /64 are one client */
+    assert_true(client_limit_table_take(t, "2001:db8:1:2::1", 1000, &retry));
+    assert_false(client_limit_table_take(t, "2001:db8:1:2::99", 1000, &retry));
+    /* a mapped address is the IPv4 client */
+    assert_true(client_limit_table_take(t, "198.51.100.1", 1000, &retry));
+    assert_false(client_limit_table_take(t, "::ffff:198.51.100.1", 1000, &retry));
+    /* the /24 holds 3 (factor 3, burst 1): two more addresses, then the network refuses */
+    assert_true(client_limit_table_take(t, "198.51.100.2", 1000, &retry));
+    assert_true(client_limit_table_take(t, "198.51.100.3", 1000, &retry));
+    retry = 0;
+    assert_false(client_limit_table_take(t, "198.51.100.4", 1000, &retry));
+    assert_true(retry >= 1);
+    /* refused by its network, the client's own token was not spent: once the network
+     * refills one (20 min at 3 an hour), .4 gets it */
+    assert_true(client_limit_table_take(t, "198.51.100.4", 1000 + HOUR_MS / 3, &retry));
+    /* another /24 is untouched */
+    assert_true(client_limit_table_take(t, "198.51.101.4", 1000, &retry));
+    /* text that is no address counts as itself */
+    assert_true(client_limit_table_take(t, "unknown", 1000, &retry));
+    assert_false(client_limit_table_take(t, "unknown", 1000, &retry));
+    client_limit_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -71,6 +103,7 @@ int main(void)
         cmocka_unit_test(test_refill),
         cmocka_unit_test(test_clock_going_back_gives_nothing),
         cmocka_unit_test(test_table_keys_are_separate),
+        cmocka_unit_test(test_table_counts_networks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

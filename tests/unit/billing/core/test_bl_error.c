@@ -25,6 +25,7 @@ static const struct {
     {BL_ERROR_UNKNOWN_TOKEN, "unknown_token", 404},
     {BL_ERROR_NOT_FOUND, "not_found", 404},
     {BL_ERROR_RATE_LIMITED, "rate_limited", 429},
+    {BL_ERROR_FREE_TIER_EXHAUSTED, "free_tier_exhausted", 429},
     {BL_ERROR_UNKNOWN_TIER, "unknown_tier", 400},
     {BL_ERROR_TIER_NOT_FOR_SALE, "tier_not_for_sale", 400},
     {BL_ERROR_TIER_CHANGE_UNPRICED, "tier_change_unpriced", 400},
