@@ -134,6 +134,7 @@ static bool start_services(struct billing *bl)
         .daemon_url = c->daemon_url,
         .challenge_retention_s = c->xmr402_challenge_retention_ms / 1000,
         .free_retention_s = c->free_retention_ms / 1000,
+        .usage_retention_s = c->usage_retention_ms / 1000,
     };
     bl->poller = bl->wallet ? poller_new(&opt) : NULL;
     if (!bl->wallet || !bl->prices || !bl->poller || !poller_start(bl->poller)) {

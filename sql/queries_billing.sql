@@ -485,3 +485,28 @@ WITH lapsed AS (
 DELETE FROM tenants t
  USING lapsed
  WHERE t.id = lapsed.id;
+
+-- name: bl_usage_prune
+-- idempotent: rows past the retention are deleted once; a second call finds fewer
+-- Usage counts older than $1 days (billing/payments/sweep.h), the oldest $2 of each table a
+-- call: usage_daily (a region that follows the primary receives the deletes) and the other
+-- regions' usage_regional rows the primary holds. Today's day is UTC's, as the gateways
+-- count it. Returns how many rows went from each.
+WITH old AS (
+    SELECT tenant_id, day FROM usage_daily
+     WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int
+     ORDER BY day LIMIT $2::int
+), daily AS (
+    DELETE FROM usage_daily u USING old
+     WHERE u.tenant_id = old.tenant_id AND u.day = old.day
+    RETURNING 1
+), old_regional AS (
+    SELECT region, tenant_id, day FROM usage_regional
+     WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int
+     ORDER BY day LIMIT $2::int
+), regional AS (
+    DELETE FROM usage_regional u USING old_regional o
+     WHERE u.region = o.region AND u.tenant_id = o.tenant_id AND u.day = o.day
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM daily), (SELECT count(*) FROM regional);

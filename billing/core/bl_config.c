@@ -107,6 +107,10 @@ const struct xg_cfg_key bl_config_keys[] = {
         INT64_C(31536000000), false,
         "a free-tier tenant is deleted this long after its valid_until (by the leader, in "
         "batches; the gateways drop it); paid tenants are never deleted"),
+    KEY("usage", "retention", XG_CFG_DURATION, usage_retention_ms, "400d", 0,
+        INT64_C(3153600000000), false,
+        "usage_daily and usage_regional rows older than this many days (whole days, rounded "
+        "up) are deleted by the leader, in batches; 0 keeps them for ever"),
     KEY("clients", "ipv4_prefix", XG_CFG_INT, clients_ipv4_prefix, "32", 1, 32, false,
         "the IPv4 prefix length one client is counted by in every per-client limit (32: each "
         "address; an IPv4-mapped IPv6 address counts as IPv4)"),

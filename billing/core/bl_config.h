@@ -53,7 +53,8 @@ struct bl_config {
     int64_t free_network_per_hour; /* free tenants per network key, all replicas (free_grant.h) */
     int64_t free_network_per_day;
     int64_t free_global_per_hour;
-    int64_t free_retention_ms; /* a lapsed free tenant is deleted this long past valid_until */
+    int64_t free_retention_ms;  /* a lapsed free tenant is deleted this long past valid_until */
+    int64_t usage_retention_ms; /* usage_daily / usage_regional rows kept; 0: for ever */
     /* [clients]: what one client is, for every per-client rule (billing/api/client_prefix.h) */
     int64_t clients_ipv4_prefix, clients_ipv6_prefix;
     int64_t clients_ipv4_network_prefix, clients_ipv6_network_prefix;

@@ -33,6 +33,7 @@ static const char *const poller_own_queries[] = {"bl_cursor_get",
                                                  "bl_xmr402_challenges_sweep",
                                                  "bl_free_tenants_sweep",
                                                  "bl_free_grants_prune",
+                                                 "bl_usage_prune",
                                                  "bl_subaddress_max", /* subaddrs.c */
                                                  NULL};
 
@@ -285,6 +286,24 @@ static bool sweep_challenges(struct poller *p)
     return true;
 }
 
+/* Usage counts past [usage] retention (sweep.h), likewise; none kept for ever at 0. */
+static bool sweep_usage(struct poller *p)
+{
+    int64_t days = sweep_usage_keep_days(p->opt.usage_retention_s);
+    if (days == 0)
+        return true;
+    int64_t daily = 0, regional = 0;
+    if (!sweep_usage_run(p->pg, days, SWEEP_USAGE_BATCH, &daily, &regional))
+        return false;
+    if (daily > 0 || regional > 0)
+        xg_log_fields(XG_LOG_INFO, "usage_pruned",
+                      json_pack("{s:I,s:I,s:I}", "daily", (json_int_t)daily, "regional",
+                                (json_int_t)regional, "keep_days", (json_int_t)days),
+                      "%lld usage_daily and %lld usage_regional rows older than %lld days deleted",
+                      (long long)daily, (long long)regional, (long long)days);
+    return true;
+}
+
 /* Lapsed free tenants past their retention (sweep.h), likewise. */
 static bool sweep_free_tenants(struct poller *p)
 {
@@ -385,7 +404,7 @@ static bool cycle_run(struct poller *p, struct cycle *c)
         return false;
     }
     return write_groups(p, c) && settle_due(p, c) && advance_cursor(p, c) && sweep_challenges(p) &&
-           sweep_free_tenants(p);
+           sweep_free_tenants(p) && sweep_usage(p);
 }
 
 bool poller_run_once(struct poller *p)

@@ -41,6 +41,7 @@ struct poller_options {
     const char *daemon_url;        /* monerod to compare heights with ("" = don't)      */
     int64_t challenge_retention_s; /* unpaid XMR402 challenges kept past expiry (sweep.h) */
     int64_t free_retention_s;      /* lapsed free tenants kept past valid_until (sweep.h) */
+    int64_t usage_retention_s;     /* usage counts kept this long; 0: for ever (sweep.h) */
 };
 
 struct poller_stats {

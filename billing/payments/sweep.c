@@ -45,3 +45,29 @@ bool sweep_run(struct xg_pg *pg, int64_t keep_s, int batch, int64_t *deleted)
     PQclear(res);
     return true;
 }
+
+int64_t sweep_usage_keep_days(int64_t retention_s)
+{
+    if (retention_s <= 0)
+        return 0;
+    return (retention_s + 86399) / 86400;
+}
+
+bool sweep_usage_run(struct xg_pg *pg, int64_t keep_days, int batch, int64_t *daily,
+                     int64_t *regional)
+{
+    char keep[24], limit[24];
+    snprintf(keep, sizeof keep, "%lld", (long long)keep_days);
+    snprintf(limit, sizeof limit, "%d", batch);
+    const char *params[] = {keep, limit};
+    *daily = *regional = 0;
+    PGresult *res = xg_pg_exec(pg, "bl_usage_prune", 2, params);
+    if (!res)
+        return false;
+    if (PQntuples(res) == 1) {
+        *daily = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+        *regional = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    }
+    PQclear(res);
+    return true;
+}

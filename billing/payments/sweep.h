@@ -18,7 +18,11 @@
  * free_retention past, is deleted with its invoices (bl_free_tenants_sweep), SWEEP_BATCH
  * a cycle; the delete's NOTIFY makes every gateway drop it from memory
  * (gateway/state/pgsync.c). A paid tenant is never deleted. Free grants older than the
- * longest window they count in are pruned with them (free_grant.h). */
+ * longest window they count in are pruned with them (free_grant.h).
+ *
+ * Usage counts are kept [usage] retention (400 days), then deleted oldest first
+ * (sweep_usage_run), SWEEP_USAGE_BATCH rows of each table a cycle. Invoices and payments are
+ * the operator's accounts: never deleted here (docs/OPERATIONS.md says how to prune them). */
 #ifndef SWEEP_H
 #define SWEEP_H
 
@@ -28,6 +32,9 @@
 #include <stdint.h>
 
 #define SWEEP_BATCH 500
+/* Usage rows a cycle: more than a day's inflow (a row per active tenant and day) over the
+ * cycles of a day, so a backlog shrinks; each delete is an index probe (migration 0009). */
+#define SWEEP_USAGE_BATCH 5000
 
 /* Pure: how long after its expiry an unpaid challenge is kept: the retention, but never
  * less than the late grace period (both in seconds, negative taken as 0). */
@@ -44,5 +51,14 @@ __attribute__((warn_unused_result)) bool sweep_run(struct xg_pg *pg, int64_t kee
  * how many tenants. False on a database error. */
 __attribute__((warn_unused_result)) bool sweep_free_run(struct xg_pg *pg, int64_t keep_s, int batch,
                                                         int64_t *deleted);
+
+/* Pure: [usage] retention in whole days, rounded up (a part of a day keeps that day); 0
+ * (keep for ever) for 0 or less. */
+int64_t sweep_usage_keep_days(int64_t retention_s);
+
+/* Deletes up to batch usage_daily and up to batch usage_regional rows older than keep_days
+ * (bl_usage_prune); *daily and *regional say how many. False on a database error. */
+__attribute__((warn_unused_result)) bool
+sweep_usage_run(struct xg_pg *pg, int64_t keep_days, int batch, int64_t *daily, int64_t *regional);
 
 #endif
