@@ -21,13 +21,13 @@ static const char handle[] = "t_aaaaaaaaaaaa";
 
 /* Which key a stored value was wrapped under, or how it was spoiled. */
 enum stored {
-    UNDER_K1,       /* the previous key */
-    UNDER_K2,       /* the current key */
-    UNDER_K3,       /* a key billing does not hold */
-    K1_OTHER_HANDLE /* wrapped under K1 for another handle, copied here */,
-    K1_BAD_TAG,     /* a byte of the tag flipped */
-    K1_BAD_VERSION, /* an unknown version byte */
-    K1_SHORT,       /* a byte short */
+    UNDER_K1,        /* the previous key */
+    UNDER_K2,        /* the current key */
+    UNDER_K3,        /* a key billing does not hold */
+    K1_OTHER_HANDLE, /* wrapped under K1 for another handle, copied here */
+    K1_BAD_TAG,      /* a byte of the tag flipped */
+    K1_BAD_VERSION,  /* an unknown version byte */
+    K1_SHORT,        /* a byte short */
 };
 
 static void test_plan_table(void **state)
@@ -78,7 +78,8 @@ static void test_plan_table(void **state)
         {&backwards, UNDER_K1, TOKEN_HA1_KEY_CURRENT, HA1_REWRAP_CURRENT},
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        size_t len = cases[i].stored == K1_SHORT ? TOKEN_HA1_WRAPPED_LEN - 1 : TOKEN_HA1_WRAPPED_LEN;
+        size_t len =
+            cases[i].stored == K1_SHORT ? TOKEN_HA1_WRAPPED_LEN - 1 : TOKEN_HA1_WRAPPED_LEN;
         uint8_t out[TOKEN_HA1_LEN];
         memset(out, 0x55, sizeof out);
         enum ha1_rewrap_action got =
