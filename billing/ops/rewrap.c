@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define REWRAP_BATCH_DEFAULT 1000
@@ -42,7 +43,8 @@ struct rewrap_run {
     struct xg_pg *pg;
     const struct token_ha1_keys *keys;
     const uint8_t *key; /* the current key: every new wrap */
-    char batch[24];
+    size_t batch_rows;
+    char batch[24]; /* batch_rows as the queries' LIMIT */
 };
 
 static bool parse_args(int argc, char **argv, int64_t *batch)
@@ -59,45 +61,91 @@ static bool parse_args(int argc, char **argv, int64_t *batch)
     return optind == argc && *batch >= 1 && *batch <= REWRAP_BATCH_MAX;
 }
 
-/* Re-wraps one row read as (id, handle, hex) and writes it back if it is unchanged. */
-static bool rewrap_row(struct rewrap_run *run, const struct rewrap_table *t, const char *id,
-                       const char *handle, const char *old_hex, struct rewrap_counts *c)
+/* One batch as read: the rows' new values (the plan of each row decided before the
+ * transaction, so a retried transaction only repeats its UPDATEs). */
+struct rewrap_batch {
+    struct rewrap_run *run;
+    const struct rewrap_table *t;
+    PGresult *rows;                    /* id, handle, hex of the value read */
+    char (*new_hex)[WRAPPED_HEX_SIZE]; /* "" where the row is not re-wrapped */
+    long long rewrapped, changed;      /* this transaction's, reset when it is retried */
+};
+
+/* Decides one row; on HA1_REWRAP_WRAP writes its new value's hex. False when OpenSSL
+ * cannot wrap. */
+static bool plan_row(struct rewrap_batch *b, int r, struct rewrap_counts *c)
 {
+    const char *id = PQgetvalue(b->rows, r, 0), *handle = PQgetvalue(b->rows, r, 1),
+               *old_hex = PQgetvalue(b->rows, r, 2);
     uint8_t old[TOKEN_HA1_WRAPPED_LEN], ha1[TOKEN_HA1_LEN], wrapped[TOKEN_HA1_WRAPPED_LEN];
     size_t len = strlen(old_hex) == 2 * sizeof old && xg_hex_decode(old_hex, old, sizeof old)
                      ? sizeof old
                      : 0;
-    enum ha1_rewrap_action a = ha1_rewrap_plan(run->keys, handle, old, len, ha1);
-    if (a == HA1_REWRAP_CURRENT) {
+    b->new_hex[r][0] = '\0';
+    switch (ha1_rewrap_plan(b->run->keys, handle, old, len, ha1)) {
+    case HA1_REWRAP_CURRENT:
         c->current++;
         return true;
-    }
-    if (a == HA1_REWRAP_UNWRAPPABLE) {
+    case HA1_REWRAP_UNWRAPPABLE:
         c->unwrappable++;
         xg_log(XG_LOG_WARN, "ha1_unwrappable",
-               "%s %s (%s): its Digest HA1 unwraps under neither key; left alone", t->label, id,
+               "%s %s (%s): its Digest HA1 unwraps under neither key; left alone", b->t->label, id,
                handle);
         return true;
+    case HA1_REWRAP_WRAP:
+        break;
     }
-    char new_hex[WRAPPED_HEX_SIZE];
-    bool ok = token_ha1_wrap(run->key, handle, ha1, wrapped);
+    bool ok = token_ha1_wrap(b->run->key, handle, ha1, wrapped);
     OPENSSL_cleanse(ha1, sizeof ha1);
     if (!ok) {
         fprintf(stderr, "xmrgate-billing rewrap-ha1: cannot wrap (OpenSSL)\n");
         return false;
     }
-    xg_hex_encode(wrapped, sizeof wrapped, new_hex);
-    const char *params[] = {id, old_hex, new_hex};
-    PGresult *res = xg_pg_exec(run->pg, t->update, 3, params);
-    if (!res) {
-        fprintf(stderr, "xmrgate-billing rewrap-ha1: %s\n", xg_pg_last_error(run->pg));
+    xg_hex_encode(wrapped, sizeof wrapped, b->new_hex[r]);
+    return true;
+}
+
+/* The batch's UPDATEs, in one transaction (one commit per batch, not per row). Each is
+ * conditional on the value read: 0 rows means the row changed meanwhile. */
+static enum xg_tx_result apply_batch(struct xg_pg *pg, void *ctx)
+{
+    struct rewrap_batch *b = ctx;
+    b->rewrapped = b->changed = 0;
+    for (int r = 0; r < PQntuples(b->rows); r++) {
+        if (!b->new_hex[r][0])
+            continue;
+        const char *params[] = {PQgetvalue(b->rows, r, 0), PQgetvalue(b->rows, r, 2),
+                                b->new_hex[r]};
+        PGresult *res = xg_pg_exec(pg, b->t->update, 3, params);
+        if (!res)
+            return xg_pg_tx_classify(pg);
+        if (strcmp(PQcmdTuples(res), "1") == 0)
+            b->rewrapped++;
+        else
+            b->changed++; /* rotated (or provisioned) meanwhile: billing wrote it anew */
+        PQclear(res);
+    }
+    return XG_TX_COMMIT;
+}
+
+/* Decides and writes one batch read into b->rows; false on a database or OpenSSL error. */
+static bool rewrap_batch(struct rewrap_batch *b, struct rewrap_counts *c)
+{
+    int rows = PQntuples(b->rows);
+    bool any = false;
+    for (int r = 0; r < rows; r++) {
+        if (!plan_row(b, r, c))
+            return false;
+        any = any || b->new_hex[r][0];
+    }
+    if (!any)
+        return true;
+    if (xg_pg_transaction(b->run->pg, NULL, apply_batch, b) != XG_TX_COMMIT) {
+        fprintf(stderr, "xmrgate-billing rewrap-ha1: %s\n", xg_pg_last_error(b->run->pg));
         return false;
     }
-    if (strcmp(PQcmdTuples(res), "1") == 0)
-        c->rewrapped++;
-    else
-        c->changed++; /* rotated (or provisioned) meanwhile: billing wrote it anew */
-    PQclear(res);
+    c->rewrapped += b->rewrapped;
+    c->changed += b->changed;
     return true;
 }
 
@@ -106,31 +154,42 @@ static bool rewrap_table_walk(struct rewrap_run *run, const struct rewrap_table 
                               struct rewrap_counts *c)
 {
     char after[64];
+    struct rewrap_batch b = {
+        .run = run, .t = t, .new_hex = calloc(run->batch_rows, sizeof *b.new_hex)};
+    bool ok = b.new_hex != NULL;
+    if (!ok)
+        fprintf(stderr, "xmrgate-billing rewrap-ha1: out of memory\n");
     snprintf(after, sizeof after, "%s", t->first_id);
-    for (;;) {
+    while (ok) {
         if (xg_stop_requested) {
             fprintf(stderr, "xmrgate-billing rewrap-ha1: stopped by a signal (run it again)\n");
-            return false;
+            ok = false;
+            break;
         }
         const char *params[] = {after, run->batch};
-        PGresult *res = xg_pg_exec(run->pg, t->select, 2, params);
-        if (!res) {
+        b.rows = xg_pg_exec(run->pg, t->select, 2, params);
+        if (!b.rows) {
             fprintf(stderr, "xmrgate-billing rewrap-ha1: %s\n", xg_pg_last_error(run->pg));
-            return false;
+            ok = false;
+            break;
         }
-        int rows = PQntuples(res);
-        bool ok = true;
-        for (int r = 0; ok && r < rows; r++)
-            ok = rewrap_row(run, t, PQgetvalue(res, r, 0), PQgetvalue(res, r, 1),
-                            PQgetvalue(res, r, 2), c);
+        int rows = PQntuples(b.rows);
+        if (rows > (int)run->batch_rows) { /* the query's LIMIT is the batch */
+            PQclear(b.rows);
+            ok = false;
+            break;
+        }
         if (rows > 0)
-            snprintf(after, sizeof after, "%s", PQgetvalue(res, rows - 1, 0));
-        PQclear(res);
-        if (!ok)
-            return false;
+            snprintf(after, sizeof after, "%s", PQgetvalue(b.rows, rows - 1, 0));
+        ok = rewrap_batch(&b, c);
+        PQclear(b.rows);
         if (rows == 0)
-            return true;
+            break;
     }
+    if (b.new_hex)
+        OPENSSL_cleanse(b.new_hex, run->batch_rows * sizeof *b.new_hex);
+    free(b.new_hex);
+    return ok;
 }
 
 int rewrap_main(const struct bl_config *cfg, int argc, char **argv)
@@ -166,6 +225,7 @@ int rewrap_main(const struct bl_config *cfg, int argc, char **argv)
         goto out;
     }
     struct rewrap_run run = {.pg = pg, .keys = &keys, .key = key};
+    run.batch_rows = (size_t)batch;
     snprintf(run.batch, sizeof run.batch, "%lld", (long long)batch);
     for (size_t i = 0; i < sizeof rewrap_tables / sizeof rewrap_tables[0]; i++) {
         const struct rewrap_table *t = &rewrap_tables[i];
