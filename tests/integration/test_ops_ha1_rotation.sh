@@ -216,6 +216,12 @@ PY
 # --- the previous key dropped ---------------------------------------------------------------------
 check "the gateway's file has K2 alone" \
 	gateway_config rot --base bare database.url="$DB" auth.ha1_key="$K2"
+# The keys are not reloadable: a SIGHUP names the change as needing a restart.
+kill -HUP "$(gw_pid rot)"
+needs_restart() { grep '"event":"reload_needs_restart"' "$(gw_log rot)" | grep -q 'ha1_key_previous'; }
+check "a SIGHUP names ha1_key_previous as applied only at the next start" wait_until 10 needs_restart
+check "no key is written to the gateway's log" \
+	bash -c "! grep -qiE '$K1|$K2' '$(gw_log rot)'"
 check_here "the gateway restarts on it" gateway_restart rot || exit 1
 ok=0
 for login in "${OLD[@]}" "$rot_login" "$new_login"; do
