@@ -8,6 +8,8 @@
 #     --digest login loop over the K1 tenants runs from then on through billing's restart,
 #     a token rotation, a tenant granted under K2 and `xmrgate-billing rewrap-ha1`: no
 #     login fails;
+#   - billing counts an XMR402 agent's address as its own when the gateway's MAC over it is
+#     under K2 or K1, not under another key;
 #   - rewrap-ha1's counts: the K1 rows re-wrapped, the K2 ones already current, a row
 #     under a third key K3 unwrappable (left alone); a purchase not yet provisioned is
 #     re-wrapped too; a second run changes nothing;
@@ -136,6 +138,36 @@ check_here "billing on K1 stops" billing_stop bl
 check_here "billing starts again on K2 with the previous key K1" \
 	billing_start bl2 database.url="$DB" gateway.ha1_key="$K2" gateway.ha1_key_previous="$K1" || exit 1
 
+# The client address a gateway vouches for with an XMR402 challenge (X-Xmrgate-Client,
+# MAC under ha1_key): billing counts its per-client limit under that address when the MAC
+# is under K2 or K1, under the connection's address otherwise. One challenge per client.
+check_here "a billing on the stack's settings, K2 and K1, one challenge per client, starts" \
+	billing_start x4 --base stack database.url="$DB" gateway.ha1_key="$K2" \
+	gateway.ha1_key_previous="$K1" invoices.create_burst=1 invoices.create_per_hour=1 || exit 1
+client_sig() { # KEY CLIENT
+	/usr/bin/python3 -c 'import hashlib, hmac, sys
+print(hmac.new(bytes.fromhex(sys.argv[1]), b"xmrgate-xmr402-client-v1\0" + sys.argv[2].encode(),
+               hashlib.sha256).hexdigest())' "$1" "$2"
+}
+challenge() { # [CLIENT SIG]
+	local h=()
+	(($# == 0)) || h=(-H "X-Xmrgate-Client: $1" -H "X-Xmrgate-Client-Sig: $2")
+	curl -s -o /dev/null -w '%{http_code}' --max-time 20 -H 'Content-Type: application/json' \
+		"${h[@]}" --data-binary '{"tier":"wallet"}' "$BL_URL/api/xmr402/challenge"
+}
+c1=$(challenge)
+check "a challenge from this address is made (HTTP $c1)" test "${c1:0:1}" = 2
+assert_eq "a second one from it is refused" 429 "$(challenge)"
+c3=$(challenge 198.51.100.1 "$(client_sig "$K2" 198.51.100.1)")
+check "an agent address under the current key's MAC counts as its own (HTTP $c3)" test "${c3:0:1}" = 2
+c4=$(challenge 198.51.100.2 "$(client_sig "$K1" 198.51.100.2)")
+check "an agent address under the previous key's MAC counts as its own too (HTTP $c4)" \
+	test "${c4:0:1}" = 2
+assert_eq "one under another key's MAC counts as this address (refused)" 429 \
+	"$(challenge 198.51.100.3 "$(client_sig "$K3" 198.51.100.3)")"
+billing_stop x4
+BL_URL=$(billing_url bl2)
+
 # A token rotation through billing now: its new HA1 is wrapped under K2.
 out=$(curl -s -w '\n%{http_code}' -X POST -H "Authorization: Bearer $rot_token" \
 	"$BL_URL/api/tenant/rotate")
@@ -172,8 +204,8 @@ counts() { grep -E "^$1_(REWRAPPED|CURRENT|UNWRAPPABLE|CHANGED)=" <<<"$2" | tr '
 assert_eq "rewrap-ha1: the 5 K1 tenants re-wrapped, 2 under K2 already, the K3 one unwrappable" \
 	"TENANTS_REWRAPPED=5 TENANTS_CURRENT=2 TENANTS_UNWRAPPABLE=1 TENANTS_CHANGED=0 " \
 	"$(counts TENANTS "$out")"
-assert_eq "rewrap-ha1: the unpaid K1 purchase re-wrapped" \
-	"INVOICES_REWRAPPED=1 INVOICES_CURRENT=0 INVOICES_UNWRAPPABLE=0 INVOICES_CHANGED=0 " \
+assert_eq "rewrap-ha1: the unpaid K1 purchase re-wrapped, the 3 challenges' (K2) current" \
+	"INVOICES_REWRAPPED=1 INVOICES_CURRENT=3 INVOICES_UNWRAPPABLE=0 INVOICES_CHANGED=0 " \
 	"$(counts INVOICES "$out")"
 check "it names the unwrappable K3 tenant" grep -q "ha1_unwrappable.*$k3_handle" "$work/rewrap1.err"
 after=$(db "SELECT string_agg(id || ':' || encode(digest_ha1, 'hex'), ',' ORDER BY id) FROM tenants")
@@ -187,7 +219,7 @@ assert_eq "the K3 row is left as it was" \
 rc=0
 out=$(billing_cmd "$K2" "$K1" -- rewrap-ha1 2>/dev/null) || rc=$?
 assert_eq "a second run changes nothing" \
-	"0:TENANTS_REWRAPPED=0 TENANTS_CURRENT=7 TENANTS_UNWRAPPABLE=1 TENANTS_CHANGED=0 INVOICES_REWRAPPED=0 INVOICES_CURRENT=1 INVOICES_UNWRAPPABLE=0 INVOICES_CHANGED=0 " \
+	"0:TENANTS_REWRAPPED=0 TENANTS_CURRENT=7 TENANTS_UNWRAPPABLE=1 TENANTS_CHANGED=0 INVOICES_REWRAPPED=0 INVOICES_CURRENT=4 INVOICES_UNWRAPPABLE=0 INVOICES_CHANGED=0 " \
 	"$rc:$(counts TENANTS "$out")$(counts INVOICES "$out")"
 
 # The gateway has taken the rewritten rows (NOTIFY) while the loop went on.
