@@ -4,11 +4,15 @@
  *   xmrgate-billing [--config FILE]            serve (API, web pages, poller)
  *   xmrgate-billing [--config FILE] migrate    apply pending migrations and exit
  *   xmrgate-billing [--config FILE] grant --tier ID --days N
- *                                              create a tenant without payment (grant.h) */
+ *                                              create a tenant without payment (grant.h)
+ *   xmrgate-billing [--config FILE] rewrap-ha1 [--batch N]
+ *                                              re-wrap Digest HA1s under the new ha1_key
+ *                                              (rewrap.h) */
 #include "api/api.h"
 #include "core/bl_config.h"
 #include "ops/bl_metrics.h"
 #include "ops/grant.h"
+#include "ops/rewrap.h"
 #include "hooks/hook_sender.h"
 #include "payments/poller.h"
 #include "core/pricing.h"
@@ -269,10 +273,11 @@ static void on_reload(void *ctx)
 
 int main(int argc, char **argv)
 {
-    const struct xg_cli_daemon cli_daemon = {.name = "xmrgate-billing",
-                                             .operands = "[serve|migrate|grant --tier ID --days N]",
-                                             .keys = bl_config_keys,
-                                             .nkeys = bl_config_key_count};
+    const struct xg_cli_daemon cli_daemon = {
+        .name = "xmrgate-billing",
+        .operands = "[serve|migrate|grant --tier ID --days N|rewrap-ha1 [--batch N]]",
+        .keys = bl_config_keys,
+        .nkeys = bl_config_key_count};
     struct xg_cli cli;
     switch (xg_cli_parse(&cli_daemon, argc, argv, &cli)) {
     case XG_CLI_RUN:
@@ -287,7 +292,7 @@ int main(int argc, char **argv)
     int operand = cli.operand;
     const char *command = operand < argc ? argv[operand] : "serve";
     if (strcmp(command, "serve") != 0 && strcmp(command, "migrate") != 0 &&
-        strcmp(command, "grant") != 0) {
+        strcmp(command, "grant") != 0 && strcmp(command, "rewrap-ha1") != 0) {
         xg_cli_usage(&cli_daemon, stderr);
         return 2;
     }
@@ -314,6 +319,8 @@ int main(int argc, char **argv)
         status = run_migrate(&bl.cfg);
     } else if (strcmp(command, "grant") == 0) {
         status = grant_main(&bl.cfg, argc - operand, argv + operand);
+    } else if (strcmp(command, "rewrap-ha1") == 0) {
+        status = rewrap_main(&bl.cfg, argc - operand, argv + operand);
     } else {
         curl_global_init(CURL_GLOBAL_ALL);
         status = 1;

@@ -320,6 +320,17 @@ bool token_ha1_unwrap_with(struct token_ha1_unwrapper *u, const char *handle,
     return ok;
 }
 
+enum token_ha1_key token_ha1_unwrap_either(const struct token_ha1_keys *keys, const char *handle,
+                                           const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN],
+                                           uint8_t ha1[TOKEN_HA1_LEN])
+{
+    if (token_ha1_unwrap_with(keys->current, handle, wrapped, ha1))
+        return TOKEN_HA1_KEY_CURRENT;
+    if (keys->previous && token_ha1_unwrap_with(keys->previous, handle, wrapped, ha1))
+        return TOKEN_HA1_KEY_PREVIOUS;
+    return TOKEN_HA1_KEY_NONE;
+}
+
 bool token_ha1_unwrap(const uint8_t key[TOKEN_HA1_KEY_LEN], const char *handle,
                       const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN], uint8_t ha1[TOKEN_HA1_LEN])
 {

@@ -130,6 +130,28 @@ __attribute__((warn_unused_result)) bool
 token_ha1_unwrap_with(struct token_ha1_unwrapper *u, const char *handle,
                       const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN], uint8_t ha1[TOKEN_HA1_LEN]);
 
+/* A key rotation ([auth] ha1_key_previous, docs/OPERATIONS.md "Rotating the HA1 key"):
+ * the current key's unwrapper and, while rows wrapped under the old key remain, the
+ * previous one's (NULL when no rotation is under way). One unwrapper per key, each set up
+ * once; the caller owns both. */
+struct token_ha1_keys {
+    struct token_ha1_unwrapper *current;
+    struct token_ha1_unwrapper *previous; /* may be NULL */
+};
+
+/* Which key of a token_ha1_keys unwrapped a stored HA1. */
+enum token_ha1_key {
+    TOKEN_HA1_KEY_NONE,     /* neither (another key, a copied row, a damaged value) */
+    TOKEN_HA1_KEY_CURRENT,  /* the current key */
+    TOKEN_HA1_KEY_PREVIOUS, /* the previous key: the row awaits rewrap-ha1 */
+};
+
+/* Unwraps with the current key, then the previous one; ha1 is zeroed when neither
+ * unwraps. The same answer for every input as token_ha1_unwrap under each key. */
+__attribute__((warn_unused_result)) enum token_ha1_key
+token_ha1_unwrap_either(const struct token_ha1_keys *keys, const char *handle,
+                        const uint8_t wrapped[TOKEN_HA1_WRAPPED_LEN], uint8_t ha1[TOKEN_HA1_LEN]);
+
 /* base64url without padding; out must hold TOKEN_B64URL_LEN(n) + 1 bytes (NUL-terminated).
  * Returns the text length. */
 size_t token_b64url_encode(const uint8_t *in, size_t n, char *out);

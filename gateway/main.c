@@ -25,6 +25,7 @@
 #include "xg_version.h"
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <sys/resource.h>
@@ -332,14 +333,23 @@ static bool gateway_start(struct gateway *gw)
         xg_log(XG_LOG_ERROR, "startup_failed", "out of memory");
         return false;
     }
-    uint8_t ha1_key[TOKEN_HA1_KEY_LEN];
+    uint8_t ha1_key[TOKEN_HA1_KEY_LEN], ha1_key_previous[TOKEN_HA1_KEY_LEN];
+    bool rotating = gw->cfg.ha1_key_previous[0] != '\0';
     if (!xg_hex_decode(gw->cfg.ha1_key, ha1_key, sizeof ha1_key) ||
+        (rotating &&
+         !xg_hex_decode(gw->cfg.ha1_key_previous, ha1_key_previous, sizeof ha1_key_previous)) ||
         !context_init(gw, err, sizeof err)) {
         xg_log(XG_LOG_ERROR, "startup_failed", "%s", err);
         return false;
     }
-    gw->pgsync =
-        pgsync_start(gw->cfg.database_url, ha1_key, gw->ctx.tenants, gw->ctx.nodes, gw->metrics);
+    if (rotating)
+        xg_log(XG_LOG_INFO, "ha1_key_rotating",
+               "[auth] ha1_key_previous set: Digest HA1 values wrapped under it are still "
+               "accepted until rewrap-ha1 rewrites them");
+    gw->pgsync = pgsync_start(gw->cfg.database_url, ha1_key, rotating ? ha1_key_previous : NULL,
+                              gw->ctx.tenants, gw->ctx.nodes, gw->metrics);
+    OPENSSL_cleanse(ha1_key, sizeof ha1_key);
+    OPENSSL_cleanse(ha1_key_previous, sizeof ha1_key_previous);
     if (!gw->pgsync) {
         xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the tenant follower");
         return false;

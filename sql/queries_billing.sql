@@ -510,3 +510,36 @@ WITH old AS (
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM daily), (SELECT count(*) FROM regional);
+
+-- name: bl_ha1_rewrap_tenants
+-- idempotent: a read
+-- rewrap-ha1 (billing/ops/rewrap.h): the next batch of tenants after id $1, in id order.
+SELECT id, handle, encode(digest_ha1, 'hex')
+  FROM tenants
+ WHERE id > $1::bigint
+ ORDER BY id
+ LIMIT $2::int;
+
+-- name: bl_ha1_rewrap_tenant
+-- rewrap-ha1: the HA1 re-wrapped, only if the row still holds what was read ($2), so a
+-- token rotated meanwhile (a new HA1 under the current key) is never overwritten. The
+-- tenants_notify trigger tells the gateways.
+UPDATE tenants
+   SET digest_ha1 = decode($3, 'hex')
+ WHERE id = $1::bigint AND digest_ha1 = decode($2, 'hex');
+
+-- name: bl_ha1_rewrap_invoices
+-- idempotent: a read
+-- rewrap-ha1: the next batch of purchases not yet provisioned after id $1, whose
+-- credentials become a tenant's when they are paid (bl_tenant_from_invoice copies them).
+SELECT id, handle, encode(digest_ha1, 'hex')
+  FROM invoices
+ WHERE id > $1::uuid AND kind = 'purchase' AND state <> 'provisioned'
+ ORDER BY id
+ LIMIT $2::int;
+
+-- name: bl_ha1_rewrap_invoice
+-- rewrap-ha1: as bl_ha1_rewrap_tenant, for a purchase not yet provisioned.
+UPDATE invoices
+   SET digest_ha1 = decode($3, 'hex')
+ WHERE id = $1::uuid AND digest_ha1 = decode($2, 'hex') AND state <> 'provisioned';

@@ -192,7 +192,8 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
                                                &api->clients, api->network_factor);
     if (!api->realm || !api->gateway_url || !api->web || !api->pool || !api->create_limit ||
         !api->free_limit || !api->rotate_limit ||
-        !bl_keys_parse(&api->keys, cfg->ha1_key, cfg->token_key)) {
+        !bl_keys_parse(&api->keys, cfg->ha1_key, cfg->token_key) ||
+        !bl_keys_parse_previous(&api->keys, cfg->ha1_key_previous)) {
         snprintf(err, errlen, "out of memory");
         api_free(api);
         return NULL;

@@ -15,7 +15,7 @@ static void client_key(const struct xg_httpd_request *req, char *out, size_t len
     struct api *api = api_of(req);
     const char *named = xg_httpd_header(req, XG_XMR402_CLIENT_HDR);
     const char *sig = xg_httpd_header(req, XG_XMR402_SIG_HDR);
-    if (named && strlen(named) < 200 && xg_xmr402_client_sig_ok(api->keys.ha1, named, sig)) {
+    if (named && strlen(named) < 200 && bl_keys_client_sig_ok(&api->keys, named, sig)) {
         snprintf(out, len, "%s", named);
         return;
     }

@@ -132,6 +132,10 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("gateway", "ha1_key", XG_CFG_STRING, ha1_key, NULL, 0, 0, false,
         "64 hex digits; wraps each tenant's Digest HA1 and signs the client address of an "
         "XMR402 proof (same as the gateway's [auth] ha1_key)"),
+    KEY("gateway", "ha1_key_previous", XG_CFG_STRING, ha1_key_previous, "", 0, 0, false,
+        "64 hex digits, only during a key rotation: the ha1_key before; rewrap-ha1 rewrites "
+        "the HA1 values wrapped under it, and an XMR402 client address signed with it is "
+        "accepted (\"\" = none; docs/OPERATIONS.md)"),
     KEY("billing", "token_key", XG_CFG_STRING, token_key, "", 0, 0, false,
         "64 hex digits, billing's alone (never in a gateway's configuration), not equal to "
         "[gateway] ha1_key; derives the tokens of idempotent and XMR402 purchases (required "
@@ -227,6 +231,20 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     }
     if (!xg_hex_ok(cfg->ha1_key, 32)) {
         snprintf(err, errlen, "[gateway] ha1_key: expected 64 hex digits");
+        goto bad;
+    }
+    if (cfg->ha1_key_previous[0] && !xg_hex_ok(cfg->ha1_key_previous, 32)) {
+        snprintf(err, errlen, "[gateway] ha1_key_previous: expected 64 hex digits");
+        goto bad;
+    }
+    if (strcasecmp(cfg->ha1_key_previous, cfg->ha1_key) == 0) {
+        snprintf(err, errlen, "[gateway] ha1_key_previous: must differ from [gateway] ha1_key");
+        goto bad;
+    }
+    if (cfg->token_key[0] && strcasecmp(cfg->token_key, cfg->ha1_key_previous) == 0) {
+        snprintf(err, errlen,
+                 "[billing] token_key: must differ from [gateway] ha1_key_previous, which the "
+                 "gateways hold");
         goto bad;
     }
     if (cfg->token_key[0] && !xg_hex_ok(cfg->token_key, 32)) {

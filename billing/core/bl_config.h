@@ -63,6 +63,7 @@ struct bl_config {
     char *gateway_url;
     char *realm;
     char *ha1_key;
+    char *ha1_key_previous; /* "" or 64 hex: the ha1_key before, during a rotation */
     /* [billing]: billing's own secrets, never in a gateway's configuration (bl_keys.h) */
     char *token_key;
     /* [xmr402]: agents buying through HTTP 402 (billing/api/api_xmr402.h) */

@@ -2,6 +2,7 @@
 #include "core/bl_keys.h"
 
 #include "xg_hex.h"
+#include "xg_xmr402.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -19,6 +20,27 @@ bool bl_keys_parse(struct bl_keys *k, const char *ha1_hex, const char *token_hex
     if (!ok)
         bl_keys_wipe(k);
     return ok;
+}
+
+bool bl_keys_parse_previous(struct bl_keys *k, const char *ha1_previous_hex)
+{
+    OPENSSL_cleanse(k->ha1_previous, sizeof k->ha1_previous);
+    k->has_ha1_previous = false;
+    if (!ha1_previous_hex || !ha1_previous_hex[0])
+        return true;
+    bool ok = xg_hex_decode(ha1_previous_hex, k->ha1_previous, sizeof k->ha1_previous) &&
+              CRYPTO_memcmp(k->ha1_previous, k->ha1, BL_KEYS_LEN) != 0 &&
+              CRYPTO_memcmp(k->ha1_previous, k->token, BL_KEYS_LEN) != 0;
+    if (!ok)
+        OPENSSL_cleanse(k->ha1_previous, sizeof k->ha1_previous);
+    k->has_ha1_previous = ok;
+    return ok;
+}
+
+bool bl_keys_client_sig_ok(const struct bl_keys *k, const char *client, const char *sig)
+{
+    return xg_xmr402_client_sig_ok(k->ha1, client, sig) ||
+           (k->has_ha1_previous && xg_xmr402_client_sig_ok(k->ha1_previous, client, sig));
 }
 
 void bl_keys_wipe(struct bl_keys *k)

@@ -3,6 +3,9 @@
  *   ha1      [gateway] ha1_key: shared with every gateway replica, which must verify what
  *            billing writes. It wraps each tenant's Digest HA1 (token.h) and MACs the
  *            client address the gateway forwards with an XMR402 proof (xg_xmr402.h).
+ *   ha1_previous  [gateway] ha1_key_previous, set only during a rotation of ha1_key
+ *            (docs/OPERATIONS.md): nothing is wrapped or signed with it; rewrap-ha1
+ *            rewrites what it wrapped, and a client address MAC under it is accepted.
  *   token    [billing] token_key: billing's alone, never in a gateway's configuration.
  *            It derives the tokens billing can hand out again without storing them (an
  *            idempotent purchase's, an XMR402 purchase's) and, when [xmr402] receipt_key
@@ -28,6 +31,8 @@
 
 struct bl_keys {
     uint8_t ha1[BL_KEYS_LEN];
+    uint8_t ha1_previous[BL_KEYS_LEN];
+    bool has_ha1_previous;
     uint8_t token[BL_KEYS_LEN];
 };
 
@@ -36,7 +41,17 @@ struct bl_keys {
 __attribute__((warn_unused_result)) bool bl_keys_parse(struct bl_keys *k, const char *ha1_hex,
                                                        const char *token_hex);
 
-/* Zeroes both keys. */
+/* Sets the previous HA1 key (64 hex digits; "" or NULL: none). False when it is
+ * malformed or equal to the current ha1 or the token key; k is then left without one. */
+__attribute__((warn_unused_result)) bool bl_keys_parse_previous(struct bl_keys *k,
+                                                                const char *ha1_previous_hex);
+
+/* True when sig is the gateway's MAC of client (xg_xmr402.h) under the current HA1 key or,
+ * during a rotation, the previous one: replicas still on the old key keep their agents'
+ * addresses counted as theirs. */
+bool bl_keys_client_sig_ok(const struct bl_keys *k, const char *client, const char *sig);
+
+/* Zeroes all keys. */
 void bl_keys_wipe(struct bl_keys *k);
 
 /* A token derivation: writes the 32-byte seed of the token under key for ctx (the nonce,

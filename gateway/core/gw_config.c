@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* reload: true when SIGHUP applies the key without a restart; the reload takes it from
@@ -64,6 +65,10 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("auth", "ha1_key", XG_CFG_STRING, ha1_key, NULL, 0, 0, false,
         "64 hex digits; the key billing wraps each tenant's Digest HA1 with, and signs an "
         "XMR402 agent's address for billing with (required)"),
+    KEY("auth", "ha1_key_previous", XG_CFG_STRING, ha1_key_previous, "", 0, 0, false,
+        "64 hex digits, only during a key rotation: the ha1_key before; a stored Digest HA1 "
+        "that does not unwrap under ha1_key is unwrapped under it (\"\" = none; "
+        "docs/OPERATIONS.md)"),
     KEY("auth", "nonce_secret", XG_CFG_STRING, nonce_secret, "", 0, 0, false,
         "hex secret for Digest nonces; set the same on every replica (\"\" = random per process)"),
     KEY("auth", "nonce_lifetime", XG_CFG_DURATION, nonce_lifetime_ms, "5m", 1000, 86400000, false,
@@ -179,6 +184,14 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
     }
     if (!xg_hex_ok(cfg->ha1_key, 32)) {
         snprintf(err, errlen, "[auth] ha1_key: expected 64 hex digits");
+        goto bad;
+    }
+    if (cfg->ha1_key_previous[0] && !xg_hex_ok(cfg->ha1_key_previous, 32)) {
+        snprintf(err, errlen, "[auth] ha1_key_previous: expected 64 hex digits");
+        goto bad;
+    }
+    if (strcasecmp(cfg->ha1_key_previous, cfg->ha1_key) == 0) {
+        snprintf(err, errlen, "[auth] ha1_key_previous: must differ from [auth] ha1_key");
         goto bad;
     }
     if (cfg->nonce_secret[0] && !xg_hex_ok(cfg->nonce_secret, 0)) {

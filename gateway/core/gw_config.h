@@ -29,9 +29,10 @@ struct gw_config {
     char *realm;
     char *renew_url;
     /* [auth] */
-    char *ha1_key;      /* 64 hex: unwraps the stored Digest HA1, signs an XMR402 client
-                           address (same key as billing; billing's token key is not here) */
-    char *nonce_secret; /* shared by replicas so a nonce from one validates on another */
+    char *ha1_key;          /* 64 hex: unwraps the stored Digest HA1, signs an XMR402 client
+                               address (same key as billing; billing's token key is not here) */
+    char *ha1_key_previous; /* "" or 64 hex: also unwraps HA1 during a key rotation */
+    char *nonce_secret;     /* shared by replicas so a nonce from one validates on another */
     int64_t nonce_lifetime_ms;
     /* [admin] */
     char *admin_bind;

@@ -30,7 +30,7 @@ struct pgsync {
     struct xg_pg *pg;
     struct tenant_store *tenants;
     struct node_registry *nodes;
-    struct token_ha1_unwrapper *unwrap; /* the HA1 key, set up once */
+    struct token_ha1_keys keys; /* the HA1 key and the previous one, each set up once */
     pthread_t thread;
     volatile sig_atomic_t stop;
     atomic_bool synced;
@@ -51,7 +51,7 @@ struct raw_tenant {
 };
 
 /* The one set of rules both formats go through: bounds, then the HA1 unwrap. */
-static bool build_row(const struct raw_tenant *raw, struct token_ha1_unwrapper *unwrap,
+static bool build_row(const struct raw_tenant *raw, const struct token_ha1_keys *keys,
                       struct tenant_row *out)
 {
     memset(out, 0, sizeof *out);
@@ -64,9 +64,11 @@ static bool build_row(const struct raw_tenant *raw, struct token_ha1_unwrapper *
     memcpy(out->token_hash, raw->token_hash, sizeof out->token_hash);
     memcpy(out->handle, raw->handle, raw->handle_len);
     memcpy(out->tier_id, raw->tier, raw->tier_len);
-    /* A HA1 that does not unwrap (another key, a copied row) leaves Digest unusable for
-     * this tenant; the token schemes still work. */
-    if (!token_ha1_unwrap_with(unwrap, out->handle, raw->wrapped, out->digest_ha1))
+    /* A HA1 that unwraps under neither key (another key, a copied row) leaves Digest
+     * unusable for this tenant (zeroed); the token schemes still work. One under the
+     * previous key serves Digest until rewrap-ha1 rewrites it under the current one. */
+    if (token_ha1_unwrap_either(keys, out->handle, raw->wrapped, out->digest_ha1) ==
+        TOKEN_HA1_KEY_NONE)
         memset(out->digest_ha1, 0, sizeof out->digest_ha1);
     out->burst_rps = (int32_t)raw->burst_rps;
     out->burst_size = (int32_t)raw->burst_size;
@@ -86,7 +88,7 @@ static bool parse_int64(const char *text, int64_t *out)
 }
 
 bool pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
-                         struct token_ha1_unwrapper *unwrap, struct tenant_row *out)
+                         const struct token_ha1_keys *keys, struct tenant_row *out)
 {
     memset(out, 0, sizeof *out);
     uint8_t hash[32], wrapped[TOKEN_HA1_WRAPPED_LEN];
@@ -102,7 +104,7 @@ bool pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
         !parse_int64(cols[6], &raw.daily_quota) || !parse_int64(cols[7], &raw.valid_until) ||
         !parse_int64(cols[9], &raw.burst_size))
         return false;
-    return build_row(&raw, unwrap, out);
+    return build_row(&raw, keys, out);
 }
 
 /* COPY BINARY's file header: signature, flags word, header-extension length. */
@@ -188,7 +190,7 @@ static bool copy_text(const uint8_t **p, const uint8_t *end, const char **out, s
 }
 
 enum pgsync_copy pgsync_parse_copy_row(const char *buf, size_t len,
-                                       struct token_ha1_unwrapper *unwrap, struct tenant_row *out)
+                                       const struct token_ha1_keys *keys, struct tenant_row *out)
 {
     const uint8_t *p = (const uint8_t *)buf, *end = p + len;
     memset(out, 0, sizeof *out);
@@ -213,7 +215,7 @@ enum pgsync_copy pgsync_parse_copy_row(const char *buf, size_t len,
         return PGSYNC_COPY_BAD;
     raw.suspended = suspended[0] != 0;
     raw.valid_until = pgsync_unix_seconds(pg_valid_until);
-    return build_row(&raw, unwrap, out) ? PGSYNC_COPY_ROW : PGSYNC_COPY_BAD;
+    return build_row(&raw, keys, out) ? PGSYNC_COPY_ROW : PGSYNC_COPY_BAD;
 }
 
 /* Publishes every row of a tenant query result; returns false on a malformed row. */
@@ -225,7 +227,7 @@ static bool apply_tenant_rows(struct pgsync *sync, PGresult *res)
         for (int c = 0; c < PGSYNC_TENANT_COLUMNS; c++)
             cols[c] = PQgetvalue(res, r, c);
         struct tenant_row row;
-        if (!pgsync_parse_tenant(cols, sync->unwrap, &row)) {
+        if (!pgsync_parse_tenant(cols, &sync->keys, &row)) {
             xg_log(XG_LOG_ERROR, "tenant_row_invalid", "tenant %s skipped", cols[0]);
             continue;
         }
@@ -272,7 +274,7 @@ static bool stream_all_tenants(struct pgsync *sync)
             ok = false;
         first = false;
         struct tenant_row *row = feed ? tenant_feed_slot(feed) : &local;
-        switch (ok ? pgsync_parse_copy_row(buf + skip, (size_t)n - skip, sync->unwrap, row)
+        switch (ok ? pgsync_parse_copy_row(buf + skip, (size_t)n - skip, &sync->keys, row)
                    : PGSYNC_COPY_BAD) {
         case PGSYNC_COPY_ROW:
             if (feed)
@@ -459,21 +461,25 @@ static void *sync_loop(void *arg)
 }
 
 struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
-                            struct tenant_store *tenants, struct node_registry *nodes,
-                            struct gw_metrics *metrics)
+                            const uint8_t *ha1_key_previous, struct tenant_store *tenants,
+                            struct node_registry *nodes, struct gw_metrics *metrics)
 {
     struct pgsync *sync = calloc(1, sizeof *sync);
     if (!sync)
         return NULL;
-    sync->unwrap = token_ha1_unwrapper_new(ha1_key);
+    sync->keys.current = token_ha1_unwrapper_new(ha1_key);
+    if (ha1_key_previous)
+        sync->keys.previous = token_ha1_unwrapper_new(ha1_key_previous);
     sync->tenants = tenants;
     sync->nodes = nodes;
     sync->metrics = metrics;
     sync->pg = xg_pg_new(conninfo, pgsync_queries);
     if (sync->pg) /* LISTEN is the session's: a broken connection means subscribe again */
         xg_pg_session_bound(sync->pg);
-    if (!sync->unwrap || !sync->pg || pthread_create(&sync->thread, NULL, sync_loop, sync) != 0) {
-        token_ha1_unwrapper_free(sync->unwrap);
+    if (!sync->keys.current || (ha1_key_previous && !sync->keys.previous) || !sync->pg ||
+        pthread_create(&sync->thread, NULL, sync_loop, sync) != 0) {
+        token_ha1_unwrapper_free(sync->keys.current);
+        token_ha1_unwrapper_free(sync->keys.previous);
         xg_pg_free(sync->pg);
         free(sync);
         return NULL;
@@ -487,7 +493,8 @@ void pgsync_stop(struct pgsync *sync)
         return;
     sync->stop = 1;
     pthread_join(sync->thread, NULL);
-    token_ha1_unwrapper_free(sync->unwrap);
+    token_ha1_unwrapper_free(sync->keys.current);
+    token_ha1_unwrapper_free(sync->keys.previous);
     xg_pg_free(sync->pg);
     free(sync);
 }

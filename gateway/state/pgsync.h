@@ -21,11 +21,13 @@ struct pgsync;
 
 struct gw_metrics;
 
-/* ha1_key unwraps the stored Digest HA1 values (copied). metrics (may be NULL) counts the
- * NOTIFYs applied, how long each took from arrival, and the full reloads. */
+/* ha1_key unwraps the stored Digest HA1 values and, when a row does not unwrap under it,
+ * ha1_key_previous (TOKEN_HA1_KEY_LEN bytes, or NULL outside a key rotation); both copied
+ * into their unwrappers. metrics (may be NULL) counts the NOTIFYs applied, how long each
+ * took from arrival, and the full reloads. */
 struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
-                            struct tenant_store *tenants, struct node_registry *nodes,
-                            struct gw_metrics *metrics);
+                            const uint8_t *ha1_key_previous, struct tenant_store *tenants,
+                            struct node_registry *nodes, struct gw_metrics *metrics);
 void pgsync_stop(struct pgsync *sync);
 
 /* True once a full load has completed on the current connection. */
@@ -37,12 +39,12 @@ bool pgsync_loaded(struct pgsync *sync);
 /* The columns of a tenant row (sql/queries_gateway.sql, gw_tenant_by_id and the others). */
 #define PGSYNC_TENANT_COLUMNS 10
 
-/* Pure (but for the unwrapper's scratch state, token.h): parses one tenant row as
- * gw_tenant_by_id returns it (text columns), unwrapping the Digest HA1 with the key
- * `unwrap` was set up with (zeroed when it does not unwrap). */
+/* Pure (but for the unwrappers' scratch state, token.h): parses one tenant row as
+ * gw_tenant_by_id returns it (text columns), unwrapping the Digest HA1 with the current
+ * key of `keys`, then the previous one (zeroed when neither unwraps it). */
 __attribute__((warn_unused_result)) bool
 pgsync_parse_tenant(const char *const cols[PGSYNC_TENANT_COLUMNS],
-                    struct token_ha1_unwrapper *unwrap, struct tenant_row *out);
+                    const struct token_ha1_keys *keys, struct tenant_row *out);
 
 /* The full load reads the same columns through COPY … (FORMAT binary) (gw_tenants_copy):
  * no hex, no per-row result. libpq hands over one tuple per buffer; the first one starts
@@ -58,7 +60,7 @@ size_t pgsync_copy_header_len(const char *buf, size_t len);
  * HA1 unwrap as pgsync_parse_tenant. valid_until comes as a timestamptz (PostgreSQL's
  * own computation of extract(epoch …)::int8 was two thirds of its time for the COPY). */
 enum pgsync_copy pgsync_parse_copy_row(const char *buf, size_t len,
-                                       struct token_ha1_unwrapper *unwrap, struct tenant_row *out);
+                                       const struct token_ha1_keys *keys, struct tenant_row *out);
 
 /* Pure: unix seconds of a binary timestamptz (microseconds since 2000-01-01 UTC), rounded
  * as gw_tenant_by_id's extract(epoch FROM valid_until)::bigint rounds them (half away

@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     struct tenant_row row;
-    enum pgsync_copy r = pgsync_parse_copy_row(buf + skip, len - skip, key, &row);
+    enum pgsync_copy r =
+        pgsync_parse_copy_row(buf + skip, len - skip, &(struct token_ha1_keys){key, NULL}, &row);
     FUZZ_CHECK(r == PGSYNC_COPY_ROW || r == PGSYNC_COPY_END || r == PGSYNC_COPY_BAD);
     if (r == PGSYNC_COPY_END)
         FUZZ_CHECK(len - skip == 2);

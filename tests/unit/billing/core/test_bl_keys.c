@@ -198,6 +198,45 @@ static void test_gateway_config_has_no_token_key(void **state)
     assert_non_null(strstr(err, "token_key"));
 }
 
+/* ha1_key_previous on both daemons: optional, 64 hex digits, never the current key (in
+ * either case) nor billing's token key. */
+static void test_previous_key_config(void **state)
+{
+    (void)state;
+    static const char prev_hex[] =
+        "0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a090807060504030201000";
+    char err[256], extra[256], upper[sizeof ha1_hex];
+    for (size_t i = 0; i < sizeof upper; i++)
+        upper[i] = (char)(ha1_hex[i] >= 'a' && ha1_hex[i] <= 'f' ? ha1_hex[i] - 32 : ha1_hex[i]);
+    const struct {
+        const char *value;
+        bool ok;
+        const char *says;
+    } cases[] = {
+        {"", true, NULL},
+        {prev_hex, true, NULL},
+        {ha1_hex, false, "ha1_key_previous: must differ"},
+        {upper, false, "ha1_key_previous: must differ"},
+        {"0011", false, "ha1_key_previous: expected 64 hex digits"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(extra, sizeof extra, "[gateway]\nha1_key_previous = %s\n", cases[i].value);
+        if (billing_loads(extra, err, sizeof err) != cases[i].ok)
+            fail_msg("billing, case %zu: %s", i, err);
+        if (cases[i].says)
+            assert_non_null(strstr(err, cases[i].says));
+        snprintf(extra, sizeof extra, "[auth]\nha1_key_previous = %s\n", cases[i].value);
+        if (gateway_loads(extra, err, sizeof err) != cases[i].ok)
+            fail_msg("gateway, case %zu: %s", i, err);
+        if (cases[i].says)
+            assert_non_null(strstr(err, cases[i].says));
+    }
+    snprintf(extra, sizeof extra, "[gateway]\nha1_key_previous = %s\n[billing]\ntoken_key = %s\n",
+             token_hex, token_hex);
+    assert_false(billing_loads(extra, err, sizeof err));
+    assert_non_null(strstr(err, "must differ from [gateway] ha1_key_previous"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_legacy_vector),
         cmocka_unit_test(test_billing_config),
         cmocka_unit_test(test_gateway_config_has_no_token_key),
+        cmocka_unit_test(test_previous_key_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,8 +220,9 @@ static void test_parse_tenant_row(void **state)
                                                "wallet", "20",     "100000",    "1900000000",
                                                "f",      "100"};
     struct tenant_row row;
-    struct token_ha1_unwrapper *unwrap = token_ha1_unwrapper_new(key);
-    assert_non_null(unwrap);
+    struct token_ha1_unwrapper *unwrap_key = token_ha1_unwrapper_new(key);
+    assert_non_null(unwrap_key);
+    const struct token_ha1_keys unwrap_s = {unwrap_key, NULL}, *unwrap = &unwrap_s;
     assert_true(pgsync_parse_tenant(cols, unwrap, &row));
     assert_int_equal(row.id, 42);
     assert_memory_equal(row.digest_ha1, ha1, sizeof ha1);
@@ -234,9 +235,19 @@ static void test_parse_tenant_row(void **state)
     memset(other, 8, sizeof other);
     struct token_ha1_unwrapper *unwrap_other = token_ha1_unwrapper_new(other);
     assert_non_null(unwrap_other);
-    assert_true(pgsync_parse_tenant(cols, unwrap_other, &row));
-    token_ha1_unwrapper_free(unwrap_other);
+    assert_true(pgsync_parse_tenant(cols, &(struct token_ha1_keys){unwrap_other, NULL}, &row));
     assert_memory_equal(row.digest_ha1, zero, sizeof zero);
+
+    /* A key rotation: the row was wrapped under the previous key, which still unwraps it;
+     * under a current key alone it would not (above). */
+    assert_true(
+        pgsync_parse_tenant(cols, &(struct token_ha1_keys){unwrap_other, unwrap_key}, &row));
+    assert_memory_equal(row.digest_ha1, ha1, sizeof ha1);
+    /* Wrapped under the current key, with some other previous key: the current one. */
+    assert_true(
+        pgsync_parse_tenant(cols, &(struct token_ha1_keys){unwrap_key, unwrap_other}, &row));
+    assert_memory_equal(row.digest_ha1, ha1, sizeof ha1);
+    token_ha1_unwrapper_free(unwrap_other);
 
     const char *bad_id[PGSYNC_TENANT_COLUMNS] = {"x",      hash_hex, wrapped_hex, "t_aaaaaaaaaaaa",
                                                  "wallet", "20",     "100000",    "1900000000",
@@ -258,7 +269,7 @@ static void test_parse_tenant_row(void **state)
         "1",      hash_hex,     wrapped_hex, "t_aaaaaaaaaaaa", "wallet", "20",
         "100000", "1900000000", "f",         "2147483648"};
     assert_false(pgsync_parse_tenant(huge_size, unwrap, &row));
-    token_ha1_unwrapper_free(unwrap);
+    token_ha1_unwrapper_free(unwrap_key);
 }
 
 /* ---- COPY (FORMAT binary) -------------------------------------------------------------- */
@@ -321,8 +332,9 @@ static void test_parse_copy_rows(void **state)
 
     struct tuple t = copy_tuple(wrapped, "t_aaaaaaaaaaaa", 100);
     struct tenant_row row;
-    struct token_ha1_unwrapper *key = token_ha1_unwrapper_new(raw_key);
-    assert_non_null(key);
+    struct token_ha1_unwrapper *key_unwrapper = token_ha1_unwrapper_new(raw_key);
+    assert_non_null(key_unwrapper);
+    const struct token_ha1_keys key_s = {key_unwrapper, NULL}, *key = &key_s;
     assert_int_equal(pgsync_parse_copy_row((char *)t.buf, t.len, key, &row), PGSYNC_COPY_ROW);
     assert_int_equal(row.id, 42);
     assert_string_equal(row.handle, "t_aaaaaaaaaaaa");
@@ -364,7 +376,7 @@ static void test_parse_copy_rows(void **state)
     const char trailer[] = {'\xff', '\xff', 0};
     assert_int_equal(pgsync_parse_copy_row(trailer, 2, key, &row), PGSYNC_COPY_END);
     assert_int_equal(pgsync_parse_copy_row(trailer, 3, key, &row), PGSYNC_COPY_BAD);
-    token_ha1_unwrapper_free(key);
+    token_ha1_unwrapper_free(key_unwrapper);
 }
 
 /* valid_until arrives as a timestamptz; the gateway must land on the second that
