@@ -52,7 +52,7 @@ struct gateway {
     struct xg_admin *admin;
     struct admin_api *admin_api;
     struct gw_metrics *metrics;
-    struct xg_ready_check ready_checks[6];
+    struct xg_ready_check ready_checks[7];
 };
 
 /* Readiness is what a balancer routes by: a replica is ready while it can serve the
@@ -106,6 +106,12 @@ static bool ready_quorum(void *ctx, char *reason, size_t len)
 {
     struct gateway *gw = ctx;
     return prober_ready(gw->ctx.prober, reason, len);
+}
+
+static bool ready_prober(void *ctx, char *reason, size_t len)
+{
+    struct gateway *gw = ctx;
+    return prober_alive(gw->ctx.prober, reason, len);
 }
 
 static bool ready_nodes(void *ctx, char *reason, size_t len)
@@ -348,7 +354,8 @@ static bool gateway_start(struct gateway *gw)
     gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw, false};
     gw->ready_checks[3] = (struct xg_ready_check){
         .name = "quorum", .fn = ready_quorum, .ctx = gw, .reports_degraded = true};
-    gw->ready_checks[4] = (struct xg_ready_check){"serving", ready_serving, gw, false};
+    gw->ready_checks[4] = (struct xg_ready_check){"prober", ready_prober, gw, false};
+    gw->ready_checks[5] = (struct xg_ready_check){"serving", ready_serving, gw, false};
     if (!admin_start(gw))
         return false;
     xg_log(XG_LOG_INFO, "started", "%s (commit %s) serving %s on %s:%u, admin on %s:%u",
