@@ -12,6 +12,7 @@
 #include "nodes/blocksub.h"
 #include "nodes/prober.h"
 #include "http/server.h"
+#include "http/tls_cert.h"
 #include "state/tenants.h"
 #include "nodes/upstream.h"
 #include "xg_admin.h"
@@ -123,6 +124,31 @@ static bool ready_nodes(void *ctx, char *reason, size_t len)
     if (count == 0)
         snprintf(reason, len, "no enabled node in the nodes table");
     return count > 0;
+}
+
+/* The HTTPS certificate: read again on every SIGHUP (the files, not their paths, change on
+ * renewal); a pair that does not load keeps the one in service. */
+static void publish_tls(struct gateway *gw, bool reloaded)
+{
+    struct tls_cert_info info = tls_cert_info(gw_server_tls(gw->server));
+    gw_metrics_set_tls_not_after(gw->metrics, info.not_after);
+    xg_log_fields(XG_LOG_INFO, reloaded ? "tls_reloaded" : "tls_loaded",
+                  json_pack("{s:s,s:I,s:I}", "sha256", info.sha256, "not_after",
+                            (json_int_t)info.not_after, "chain", (json_int_t)info.chain_length),
+                  "serving the certificate %s (chain of %u) to new connections", info.sha256,
+                  info.chain_length);
+}
+
+static void reload_tls(struct gateway *gw)
+{
+    if (!gw_server_tls(gw->server))
+        return;
+    char err[512];
+    if (!gw_server_reload_tls(gw->server, err, sizeof err)) {
+        xg_log(XG_LOG_ERROR, "tls_reload_rejected", "%s (keeping the certificate in service)", err);
+        return;
+    }
+    publish_tls(gw, true);
 }
 
 /* Lets one process hold thousands of client connections. */
@@ -356,6 +382,8 @@ static bool gateway_start(struct gateway *gw)
         .name = "quorum", .fn = ready_quorum, .ctx = gw, .reports_degraded = true};
     gw->ready_checks[4] = (struct xg_ready_check){"prober", ready_prober, gw, false};
     gw->ready_checks[5] = (struct xg_ready_check){"serving", ready_serving, gw, false};
+    if (gw_server_tls(gw->server))
+        publish_tls(gw, false);
     if (!admin_start(gw))
         return false;
     xg_log(XG_LOG_INFO, "started", "%s (commit %s) serving %s on %s:%u, admin on %s:%u",
@@ -435,6 +463,7 @@ static void on_reload(void *ctx)
     const char *path = gw->config_path;
     struct gw_config fresh = {0};
     char err[512], changed[512], fixed[512];
+    reload_tls(gw);
     if (!gw_config_load(&fresh, path, err, sizeof err)) {
         xg_log(XG_LOG_ERROR, "reload_rejected", "%s (keeping the running configuration)", err);
         return;
