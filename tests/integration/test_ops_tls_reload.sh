@@ -4,7 +4,8 @@
 # same socket, with A; a new connection sees B (openssl s_client's fingerprint); the
 # xmrgate_gateway_tls_cert_not_after_seconds metric moves from A's notAfter to B's. Then a
 # broken certificate file and a key that is not the certificate's are each rejected
-# (tls_reload_rejected) with B still served and the metric unchanged.
+# (tls_reload_rejected) with B still served and the metric unchanged. The gateway is the
+# ASan+UBSan build: the replaced pairs are freed at its exit, and nothing leaks.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/ops_lib.sh
@@ -31,7 +32,8 @@ fp_a=$(fp_of_file "$work/a.crt") fp_b=$(fp_of_file "$work/b.crt")
 install_pair a a
 
 check_here "a tenant is granted" grant_tenant sovereign 1
-check_here "a TLS gateway starts with certificate A" gateway_start tlsreload \
+check "the ASan+UBSan gateway is built" asan_gateway_built
+check_here "a TLS gateway starts with certificate A" gateway_start tlsreload --asan \
 	server.tls_cert="$work/served.crt" server.tls_key="$work/served.key"
 port=$(gw_port tlsreload) pid=$GW_PID ADM=$GW_ADMIN LOG=$GW_LOG
 assert_eq "a new connection gets A" "$fp_a" "$(served_fp)"
@@ -82,3 +84,4 @@ assert_eq "two rejections, no further reload" "2 1" \
 check "the gateway still serves the tenant over TLS" \
 	curl -skf --max-time 10 -o /dev/null "https://127.0.0.1:$port/v1/$TOKEN/get_height"
 check "the gateway is still running" kill -0 "$pid"
+asan_gateway_stop tlsreload "after three reloads"
