@@ -196,8 +196,7 @@ struct tls_cert_info tls_cert_info(const struct tls_cert *t)
  * (one certificate, no SNI choice). GnuTLS does not free what it is given. */
 static int on_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
                        const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
-                       gnutls_pcert_st **pcert, unsigned int *pcert_length,
-                       gnutls_privkey_t *pkey)
+                       gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey)
 {
     (void)session, (void)req_ca_dn, (void)nreqs, (void)pk_algos, (void)pk_algos_length;
     struct tls_cert_gen *g = atomic_load(&serving);

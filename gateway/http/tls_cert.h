@@ -30,7 +30,7 @@ struct tls_cert;
 
 /* What a generation holds, for the metric and the log lines. */
 struct tls_cert_info {
-    int64_t not_before, not_after; /* Unix seconds, of the first (leaf) certificate */
+    int64_t not_before, not_after;             /* Unix seconds, of the first (leaf) certificate */
     char sha256[TLS_CERT_FINGERPRINT_LEN + 1]; /* of the leaf certificate's DER */
     unsigned chain_length;
 };
