@@ -4,7 +4,7 @@
 # (see `make fuzz`).
 
 CC       ?= cc
-PKGS     := libmicrohttpd libcurl jansson libpq openssl inih liburcu-bp liburcu-cds libqrencode libzmq
+PKGS     := libmicrohttpd gnutls libcurl jansson libpq openssl inih liburcu-bp liburcu-cds libqrencode libzmq
 SANITIZE ?= 0
 
 ASANFLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \

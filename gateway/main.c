@@ -12,6 +12,7 @@
 #include "nodes/blocksub.h"
 #include "nodes/prober.h"
 #include "http/server.h"
+#include "http/tls_cert.h"
 #include "state/tenants.h"
 #include "nodes/upstream.h"
 #include "xg_admin.h"
@@ -53,7 +54,7 @@ struct gateway {
     struct xg_admin *admin;
     struct admin_api *admin_api;
     struct gw_metrics *metrics;
-    struct xg_ready_check ready_checks[7];
+    struct xg_ready_check ready_checks[8];
 };
 
 /* Readiness is what a balancer routes by: a replica is ready while it can serve the
@@ -117,6 +118,12 @@ static bool ready_quorum(void *ctx, char *reason, size_t len)
     return prober_ready(gw->ctx.prober, reason, len);
 }
 
+static bool ready_prober(void *ctx, char *reason, size_t len)
+{
+    struct gateway *gw = ctx;
+    return prober_alive(gw->ctx.prober, reason, len);
+}
+
 static bool ready_nodes(void *ctx, char *reason, size_t len)
 {
     struct gateway *gw = ctx;
@@ -126,6 +133,31 @@ static bool ready_nodes(void *ctx, char *reason, size_t len)
     if (count == 0)
         snprintf(reason, len, "no enabled node in the nodes table");
     return count > 0;
+}
+
+/* The HTTPS certificate: read again on every SIGHUP (the files, not their paths, change on
+ * renewal); a pair that does not load keeps the one in service. */
+static void publish_tls(struct gateway *gw, bool reloaded)
+{
+    struct tls_cert_info info = tls_cert_info(gw_server_tls(gw->server));
+    gw_metrics_set_tls_not_after(gw->metrics, info.not_after);
+    xg_log_fields(XG_LOG_INFO, reloaded ? "tls_reloaded" : "tls_loaded",
+                  json_pack("{s:s,s:I,s:I}", "sha256", info.sha256, "not_after",
+                            (json_int_t)info.not_after, "chain", (json_int_t)info.chain_length),
+                  "serving the certificate %s (chain of %u) to new connections", info.sha256,
+                  info.chain_length);
+}
+
+static void reload_tls(struct gateway *gw)
+{
+    if (!gw_server_tls(gw->server))
+        return;
+    char err[512];
+    if (!gw_server_reload_tls(gw->server, err, sizeof err)) {
+        xg_log(XG_LOG_ERROR, "tls_reload_rejected", "%s (keeping the certificate in service)", err);
+        return;
+    }
+    publish_tls(gw, true);
 }
 
 /* Lets one process hold thousands of client connections. */
@@ -366,9 +398,12 @@ static bool gateway_start(struct gateway *gw)
     gw->ready_checks[2] = (struct xg_ready_check){"nodes", ready_nodes, gw, false, false};
     gw->ready_checks[3] = (struct xg_ready_check){
         .name = "quorum", .fn = ready_quorum, .ctx = gw, .reports_degraded = true};
-    gw->ready_checks[4] = (struct xg_ready_check){"serving", ready_serving, gw, false, false};
-    gw->ready_checks[5] = (struct xg_ready_check){
+    gw->ready_checks[4] = (struct xg_ready_check){"prober", ready_prober, gw, false, false};
+    gw->ready_checks[5] = (struct xg_ready_check){"serving", ready_serving, gw, false, false};
+    gw->ready_checks[6] = (struct xg_ready_check){
         .name = "schema", .fn = ready_schema, .ctx = gw, .reports_note = true};
+    if (gw_server_tls(gw->server))
+        publish_tls(gw, false);
     if (!admin_start(gw))
         return false;
     xg_log(XG_LOG_INFO, "started", "%s (commit %s) serving %s on %s:%u, admin on %s:%u",
@@ -448,6 +483,7 @@ static void on_reload(void *ctx)
     const char *path = gw->config_path;
     struct gw_config fresh = {0};
     char err[512], changed[512], fixed[512];
+    reload_tls(gw);
     if (!gw_config_load(&fresh, path, err, sizeof err)) {
         xg_log(XG_LOG_ERROR, "reload_rejected", "%s (keeping the running configuration)", err);
         return;

@@ -19,7 +19,7 @@ XG_PACKAGES=(
 	# runtimes, which clang only recommends
 	clang libclang-rt-14-dev
 	# the C libraries the daemons and the unit tests link
-	libmicrohttpd-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev
+	libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev
 	libcmocka-dev libinih-dev liburcu-dev libqrencode-dev
 	# the gateway's subscription to the nodes' new-block publications (monerod --zmq-pub)
 	libzmq3-dev

@@ -24,7 +24,7 @@ const struct xg_cfg_key gw_config_keys[] = {
         "address the tenant-facing listener binds to"),
     KEY("server", "port", XG_CFG_INT, port, "18089", 1, 65535, false, "tenant-facing port"),
     KEY("server", "tls_cert", XG_CFG_STRING, tls_cert, "", 0, 0, false,
-        "PEM certificate; with tls_key serves HTTPS instead of HTTP"),
+        "PEM certificate; with tls_key serves HTTPS instead of HTTP (SIGHUP reads the file again)"),
     KEY("server", "tls_key", XG_CFG_STRING, tls_key, "", 0, 0, false, "PEM private key"),
     KEY("server", "loops", XG_CFG_INT, loops, "2", 1, 16, false,
         "event loops, one thread each, serving clients and nodes on the shared port"),

@@ -461,7 +461,7 @@ static long on_host_timeout(void *cls)
 struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const struct front_app *app,
                                   struct loop *l, char *err, size_t errlen)
 {
-    bool tls = opt->tls_cert != NULL;
+    bool tls = opt->tls != NULL;
     struct mhd_front *m = calloc(1, sizeof *m);
     struct linger_budget budget = LINGER_BUDGET_DEFAULT;
     if (m) {
@@ -512,8 +512,8 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, m},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, m},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL},
-        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)opt->tls_cert},
-        {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, (void *)opt->tls_key},
+        /* every handshake asks for the certificate in service: a reload swaps it */
+        {tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, 0, tls_cert_callback()},
         {MHD_OPTION_END, 0, NULL},
     };
     m->daemon = MHD_start_daemon(flags, 0, xg_mhd_guard_accept, m->guard, on_access, m,

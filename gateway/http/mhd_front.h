@@ -31,13 +31,16 @@
 
 #include "core/loop.h"
 #include "http/front.h"
+#include "http/tls_cert.h"
 
 struct mhd_front;
 
 struct mhd_front_options {
     struct sockaddr_in addr;
-    const char *name;               /* addr as the operator wrote it, for the error message */
-    const char *tls_cert, *tls_key; /* PEM text, kept by the caller while it runs; NULL: HTTP */
+    const char *name; /* addr as the operator wrote it, for the error message */
+    /* HTTPS with the certificate in service (tls_cert.h), borrowed while the daemon runs;
+     * NULL: plain HTTP */
+    const struct tls_cert *tls;
     long connection_timeout_s;
     unsigned max_connections;
     size_t max_head; /* libmicrohttpd's connection memory: the request head */

@@ -68,7 +68,7 @@ struct gw_server {
     size_t nloops;
     atomic_long inflight;
     atomic_uint_fast64_t next_id; /* request ids: a random prefix, then a counter */
-    char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
+    struct tls_cert *tls;         /* NULL: plain HTTP */
 };
 
 static int64_t wall_ms(void)
@@ -836,7 +836,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         return false;
     }
     loop->ctx.timers = loop->holds; /* proxy's hedge timers share the set */
-    bool tls = srv->tls_cert != NULL;
+    bool tls = srv->tls != NULL;
     if (!tls && strcmp(cfg->front_end, "native") == 0)
         return loop_start_front(loop, addr, err, errlen);
     char where[128];
@@ -844,8 +844,7 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
     struct mhd_front_options opt = {
         .addr = *addr,
         .name = where,
-        .tls_cert = srv->tls_cert,
-        .tls_key = srv->tls_key,
+        .tls = srv->tls,
         .connection_timeout_s = (long)(cfg->connection_timeout_ms / 1000),
         .max_connections = GW_SERVER_MAX_CONNECTIONS,
         .max_head = GW_SERVER_MAX_HEAD,
@@ -885,9 +884,10 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
         goto fail;
     }
     if (cfg->tls_cert[0] != '\0') {
-        if (!xg_file_read(cfg->tls_cert, &srv->tls_cert, NULL) ||
-            !xg_file_read(cfg->tls_key, &srv->tls_key, NULL)) {
-            snprintf(err, errlen, "cannot read [server] tls_cert or tls_key");
+        char why[400];
+        srv->tls = tls_cert_load(cfg->tls_cert, cfg->tls_key, why, sizeof why);
+        if (!srv->tls) {
+            snprintf(err, errlen, "[server] tls_cert, tls_key: %s", why);
             goto fail;
         }
     }
@@ -905,6 +905,16 @@ fail:
         up_engine_stop(ctx->up);
     gw_server_stop(srv);
     return NULL;
+}
+
+const struct tls_cert *gw_server_tls(const struct gw_server *srv)
+{
+    return srv ? srv->tls : NULL;
+}
+
+bool gw_server_reload_tls(struct gw_server *srv, char *err, size_t errlen)
+{
+    return tls_cert_reload(srv->tls, err, errlen);
 }
 
 uint16_t gw_server_port(const struct gw_server *srv)
@@ -952,7 +962,6 @@ void gw_server_stop(struct gw_server *srv)
         up_engine_free(srv->loops[i].own_engine);
     }
     xg_addrcap_free(srv->addrcap); /* after the fronts: they give their places back */
-    free(srv->tls_cert);
-    free(srv->tls_key);
+    tls_cert_free(srv->tls);       /* after the listeners that hand it to handshakes */
     free(srv);
 }

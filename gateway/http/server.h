@@ -28,6 +28,7 @@
 
 #include "core/gw_config.h"
 #include "core/request.h"
+#include "http/tls_cert.h"
 #include "nodes/upstream.h"
 
 #define GW_SERVER_MAX_LOOPS       16
@@ -44,6 +45,16 @@ struct up_engine_options gw_server_engine_options(const struct gw_config *cfg);
 
 struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errlen);
 uint16_t gw_server_port(const struct gw_server *srv);
+
+/* The HTTPS listener's certificate (tls_cert_info for the metric); NULL when the gateway
+ * serves plain HTTP. */
+const struct tls_cert *gw_server_tls(const struct gw_server *srv);
+
+/* SIGHUP: reads [server] tls_cert and tls_key again and serves them to new handshakes;
+ * open connections are untouched. False with the reason in err (the certificate in service
+ * stays). Only when gw_server_tls is not NULL. */
+__attribute__((warn_unused_result)) bool gw_server_reload_tls(struct gw_server *srv, char *err,
+                                                              size_t errlen);
 /* Stops accepting new connections; in-flight requests go on. */
 void gw_server_quiesce(struct gw_server *srv);
 /* Number of requests not yet completed, over all loops. */

@@ -349,3 +349,18 @@ int64_t health_fork_point(const char (*old_chain)[HEALTH_HASH_LEN + 1], size_t o
         return INT64_MAX;
     return common;
 }
+
+int64_t health_stall_limit_ms(int64_t interval_ms, int64_t timeout_ms)
+{
+    int64_t round_ms = interval_ms > timeout_ms ? interval_ms : timeout_ms;
+    return HEALTH_STALL_ROUNDS * (round_ms > 0 ? round_ms : 0);
+}
+
+bool health_prober_stalled(int64_t now_ms, int64_t since_ms, int64_t interval_ms,
+                           int64_t timeout_ms, int64_t *age_ms)
+{
+    int64_t age = now_ms > since_ms ? now_ms - since_ms : 0;
+    if (age_ms)
+        *age_ms = age;
+    return age > health_stall_limit_ms(interval_ms, timeout_ms);
+}

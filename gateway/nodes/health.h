@@ -16,7 +16,8 @@
  *     voting nodes (the operator's own: primary and standby) agree on the block hash,
  *     whether or not they answered this round — one survivor of three is no quorum; none →
  *     degraded;
- *   - the fork point between two records of the quorum chain (a reorg).
+ *   - the fork point between two records of the quorum chain (a reorg);
+ *   - whether the prober itself has stalled (no round completed for three rounds' time).
  *
  * Every function takes the current time in milliseconds from the caller. Structs are plain
  * values owned by the caller; nothing here allocates. */
@@ -158,5 +159,18 @@ int64_t health_tip_distance(const struct health_history_entry *history,
 int64_t health_fork_point(const char (*old_chain)[HEALTH_HASH_LEN + 1], size_t old_n,
                           int64_t old_first, const char (*new_chain)[HEALTH_HASH_LEN + 1],
                           size_t new_n, int64_t new_first);
+
+/* The prober's own liveness. A round ends within the probe timeout twice over (the probes,
+ * then the chain-record fetch, each with a hard deadline) after it starts, and the next one
+ * starts an interval after the last started, so rounds end at most interval + 2 × timeout
+ * apart. The prober is stalled when the last round ended (or, before any did, the prober
+ * started) more than HEALTH_STALL_ROUNDS × max(interval, timeout) ago: never for rounds
+ * that merely take their full timeouts, and within three intervals of a round that hangs.
+ * since_ms: when the last round ended, or when the prober started; now_ms not before it
+ * (an earlier now counts as no time passed). *age_ms (may be NULL) gets now − since. */
+#define HEALTH_STALL_ROUNDS 3
+int64_t health_stall_limit_ms(int64_t interval_ms, int64_t timeout_ms);
+bool health_prober_stalled(int64_t now_ms, int64_t since_ms, int64_t interval_ms,
+                           int64_t timeout_ms, int64_t *age_ms);
 
 #endif

@@ -65,6 +65,12 @@ struct prober {
     uint64_t rounds_started; /* counted under the lock, for prober_probe_now */
     uint64_t rounds_done;
     bool took_in_nodes; /* a round has seen the registry's first nodes (startup is over) */
+    /* Liveness, read without the lock (a prober stuck while holding it must still show): when
+     * the last round of either kind ended (monotonic ms; the start before any did), how long
+     * it took, and how many rounds ended. */
+    atomic_int_fast64_t last_round_end_ms;
+    atomic_int_fast64_t last_round_took_ms;
+    atomic_uint_fast64_t rounds_ended;
 
     struct prober_node *nodes;
     size_t count;
@@ -448,6 +454,10 @@ static void run_round(struct prober *p, bool publication)
     publish_quorum(p, &q);
     if (!publication)
         p->rounds_done++;
+    int64_t end = xg_monotonic_ms();
+    atomic_store(&p->last_round_took_ms, end - now);
+    atomic_store(&p->last_round_end_ms, end);
+    atomic_fetch_add(&p->rounds_ended, 1);
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
 }
@@ -492,6 +502,9 @@ struct prober *prober_start(const struct prober_options *opt, struct node_regist
     p->registry = nodes;
     p->up = up;
     p->cache = cache;
+    atomic_init(&p->last_round_end_ms, xg_monotonic_ms());
+    atomic_init(&p->last_round_took_ms, 0);
+    atomic_init(&p->rounds_ended, 0);
     pthread_mutex_init(&p->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -756,6 +769,36 @@ bool prober_ready(struct prober *p, char *reason, size_t len)
     else
         reason[0] = '\0';
     return ready;
+}
+
+struct prober_liveness prober_liveness(struct prober *p)
+{
+    struct prober_liveness l = {
+        .rounds = atomic_load(&p->rounds_ended),
+        .last_round_ms = atomic_load(&p->last_round_took_ms),
+        .limit_ms = health_stall_limit_ms(p->opt.interval_ms, p->opt.timeout_ms),
+    };
+    l.stalled = health_prober_stalled(xg_monotonic_ms(), atomic_load(&p->last_round_end_ms),
+                                      p->opt.interval_ms, p->opt.timeout_ms, &l.age_ms);
+    return l;
+}
+
+bool prober_alive(struct prober *p, char *reason, size_t len)
+{
+    struct prober_liveness l = prober_liveness(p);
+    if (!l.stalled)
+        return true;
+    if (l.rounds == 0)
+        snprintf(reason, len,
+                 "prober stalled: no probe round has ended in the %lld ms since it started (limit "
+                 "%lld ms)",
+                 (long long)l.age_ms, (long long)l.limit_ms);
+    else
+        snprintf(reason, len,
+                 "prober stalled: no probe round has ended for %lld ms (limit %lld ms); node "
+                 "health and the quorum tip are that old",
+                 (long long)l.age_ms, (long long)l.limit_ms);
+    return false;
 }
 
 /* Why the last probe was not good, "" when it was. */

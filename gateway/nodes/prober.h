@@ -157,6 +157,21 @@ bool prober_hedge_take(struct prober *p);
  * Ready and not degraded, reason is "". */
 bool prober_ready(struct prober *p, char *reason, size_t len);
 
+/* The prober's own liveness (health_prober_stalled), read without the prober's lock. */
+struct prober_liveness {
+    bool stalled;          /* no round ended for limit_ms */
+    int64_t age_ms;        /* since the last round ended (since the start before any did) */
+    int64_t limit_ms;      /* health_stall_limit_ms of the interval and the probe timeout */
+    int64_t last_round_ms; /* how long the last round took */
+    uint64_t rounds;       /* rounds ended, at the interval and for publications */
+};
+struct prober_liveness prober_liveness(struct prober *p);
+
+/* Readiness check "prober": false, with the stall and its age in reason, when no round has
+ * ended for three rounds' time — the node states and the quorum tip the request path
+ * routes by would be that old. */
+bool prober_alive(struct prober *p, char *reason, size_t len);
+
 /* The state for an admin endpoint or a debugging dump: a new JSON object (caller decrefs). */
 json_t *prober_status(struct prober *p);
 

@@ -76,7 +76,10 @@ struct gw_metrics {
         *quorum_voters, *quorum_agreeing, *nodes_configured, *cache_hits, *cache_settled_hits,
         *cache_misses, *cache_evictions, *cache_purged, *cache_bytes, *cache_entries,
         *cache_max_bytes, *cache_epoch, *tenants_loaded, *tenants_bytes, *database_up,
-        *tenants_synced, *usage_flushes, *usage_flush_failures, *usage_rows_held, *fleet_replicas;
+        *tenants_synced, *usage_flushes, *usage_flush_failures, *usage_rows_held, *fleet_replicas,
+        *prober_round_age, *prober_round_took, *prober_stalled, *prober_rounds;
+    /* set when the certificate is loaded (gw_metrics_set_tls_not_after) */
+    struct xg_metric *tls_not_after;
     /* the slow-request summary */
     _Atomic int64_t slow_ms;
     _Atomic uint64_t *slow_count; /* per method label index */
@@ -359,14 +362,30 @@ static bool collected_families(struct gw_metrics *m)
     m->fleet_replicas = PLAIN_GAUGE("xmrgate_gateway_fleet_replicas",
                                     "Gateway replicas beating in this database: each gives a "
                                     "tenant this share of its burst ([limits] share_burst).");
-    return m->node_up && m->node_dropped && m->node_height && m->node_lag && m->node_ema &&
-           m->node_breaker && m->node_cooldown && m->quorum_known && m->quorum_height &&
-           m->quorum_degraded && m->quorum_healthy && m->quorum_voters && m->quorum_agreeing &&
-           m->nodes_configured && m->cache_hits && m->cache_settled_hits && m->cache_misses &&
-           m->cache_evictions && m->cache_purged && m->cache_bytes && m->cache_entries &&
-           m->cache_max_bytes && m->cache_epoch && m->tenants_loaded && m->tenants_bytes &&
-           m->database_up && m->tenants_synced && m->usage_flushes && m->usage_flush_failures &&
-           m->usage_rows_held && m->fleet_replicas;
+    m->prober_round_age = PLAIN_GAUGE("xmrgate_gateway_prober_last_round_age_seconds",
+                                      "Seconds since the prober last ended a probe round (since "
+                                      "it started, before any ended).");
+    m->prober_round_took = PLAIN_GAUGE("xmrgate_gateway_prober_last_round_duration_seconds",
+                                       "How long the last probe round took.");
+    m->prober_stalled = PLAIN_GAUGE("xmrgate_gateway_prober_stalled",
+                                    "1 when no probe round has ended for three rounds' time "
+                                    "(3 x the longer of probe_interval and probe_timeout): the "
+                                    "replica is not ready.");
+    m->prober_rounds = PLAIN_COUNTER("xmrgate_gateway_prober_rounds_total",
+                                     "Probe rounds ended (at the interval and for ZMQ "
+                                     "publications).");
+    m->tls_not_after = PLAIN_GAUGE("xmrgate_gateway_tls_cert_not_after_seconds",
+                                   "The served TLS certificate's notAfter as a Unix time (absent "
+                                   "when the gateway serves plain HTTP).");
+    return m->prober_round_age && m->prober_round_took && m->prober_stalled && m->prober_rounds &&
+           m->tls_not_after && m->node_up && m->node_dropped && m->node_height && m->node_lag &&
+           m->node_ema && m->node_breaker && m->node_cooldown && m->quorum_known &&
+           m->quorum_height && m->quorum_degraded && m->quorum_healthy && m->quorum_voters &&
+           m->quorum_agreeing && m->nodes_configured && m->cache_hits && m->cache_settled_hits &&
+           m->cache_misses && m->cache_evictions && m->cache_purged && m->cache_bytes &&
+           m->cache_entries && m->cache_max_bytes && m->cache_epoch && m->tenants_loaded &&
+           m->tenants_bytes && m->database_up && m->tenants_synced && m->usage_flushes &&
+           m->usage_flush_failures && m->usage_rows_held && m->fleet_replicas;
 }
 
 struct xg_guard_counts *gw_metrics_client_counts(struct gw_metrics *m)
@@ -416,6 +435,12 @@ fail:
 struct xg_metrics *gw_metrics_registry(struct gw_metrics *m)
 {
     return m ? m->reg : NULL;
+}
+
+void gw_metrics_set_tls_not_after(struct gw_metrics *m, int64_t not_after)
+{
+    if (m)
+        xg_metric_set(m->tls_not_after, NULL, (double)not_after);
 }
 
 void gw_metrics_set_slow_ms(struct gw_metrics *m, int64_t slow_ms)
@@ -603,6 +628,11 @@ static void collect_prober(struct gw_metrics *m)
     xg_metric_set(m->quorum_voters, NULL, (double)q.voters);
     xg_metric_set(m->quorum_agreeing, NULL, (double)q.agreeing);
     json_decref(status);
+    struct prober_liveness l = prober_liveness(m->src.prober);
+    xg_metric_set(m->prober_round_age, NULL, (double)l.age_ms / 1000.0);
+    xg_metric_set(m->prober_round_took, NULL, (double)l.last_round_ms / 1000.0);
+    xg_metric_set(m->prober_stalled, NULL, l.stalled);
+    xg_metric_store(m->prober_rounds, NULL, l.rounds);
 }
 
 static void collect_cache(struct gw_metrics *m)

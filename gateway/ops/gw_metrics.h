@@ -94,6 +94,10 @@ struct xg_metrics *gw_metrics_registry(struct gw_metrics *m);
 /* Changes the slow-request threshold (configuration reload). */
 void gw_metrics_set_slow_ms(struct gw_metrics *m, int64_t slow_ms);
 
+/* The TLS certificate in service expires at not_after (Unix seconds): at start and at each
+ * reload that replaced it. Never called when the gateway serves plain HTTP. */
+void gw_metrics_set_tls_not_after(struct gw_metrics *m, int64_t not_after);
+
 /* ---- the request path ----------------------------------------------------------------- */
 
 /* A client request answered: its method (NULL when it never got that far), HTTP status,

@@ -611,6 +611,39 @@ static void test_fork_point_table(void **state)
     }
 }
 
+/* ---- the prober's own liveness --------------------------------------------------------- */
+
+static void test_prober_stalled_table(void **state)
+{
+    (void)state;
+    struct {
+        int64_t now, since, interval, timeout;
+        bool stalled;
+        int64_t age;
+    } rows[] = {
+        {1000, 1000, 2000, 1500, false, 0},    /* a round just ended */
+        {7000, 1000, 2000, 1500, false, 6000}, /* exactly three intervals: not yet */
+        {7001, 1000, 2000, 1500, true, 6001},  /* past three intervals */
+        {5000, 0, 2000, 1500, false, 5000},    /* interval + 2 × timeout: a slow round */
+        {500, 1000, 2000, 1500, false, 0},     /* now before since: no time passed */
+        {9000, 0, 2000, 3000, false, 9000},    /* timeout > interval: three timeouts */
+        {9001, 0, 2000, 3000, true, 9001},     /* … and past them */
+        {8000, 0, 1000, 3000, false, 8000},    /* interval + 2 × timeout < 3 × timeout */
+        {301, 0, 100, 50, true, 301},          /* the shortest interval */
+        {INT64_MAX / 2, 0, 60000, 60000, true, INT64_MAX / 2}, /* never ended one */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int64_t age = -1;
+        bool stalled = health_prober_stalled(rows[i].now, rows[i].since, rows[i].interval,
+                                             rows[i].timeout, &age);
+        if (stalled != rows[i].stalled || age != rows[i].age)
+            fail_msg("row %zu: stalled %d age %lld", i, stalled, (long long)age);
+    }
+    assert_int_equal(health_stall_limit_ms(2000, 1500), 6000);
+    assert_int_equal(health_stall_limit_ms(2000, 3000), 9000);
+    assert_false(health_prober_stalled(0, 0, 2000, 1500, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -626,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_history_follows_the_node),
         cmocka_unit_test(test_tip_distance),
         cmocka_unit_test(test_fork_point_table),
+        cmocka_unit_test(test_prober_stalled_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
