@@ -8,8 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The address billing's limiter counts: the agent's, when the gateway vouches for it. */
-static void client_key(const struct xg_httpd_request *req, char *out, size_t len)
+void api_xmr402_client_key(const struct xg_httpd_request *req, char *out, size_t len)
 {
     struct api *api = api_of(req);
     const char *named = xg_httpd_header(req, XG_XMR402_CLIENT_HDR);
@@ -77,7 +76,7 @@ bool api_xmr402_take_limit(const struct xg_httpd_request *req, struct client_lim
     if (global)
         snprintf(client, sizeof client, "all");
     else
-        client_key(req, client, sizeof client);
+        api_xmr402_client_key(req, client, sizeof client);
     if (client_limit_table_take(table, client, xg_monotonic_ms(), &retry))
         return true;
     snprintf(message, sizeof message, "too many XMR402 %s from %s; try again later", what,

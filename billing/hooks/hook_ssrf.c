@@ -71,13 +71,16 @@ static enum hook_ssrf_class classify_in(const struct xg_proxy_ip *ip, const stru
     return HOOK_SSRF_PUBLIC;
 }
 
-/* The IPv4 address an IPv6 one carries (mapped, NAT64, 6to4); false when none. */
+/* The IPv4 address an IPv6 one carries as its destination (mapped ::ffff:0:0/96, translated
+ * ::ffff:0:0:0/96 of SIIT, NAT64 64:ff9b::/96, 6to4 2002::/16); false when none. */
 static bool embedded_v4(const struct xg_proxy_ip *ip, struct xg_proxy_ip *v4)
 {
     static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+    static const uint8_t translated[12] = {[8] = 0xff, [9] = 0xff};
     static const uint8_t nat64[12] = {0x00, 0x64, 0xff, 0x9b};
     const uint8_t *src = NULL;
-    if (memcmp(ip->bytes, mapped, 12) == 0 || memcmp(ip->bytes, nat64, 12) == 0)
+    if (memcmp(ip->bytes, mapped, 12) == 0 || memcmp(ip->bytes, translated, 12) == 0 ||
+        memcmp(ip->bytes, nat64, 12) == 0)
         src = ip->bytes + 12;
     else if (ip->bytes[0] == 0x20 && ip->bytes[1] == 0x02)
         src = ip->bytes + 2;
@@ -88,16 +91,33 @@ static bool embedded_v4(const struct xg_proxy_ip *ip, struct xg_proxy_ip *v4)
     return true;
 }
 
+/* The IPv4 tunnel end an ISATAP interface id names (<prefix>:0:5efe:a.b.c.d, or 200:5efe
+ * with the universal bit); false when the id is no ISATAP one. */
+static bool isatap_v4(const struct xg_proxy_ip *ip, struct xg_proxy_ip *v4)
+{
+    if ((ip->bytes[8] & ~0x02) != 0 || ip->bytes[9] != 0 || ip->bytes[10] != 0x5e ||
+        ip->bytes[11] != 0xfe)
+        return false;
+    *v4 = (struct xg_proxy_ip){.family = 4};
+    memcpy(v4->bytes, ip->bytes + 12, 4);
+    return true;
+}
+
 enum hook_ssrf_class hook_ssrf_classify(const struct xg_proxy_ip *ip)
 {
+    static const size_t nv4 = sizeof v4_ranges / sizeof v4_ranges[0];
     if (ip->family == 4)
-        return classify_in(ip, v4_ranges, sizeof v4_ranges / sizeof v4_ranges[0]);
+        return classify_in(ip, v4_ranges, nv4);
     if (ip->family != 6)
         return HOOK_SSRF_UNSPECIFIED;
     struct xg_proxy_ip v4;
     if (embedded_v4(ip, &v4))
-        return classify_in(&v4, v4_ranges, sizeof v4_ranges / sizeof v4_ranges[0]);
-    return classify_in(ip, v6_ranges, sizeof v6_ranges / sizeof v6_ranges[0]);
+        return classify_in(&v4, v4_ranges, nv4);
+    enum hook_ssrf_class c = classify_in(ip, v6_ranges, sizeof v6_ranges / sizeof v6_ranges[0]);
+    /* a public prefix does not make the IPv4 end of an ISATAP tunnel public */
+    if (c == HOOK_SSRF_PUBLIC && isatap_v4(ip, &v4))
+        return classify_in(&v4, v4_ranges, nv4);
+    return c;
 }
 
 const char *hook_ssrf_class_name(enum hook_ssrf_class c)

@@ -13,7 +13,9 @@
  *   IETF protocol assignments, 240.0.0.0/4, IPv4-compatible ::/96, discard 100::/64,
  *   Teredo), unless the operator's allow list ([webhooks] allow, CIDRs) contains it.
  *   IPv4 inside IPv6 is judged as the IPv4 it carries: IPv4-mapped ::ffff:0:0/96 (the
- *   parser maps it already), NAT64 64:ff9b::/96 and 6to4 2002::/16.
+ *   parser maps it already), IPv4-translated ::ffff:0:0:0/96 (SIIT), NAT64 64:ff9b::/96
+ *   and 6to4 2002::/16; an ISATAP interface id (…:0:5efe:a.b.c.d, …:200:5efe:…) under an
+ *   otherwise public prefix by its IPv4 end when that is not public.
  *
  * The URL's shape (hook_ssrf_url_check): http or https, at most HOOK_SSRF_URL_MAX bytes, a
  * host, no user or password, no white space or control characters. Redirects are never

@@ -65,6 +65,26 @@ static const struct {
     {"2002:7f00:1::1", HOOK_SSRF_LOOPBACK},
     {"2002:c0a8:101::1", HOOK_SSRF_PRIVATE},
     {"2002:808:808::1", HOOK_SSRF_PUBLIC},
+    /* IPv4-translated (SIIT, RFC 2765): ::ffff:0:a.b.c.d */
+    {"::ffff:0:127.0.0.1", HOOK_SSRF_LOOPBACK},
+    {"::ffff:0:7f00:1", HOOK_SSRF_LOOPBACK},
+    {"::ffff:0:10.0.0.1", HOOK_SSRF_PRIVATE},
+    {"::ffff:0:169.254.169.254", HOOK_SSRF_LINK_LOCAL},
+    {"::ffff:0:0.0.0.0", HOOK_SSRF_UNSPECIFIED},
+    {"::ffff:0:8.8.8.8", HOOK_SSRF_PUBLIC},
+    /* IPv4-compatible (deprecated): reserved whatever it carries */
+    {"::127.0.0.1", HOOK_SSRF_RESERVED},
+    {"::8.8.8.8", HOOK_SSRF_RESERVED},
+    /* NAT64 written with a dotted tail */
+    {"64:ff9b::127.0.0.1", HOOK_SSRF_LOOPBACK},
+    {"64:ff9b::192.168.0.1", HOOK_SSRF_PRIVATE},
+    /* ISATAP under a public prefix: judged by its IPv4 end when that is not public */
+    {"2a00:1450::5efe:127.0.0.1", HOOK_SSRF_LOOPBACK},
+    {"2a00:1450::200:5efe:10.1.2.3", HOOK_SSRF_PRIVATE},
+    {"2a00:1450::5efe:8.8.8.8", HOOK_SSRF_PUBLIC},
+    {"fe80::5efe:8.8.8.8", HOOK_SSRF_LINK_LOCAL},
+    /* a look-alike that is no embedding stays public */
+    {"2a00:1450::ffff:0:7f00:1", HOOK_SSRF_PUBLIC},
 };
 
 static struct xg_proxy_ip ip_of(const char *text)
