@@ -49,10 +49,9 @@ enum verify_hold_admission verify_hold_add(struct verify_hold *h, struct MHD_Con
                                            struct verify_hold_entry *e)
 {
     pthread_mutex_lock(&h->lock);
-    enum verify_hold_admission a =
-        h->stopping ? VERIFY_HOLD_STOPPING
-                    : verify_hold_admit(h->count, held_by(h, e->client), h->max_held,
-                                        h->max_per_client);
+    enum verify_hold_admission a = h->stopping ? VERIFY_HOLD_STOPPING
+                                               : verify_hold_admit(h->count, held_by(h, e->client),
+                                                                   h->max_held, h->max_per_client);
     if (a == VERIFY_HOLD_ADMIT) {
         /* suspended before the thread can see the entry, so a resume never comes first */
         MHD_suspend_connection(conn);

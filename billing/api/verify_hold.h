@@ -45,7 +45,7 @@ enum verify_hold_admission verify_hold_admit(size_t held, size_t held_by_client,
 struct verify_hold_entry {
     /* set by the caller before verify_hold_add */
     char client[VERIFY_HOLD_CLIENT_SIZE];
-    int64_t until_ms, poll_ms; /* monotonic deadline; pause between checks */
+    int64_t until_ms, poll_ms;                  /* monotonic deadline; pause between checks */
     bool (*check)(struct verify_hold_entry *e); /* true: done, resume now */
     void *ctx;
     /* the set's */

@@ -1,6 +1,8 @@
 /* hook_ssrf — see hook_ssrf.h. */
 #include "hooks/hook_ssrf.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -201,4 +203,55 @@ bool hook_ssrf_url_check(const char *url, char *host, size_t hostlen, char *err,
     memcpy(host, h, hl);
     host[hl] = '\0';
     return true;
+}
+
+/* The address a host written as a number denotes, as a resolver would read it: an IP
+ * literal, or the legacy IPv4 forms inet_aton takes ("2130706433", "0x7f.1", "127.1"). */
+static bool host_literal(const char *host, struct xg_proxy_ip *ip)
+{
+    if (xg_proxy_ip_parse(host, strlen(host), ip))
+        return true;
+    struct in_addr a;
+    if (inet_aton(host, &a) != 1)
+        return false;
+    *ip = (struct xg_proxy_ip){.family = 4};
+    memcpy(ip->bytes, &a.s_addr, 4);
+    return true;
+}
+
+/* "localhost" and names under it (RFC 6761: always loopback), with or without the root dot. */
+static bool loopback_name(const char *host)
+{
+    size_t n = strlen(host);
+    if (n > 0 && host[n - 1] == '.')
+        n--;
+    static const char name[] = "localhost";
+    const size_t k = sizeof name - 1;
+    if (n < k || strncasecmp(host + n - k, name, k) != 0)
+        return false;
+    return n == k || host[n - k - 1] == '.';
+}
+
+bool hook_ssrf_url_admit(const struct xg_proxy_trust *allow, const char *url, char *err,
+                         size_t errlen)
+{
+    char host[HOOK_SSRF_HOST_MAX];
+    if (!hook_ssrf_url_check(url, host, sizeof host, err, errlen))
+        return false;
+    struct xg_proxy_ip ip;
+    const char *why;
+    if (host_literal(host, &ip)) {
+        if (hook_ssrf_allowed(allow, &ip, &why))
+            return true;
+        snprintf(err, errlen, "webhook_url points at a %s address", why);
+        return false;
+    }
+    if (loopback_name(host)) {
+        ip = (struct xg_proxy_ip){.family = 4, .bytes = {127, 0, 0, 1}};
+        if (hook_ssrf_allowed(allow, &ip, &why))
+            return true;
+        snprintf(err, errlen, "webhook_url names a loopback host");
+        return false;
+    }
+    return true; /* a name: judged by the addresses it has when a delivery connects */
 }

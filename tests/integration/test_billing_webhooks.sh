@@ -70,6 +70,10 @@ check "no allow list: localhost (resolving to loopback) is refused" \
 check "no allow list: [::1] is refused" refused "http://[::1]:$RECV_PORT/hook"
 check "no allow list: IPv4-mapped [::ffff:127.0.0.1] is refused" \
 	refused "http://[::ffff:127.0.0.1]:$RECV_PORT/hook"
+check "no allow list: IPv4-translated [::ffff:0:127.0.0.1] is refused" \
+	refused "http://[::ffff:0:127.0.0.1]:$RECV_PORT/hook"
+check "no allow list: 2130706433 (127.0.0.1 as a number) is refused" \
+	refused "http://2130706433:$RECV_PORT/hook"
 check "no allow list: 169.254.169.254 (metadata) is refused" refused "http://169.254.169.254/"
 check "no allow list: 10.0.0.1 is refused" refused "http://10.0.0.1/hook"
 read -r st body <<<"$(create strict '{"tier":"bt-hook","webhook_url":"ftp://example.com/x"}')"

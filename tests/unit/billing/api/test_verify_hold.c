@@ -21,8 +21,8 @@ static void test_admit(void **state)
         {63, 3, 64, 4, VERIFY_HOLD_ADMIT},
         {10, 4, 64, 4, VERIFY_HOLD_CLIENT_FULL}, /* the flooding client is told it is the one */
         {64, 4, 64, 4, VERIFY_HOLD_CLIENT_FULL},
-        {64, 0, 64, 4, VERIFY_HOLD_FULL},  /* a quiet client, a full hold */
-        {65, 1, 64, 4, VERIFY_HOLD_FULL},  /* over (a bound lowered by a restart) */
+        {64, 0, 64, 4, VERIFY_HOLD_FULL}, /* a quiet client, a full hold */
+        {65, 1, 64, 4, VERIFY_HOLD_FULL}, /* over (a bound lowered by a restart) */
         {0, 0, 1, 1, VERIFY_HOLD_ADMIT},
         {1, 1, 1, 1, VERIFY_HOLD_CLIENT_FULL},
         {1, 0, 1, 1, VERIFY_HOLD_FULL},
