@@ -13,6 +13,7 @@
 #include "xg_mhd_proxy.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -244,12 +245,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 void *xg_httpd_state(const struct xg_httpd_request *req)
 {
     const struct request_state *st = req->priv;
-    return st->handler_state;
+    return st ? st->handler_state : NULL;
 }
 
 void xg_httpd_set_state(const struct xg_httpd_request *req, void *state, void (*release)(void *))
 {
     struct request_state *st = req->priv;
+    assert(st); /* a request xg_httpd made, not one built by hand */
     st->handler_state = state;
     st->handler_release = release;
 }
