@@ -13,6 +13,7 @@
 #include "xg_mhd_proxy.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -58,6 +59,8 @@ struct request_state {
     size_t len, cap;
     bool too_large;
     size_t discarded;
+    void *handler_state; /* the handler's, across a suspension (xg_httpd_set_state) */
+    void (*handler_release)(void *state);
 };
 
 static bool path_matches(const char *pattern, const char *path)
@@ -218,6 +221,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         .body_len = st->len,
         .closure = srv->closure,
         .trust = &srv->trust,
+        .priv = st,
     };
     return mhd_result_of(st->route->handler(&req));
 }
@@ -230,10 +234,26 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     (void)code;
     xg_mhd_guard_completed(srv->guard, conn);
     if (st) {
+        if (st->handler_release)
+            st->handler_release(st->handler_state);
         free(st->body);
         free(st);
     }
     *req_cls = NULL;
+}
+
+void *xg_httpd_state(const struct xg_httpd_request *req)
+{
+    const struct request_state *st = req->priv;
+    return st ? st->handler_state : NULL;
+}
+
+void xg_httpd_set_state(const struct xg_httpd_request *req, void *state, void (*release)(void *))
+{
+    struct request_state *st = req->priv;
+    assert(st); /* a request xg_httpd made, not one built by hand */
+    st->handler_state = state;
+    st->handler_release = release;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)

@@ -35,6 +35,7 @@ struct xg_httpd_request {
     size_t body_len;
     void *closure;                      /* the server's closure             */
     const struct xg_proxy_trust *trust; /* the server's trusted_proxies */
+    void *priv;                         /* xg_httpd's own (xg_httpd_state) */
 };
 
 /* What a handler did: the three results of the gateway front end's app (front.h,
@@ -93,6 +94,12 @@ const struct xg_guard_counts *xg_httpd_counts(const struct xg_httpd *srv);
 
 /* Stops the server and frees it. */
 void xg_httpd_stop(struct xg_httpd *srv);
+
+/* The handler's own state of this request, kept across a suspension (XG_HTTPD_DONE): NULL
+ * until set. xg_httpd_set_state stores it with release, which xg_httpd calls on it once the
+ * request completes (the connection answered or dropped); release NULL frees nothing. */
+void *xg_httpd_state(const struct xg_httpd_request *req);
+void xg_httpd_set_state(const struct xg_httpd_request *req, void *state, void (*release)(void *));
 
 /* Returns the value of a query-string argument, or NULL. */
 const char *xg_httpd_query(const struct xg_httpd_request *req, const char *key);

@@ -131,7 +131,10 @@ static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
     api->verify_global = client_limit_table_new(1, cfg->xmr402_verifies_per_second * 3600,
                                                 cfg->xmr402_verifies_per_second, NULL, 1);
     api->txnode = txnode_new(cfg->daemon_url, TXNODE_TIMEOUT_MS);
+    api->verify_hold =
+        verify_hold_new((size_t)cfg->xmr402_max_held, (size_t)cfg->xmr402_max_held_per_client);
     return api->receipt_key && api->verify_limit && api->verify_global && api->txnode &&
+           api->verify_hold &&
            bl_xmr402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
 }
 
@@ -147,6 +150,7 @@ static void api_free(struct api *api)
     client_limit_table_free(api->verify_limit);
     client_limit_table_free(api->verify_global);
     txnode_free(api->txnode);
+    verify_hold_free(api->verify_hold);
     OPENSSL_cleanse(api->hook_key, sizeof api->hook_key);
     client_limit_table_free(api->rotate_limit);
     bl_keys_wipe(&api->keys);
@@ -230,6 +234,7 @@ void api_stop(struct api *api)
 {
     if (!api)
         return;
+    verify_hold_stop(api->verify_hold); /* libmicrohttpd must not stop with suspended ones */
     xg_httpd_stop(api->httpd);
     api_free(api);
 }

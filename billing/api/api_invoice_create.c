@@ -14,9 +14,10 @@
  *     tier onto an XMR-priced one: no rate is locked to value it) is refused.
  *
  * With "webhook_url": "<http(s) URL>" the invoice's state changes are also sent there
- * (docs/BILLING.md "Webhooks"): the URL's shape is checked with the body, its addresses
- * against the SSRF guard after the rate limit (a resolver call per request) and before
- * anything is drawn (hook_sender_url_allowed), and the answer carries the invoice's
+ * (docs/BILLING.md "Webhooks"): the URL's shape is checked with the body, a host written
+ * as an address against the SSRF guard after the rate limit and before anything is drawn
+ * (hook_ssrf_url_admit: no resolver call on the API's thread; a name is judged by the
+ * address each delivery connects to, on the sender's thread), and the answer carries the invoice's
  * webhook secret (hook_sign.h), shown there only, like the token (and again to a replay of
  * the same request under its Idempotency-Key).
  *
@@ -690,7 +691,7 @@ enum xg_httpd_result api_handle_invoice_create(const struct xg_httpd_request *re
     if (!check_tier(req, pg, &cr, &mr) || !check_rate_limit(req, &cr, &mr))
         goto out;
     if (cr.webhook_url[0] &&
-        !hook_sender_url_allowed(&api->hook_allow, cr.webhook_url, msg, sizeof msg)) {
+        !hook_ssrf_url_admit(&api->hook_allow, cr.webhook_url, msg, sizeof msg)) {
         mr = api_errorf(req, BL_ERROR_WEBHOOK_URL_REFUSED, "%s", msg);
         goto out;
     }

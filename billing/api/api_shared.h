@@ -9,6 +9,7 @@
 #include "api/client_prefix.h"
 #include "api/free_grant.h"
 #include "api/pgpool.h"
+#include "api/verify_hold.h"
 #include "core/bl_error.h"
 #include "core/bl_keys.h"
 #include "core/pricing.h"
@@ -52,7 +53,8 @@ struct api {
     /* webhooks (hook_*.h) */
     struct xg_proxy_trust hook_allow;
     uint8_t hook_key[32];
-    struct txnode *txnode; /* the node asked before any wallet call (txnode.h) */
+    struct txnode *txnode;           /* the node asked before any wallet call (txnode.h) */
+    struct verify_hold *verify_hold; /* proofs waiting for their transaction (verify_hold.h) */
 };
 
 struct api *api_of(const struct xg_httpd_request *req);

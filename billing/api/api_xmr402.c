@@ -10,7 +10,7 @@
 
 /* The address billing's limiter counts (by its prefix, client_limit.h): the agent's, when
  * the gateway vouches for it, else the peer's. */
-static void client_key(const struct xg_httpd_request *req, char *out, size_t len)
+void api_xmr402_client_key(const struct xg_httpd_request *req, char *out, size_t len)
 {
     struct api *api = api_of(req);
     const char *named = xg_httpd_header(req, XG_XMR402_CLIENT_HDR);
@@ -78,7 +78,7 @@ bool api_xmr402_take_limit(const struct xg_httpd_request *req, struct client_lim
     if (global)
         snprintf(client, sizeof client, "all");
     else
-        client_key(req, client, sizeof client);
+        api_xmr402_client_key(req, client, sizeof client);
     if (client_limit_table_take(table, client, xg_monotonic_ms(), &retry))
         return true;
     snprintf(message, sizeof message, "too many XMR402 %s from %s; try again later", what,

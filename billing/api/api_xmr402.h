@@ -33,6 +33,10 @@ int64_t api_xmr402_remaining(const struct invoice_row *inv);
  * WWW-Authenticate and a body. */
 json_t *api_xmr402_challenge_json(const struct api *api, const struct invoice_row *inv);
 
+/* The client address billing's limiters count (out: at least 256 bytes): the agent's, when
+ * the gateway vouches for it (its signed client header), else the request's. */
+void api_xmr402_client_key(const struct xg_httpd_request *req, char *out, size_t len);
+
 /* A token from table for this client (global: one bucket for all clients; what names the
  * requests in the refusal's message); false with the 429 queued in *mr. */
 bool api_xmr402_take_limit(const struct xg_httpd_request *req, struct client_limit_table *table,

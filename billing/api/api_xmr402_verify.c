@@ -27,6 +27,7 @@
 
 #include "api/api_shared.h"
 #include "api/api_xmr402.h"
+#include "api/verify_hold.h"
 #include "invoice/invoice.h"
 #include "payments/settle.h"
 #include "wallet/txnode.h"
@@ -72,6 +73,14 @@ struct verify {
     /* what billing recorded of the txid before ("" when nothing): bl_xmr402_payment_of_txid */
     char stored_invoice[API_INVOICE_ID_SIZE];
     char stored_state[16];
+    /* across a hold (verify_hold.h): where the request resumes, and what the checks found */
+    enum { VERIFY_FRESH, VERIFY_NODE_HELD, VERIFY_WALLET_HELD } phase;
+    struct api *api;
+    int64_t until_ms; /* the end of the unseen hold, from the proof's arrival */
+    enum txnode_verdict verdict;
+    bool wallet_ok;
+    char wallet_err[512];
+    struct verify_hold_entry hold;
 };
 
 static bool base58_text(const char *s)
@@ -166,24 +175,6 @@ static bool wallet_facts(struct api *api, struct verify *v, char *err, size_t er
         return false; /* unreachable; an RPC error is "Transaction not found" */
     }
     return wallet_get_height(api->wallet, &v->wallet_height, err, errlen);
-}
-
-/* wallet_facts, waiting up to [xmr402] unseen_hold for a transaction the wallet has not
- * seen yet: a proof sent right after broadcast may beat the wallet's view of the pool, and
- * an agent told "unknown" would pay again. A named invoice needs no wait (check_tx_proof
- * asks the daemon, not the wallet's scan). */
-static bool wallet_facts_held(struct api *api, struct verify *v, char *err, size_t errlen)
-{
-    int64_t until = xg_monotonic_ms() + api->xmr402_unseen_hold_ms;
-    for (;;) {
-        v->nseen = 0;
-        if (!wallet_facts(api, v, err, errlen))
-            return false;
-        if (v->invoice[0] || v->nseen > 0 || xg_monotonic_ms() >= until)
-            return true;
-        struct timespec pause = {.tv_sec = 0, .tv_nsec = UNSEEN_POLL_MS * 1000000L};
-        nanosleep(&pause, NULL);
-    }
 }
 
 /* The invoice: named, or found from the subaddresses the transaction paid. */
@@ -549,15 +540,12 @@ static enum xg_httpd_result refuse_expired(const struct xg_httpd_request *req,
                   "this invoice expired unpaid; pay the new challenge instead", &v->inv);
 }
 
+/* The proof, once the wallet's facts are in (wallet_facts). */
 static enum xg_httpd_result verify_run(const struct xg_httpd_request *req, struct xg_pg *pg,
                                        struct verify *v)
 {
     struct api *api = api_of(req);
-    char err[512], why[512], other[API_INVOICE_ID_SIZE];
-    if (!wallet_facts_held(api, v, err, sizeof err)) {
-        xg_log(XG_LOG_WARN, "wallet_unavailable", "xmr402 verify: %s", err);
-        return api_error(req, BL_ERROR_WALLET_UNAVAILABLE);
-    }
+    char why[512], other[API_INVOICE_ID_SIZE];
     enum api_load l = locate_invoice(pg, v);
     if (l == API_LOAD_DB_ERROR)
         return api_db_error(req, pg);
@@ -614,59 +602,191 @@ static void mark_double_spend(struct xg_pg *pg, const char *txid)
     PQclear(res);
 }
 
-/* The cheap checks before the wallet (txnode.h). A transaction the node does not have and
- * billing never recorded, after the unseen hold, is answered txid_unknown (the gateway's
- * "retry", never "pay"); one the node saw double-spent is not_counted, which ends its
- * pending allowance. Neither costs a wallet call or a verify token. False with the answer
- * queued. */
-static bool node_knows_tx(const struct xg_httpd_request *req, struct xg_pg *pg, struct verify *v,
-                          enum xg_httpd_result *mr)
+/* ---- the unseen hold ---------------------------------------------------------------------
+ *
+ * A proof whose transaction the node (or, with no invoice named, the view-only wallet) does
+ * not show yet waits, up to [xmr402] unseen_hold from its arrival, as a suspended connection
+ * in api->verify_hold: the set's thread looks again every UNSEEN_POLL_MS (check_node,
+ * check_wallet; no database connection is held meanwhile) and resumes the request, which
+ * goes on from v->phase. A full hold answers at once: 429 rate_limited for a client over
+ * [xmr402] max_held_per_client, 503 verify_busy over [xmr402] max_held_proofs, both with
+ * Retry-After (the gateway's "retry", never "pay"). */
+
+static bool check_node(struct verify_hold_entry *e)
+{
+    struct verify *v = e->ctx;
+    v->verdict = txnode_lookup(v->api->txnode, v->txid);
+    return v->verdict != TXNODE_MISSING;
+}
+
+static bool check_wallet(struct verify_hold_entry *e)
+{
+    struct verify *v = e->ctx;
+    v->nseen = 0;
+    v->wallet_ok = wallet_facts(v->api, v, v->wallet_err, sizeof v->wallet_err);
+    return !v->wallet_ok || v->nseen > 0;
+}
+
+/* Seconds until the hold could take another proof: the hold's own length, at least 1. */
+static int64_t hold_retry_after_s(const struct api *api)
+{
+    int64_t s = (api->xmr402_unseen_hold_ms + 999) / 1000;
+    return s > 0 ? s : 1;
+}
+
+enum hold_outcome {
+    HOLD_SUSPENDED, /* return XG_HTTPD_DONE: the request resumes at its phase */
+    HOLD_REFUSED,   /* the hold is full: *mr is queued */
+    HOLD_TIME_UP,   /* the unseen hold is over: answer from what is known */
+};
+
+static enum hold_outcome hold(const struct xg_httpd_request *req, struct verify *v,
+                              bool (*check)(struct verify_hold_entry *), int phase,
+                              enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
-    if (!load_stored(pg, v)) {
-        *mr = api_db_error(req, pg);
-        return false;
-    }
-    /* one billing recorded needs no wait: its answer (double-spent, dropped) is billing's */
-    long hold = v->stored_invoice[0] ? 0 : (long)api->xmr402_unseen_hold_ms;
-    switch (txnode_lookup_held(api->txnode, v->txid, hold, UNSEEN_POLL_MS)) {
-    case TXNODE_FOUND:
-    case TXNODE_UNKNOWN:
-        return true;
-    case TXNODE_DOUBLE_SPENT:
-        xg_log(XG_LOG_INFO, "xmr402_double_spend", "%s", v->txid);
-        mark_double_spend(pg, v->txid);
-        *mr = refuse(req, BL_ERROR_NOT_COUNTED, DOUBLE_SPENT_MSG, NULL);
-        return false;
-    case TXNODE_MISSING:
+    if (xg_monotonic_ms() >= v->until_ms)
+        return HOLD_TIME_UP;
+    memset(&v->hold, 0, sizeof v->hold);
+    api_xmr402_client_key(req, v->hold.client, sizeof v->hold.client);
+    v->hold.until_ms = v->until_ms;
+    v->hold.poll_ms = UNSEEN_POLL_MS;
+    v->hold.check = check;
+    v->hold.ctx = v;
+    v->phase = phase;
+    int64_t retry = hold_retry_after_s(api);
+    json_t *extra = json_pack("{s:I}", "retry_after", (json_int_t)retry);
+    switch (verify_hold_add(api->verify_hold, req->conn, &v->hold)) {
+    case VERIFY_HOLD_ADMIT:
+        json_decref(extra);
+        *mr = XG_HTTPD_DONE;
+        return HOLD_SUSPENDED;
+    case VERIFY_HOLD_CLIENT_FULL:
+        *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED,
+                              "too many XMR402 proofs from this address are waiting for their "
+                              "transaction; send this one again later",
+                              extra, retry);
+        return HOLD_REFUSED;
+    case VERIFY_HOLD_FULL:
+        *mr = api_error_reply(req, BL_ERROR_VERIFY_BUSY, NULL, extra, retry);
+        return HOLD_REFUSED;
+    case VERIFY_HOLD_STOPPING:
         break;
     }
-    if (v->stored_invoice[0])
-        return true;
-    xg_log(XG_LOG_DEBUG, "xmr402_txid_not_on_node", "%s", v->txid);
-    *mr = refuse(req, BL_ERROR_TXID_UNKNOWN,
-                 "the node has no transaction with this txid (nothing was asked of the wallet)",
-                 NULL);
-    return false;
+    *mr = api_error_reply(req, BL_ERROR_VERIFY_BUSY,
+                          "billing is shutting down; send the proof again after Retry-After", extra,
+                          retry);
+    return HOLD_REFUSED;
+}
+
+/* What the view-only wallet showed is in v: wait on for a transaction it does not show yet
+ * (no invoice named: check_tx_proof asks the daemon, not the wallet's scan, so a named one
+ * needs no wait), then check the proof, the database from here on. */
+static enum xg_httpd_result after_wallet(const struct xg_httpd_request *req, struct verify *v)
+{
+    struct api *api = api_of(req);
+    enum xg_httpd_result mr;
+    if (v->wallet_ok && !v->invoice[0] && v->nseen == 0 &&
+        hold(req, v, check_wallet, VERIFY_WALLET_HELD, &mr) != HOLD_TIME_UP)
+        return mr;
+    if (!v->wallet_ok) {
+        xg_log(XG_LOG_WARN, "wallet_unavailable", "xmr402 verify: %s", v->wallet_err);
+        return api_error(req, BL_ERROR_WALLET_UNAVAILABLE);
+    }
+    struct xg_pg *pg = pgpool_get(api->pool);
+    mr = verify_run(req, pg, v);
+    pgpool_put(api->pool, pg);
+    return mr;
+}
+
+/* The node's verdict is in v (txnode.h). One it does not have and billing never recorded
+ * waits (a proof may beat the relay to this node), then is answered txid_unknown (the
+ * gateway's "retry", never "pay"); one the node saw double-spent is not_counted, which ends
+ * its pending allowance. Neither costs a wallet call. Otherwise the wallet is asked. */
+static enum xg_httpd_result after_node(const struct xg_httpd_request *req, struct verify *v)
+{
+    struct api *api = api_of(req);
+    enum xg_httpd_result mr;
+    /* one billing recorded needs no wait: its answer (double-spent, dropped) is billing's */
+    bool recorded = v->stored_invoice[0] != '\0';
+    switch (v->verdict) {
+    case TXNODE_FOUND:
+    case TXNODE_UNKNOWN:
+        break;
+    case TXNODE_DOUBLE_SPENT: {
+        xg_log(XG_LOG_INFO, "xmr402_double_spend", "%s", v->txid);
+        struct xg_pg *pg = pgpool_get(api->pool);
+        mark_double_spend(pg, v->txid);
+        pgpool_put(api->pool, pg);
+        return refuse(req, BL_ERROR_NOT_COUNTED, DOUBLE_SPENT_MSG, NULL);
+    }
+    case TXNODE_MISSING:
+        if (recorded)
+            break;
+        if (hold(req, v, check_node, VERIFY_NODE_HELD, &mr) != HOLD_TIME_UP)
+            return mr;
+        xg_log(XG_LOG_DEBUG, "xmr402_txid_not_on_node", "%s", v->txid);
+        return refuse(req, BL_ERROR_TXID_UNKNOWN,
+                      "the node has no transaction with this txid (nothing was asked of the "
+                      "wallet)",
+                      NULL);
+    }
+    v->nseen = 0;
+    v->wallet_ok = wallet_facts(api, v, v->wallet_err, sizeof v->wallet_err);
+    return after_wallet(req, v);
+}
+
+/* A new proof: its shape, the client's limit, then the one bucket of all clients (before
+ * any hold, so that a flood of waiting proofs is bounded by it too), what billing recorded
+ * of the txid, and the node's first look. */
+static enum xg_httpd_result verify_start(const struct xg_httpd_request *req, struct verify *v)
+{
+    struct api *api = api_of(req);
+    char msg[256];
+    enum xg_httpd_result mr;
+    if (!parse_verify_body(req->body, v, msg, sizeof msg))
+        return api_errorf(req, BL_ERROR_MALFORMED_PROOF, "%s", msg);
+    if (!api_xmr402_take_limit(req, api->verify_limit, "proofs", false, &mr) ||
+        !api_xmr402_take_limit(req, api->verify_global, "proofs", true, &mr))
+        return mr;
+    v->until_ms = xg_monotonic_ms() + api->xmr402_unseen_hold_ms;
+    struct xg_pg *pg = pgpool_get(api->pool);
+    bool loaded = load_stored(pg, v);
+    if (!loaded)
+        mr = api_db_error(req, pg);
+    pgpool_put(api->pool, pg);
+    if (!loaded)
+        return mr;
+    v->verdict = txnode_lookup(api->txnode, v->txid);
+    return after_node(req, v);
+}
+
+static void verify_release(void *state)
+{
+    struct verify *v = state;
+    if (v)
+        OPENSSL_cleanse(v->proof, sizeof v->proof);
+    free(v);
 }
 
 enum xg_httpd_result api_handle_xmr402_verify(const struct xg_httpd_request *req)
 {
-    struct api *api = api_of(req);
-    struct verify *v = calloc(1, sizeof *v);
-    char msg[256];
-    if (!v)
-        return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "out of memory");
-    enum xg_httpd_result mr;
-    if (!parse_verify_body(req->body, v, msg, sizeof msg)) {
-        mr = api_errorf(req, BL_ERROR_MALFORMED_PROOF, "%s", msg);
-    } else if (api_xmr402_take_limit(req, api->verify_limit, "proofs", false, &mr)) {
-        struct xg_pg *pg = pgpool_get(api->pool);
-        if (node_knows_tx(req, pg, v, &mr) &&
-            api_xmr402_take_limit(req, api->verify_global, "proofs", true, &mr))
-            mr = verify_run(req, pg, v);
-        pgpool_put(api->pool, pg);
+    struct verify *v = xg_httpd_state(req);
+    if (!v) {
+        v = calloc(1, sizeof *v);
+        if (!v)
+            return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "out of memory");
+        v->api = api_of(req);
+        xg_httpd_set_state(req, v, verify_release);
+        return verify_start(req, v);
     }
-    free(v);
-    return mr;
+    switch (v->phase) { /* resumed from the hold */
+    case VERIFY_NODE_HELD:
+        return after_node(req, v);
+    case VERIFY_WALLET_HELD:
+        return after_wallet(req, v);
+    case VERIFY_FRESH:
+        break;
+    }
+    return api_errorf(req, BL_ERROR_INTERNAL_ERROR, "a proof resumed twice");
 }

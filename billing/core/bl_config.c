@@ -170,6 +170,14 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("xmr402", "unseen_hold", XG_CFG_DURATION, xmr402_unseen_hold_ms, "8s", 0, 12000, false,
         "how long a proof waits for the view-only wallet to see its transaction before billing "
         "answers \"not visible yet, retry\" (never \"pay\"); under the gateway's 15 s wait"),
+    KEY("xmr402", "max_held_proofs", XG_CFG_INT, xmr402_max_held, "64", 1, 100000, false,
+        "XMR402 proofs waiting at once, over all clients, for a transaction not visible yet "
+        "(unseen_hold; a waiting proof holds no thread and no database connection); beyond it "
+        "503 verify_busy with Retry-After"),
+    KEY("xmr402", "max_held_per_client", XG_CFG_INT, xmr402_max_held_per_client, "4", 1, 100000,
+        false,
+        "XMR402 proofs one client address may have waiting at once (unseen_hold); beyond it 429 "
+        "rate_limited with Retry-After"),
     KEY("webhooks", "allow", XG_CFG_STRING, hook_allow, "", 0, 0, false,
         "webhook targets allowed although they are loopback, private, link-local or otherwise "
         "not public: CIDRs or addresses, comma-separated (\"\" = public addresses only)"),

@@ -76,6 +76,7 @@ struct bl_config {
     int64_t xmr402_max_open_challenges;
     int64_t xmr402_verifies_per_second;
     int64_t xmr402_credentials_window_ms;
+    int64_t xmr402_max_held, xmr402_max_held_per_client; /* proofs waiting (verify_hold.h) */
     /* [webhooks]: events for programs that buy through the API (billing/hook_*.h) */
     char *hook_allow; /* as configured; parsed into hook_allow_list */
     char *hook_secret_key;

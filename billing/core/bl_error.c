@@ -77,6 +77,9 @@ static const struct bl_error_info bl_error_table[BL_ERROR_COUNT] = {
     [BL_ERROR_RATE_UNAVAILABLE] = {"rate_unavailable", 503,
                                    "no current exchange rate; fiat-priced plans cannot be "
                                    "quoted right now"},
+    [BL_ERROR_VERIFY_BUSY] = {"verify_busy", 503,
+                              "too many proofs are waiting for their transaction; send the "
+                              "proof again after Retry-After"},
 };
 
 const struct bl_error_info *bl_error_info(enum bl_error e)

@@ -8,7 +8,6 @@
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
-#include <netdb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,34 +287,4 @@ void hook_sender_free(struct hook_sender *s)
     memset(s->opt.key, 0, sizeof s->opt.key);
     free(s->conninfo);
     free(s);
-}
-
-bool hook_sender_url_allowed(const struct xg_proxy_trust *allow, const char *url, char *err,
-                             size_t errlen)
-{
-    char host[HOOK_SSRF_HOST_MAX];
-    if (!hook_ssrf_url_check(url, host, sizeof host, err, errlen))
-        return false;
-    struct xg_proxy_ip ip;
-    const char *why;
-    if (xg_proxy_ip_parse(host, strlen(host), &ip)) {
-        if (hook_ssrf_allowed(allow, &ip, &why))
-            return true;
-        snprintf(err, errlen, "webhook_url points at a %s address", why);
-        return false;
-    }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *list = NULL;
-    if (getaddrinfo(host, NULL, &hints, &list) != 0 || !list) {
-        snprintf(err, errlen, "webhook_url's host does not resolve");
-        return false;
-    }
-    bool ok = true;
-    for (struct addrinfo *ai = list; ok && ai; ai = ai->ai_next) {
-        if (xg_proxy_ip_from_sockaddr(ai->ai_addr, &ip) && !hook_ssrf_allowed(allow, &ip, &why)) {
-            snprintf(err, errlen, "webhook_url's host resolves to a %s address", why);
-            ok = false;
-        }
-    }
-    freeaddrinfo(list);
-    return ok;
 }

@@ -43,11 +43,4 @@ __attribute__((warn_unused_result)) bool hook_sender_start(struct hook_sender *s
 /* Stops the thread (after the attempt under way) and frees everything. */
 void hook_sender_free(struct hook_sender *s);
 
-/* At invoice creation: the URL's shape (hook_ssrf_url_check) and every address its host
- * resolves to now (hook_ssrf_allowed; a host that does not resolve is refused). Blocks for
- * the resolver. On false, err says why. Deliveries check again where it counts. */
-__attribute__((warn_unused_result)) bool hook_sender_url_allowed(const struct xg_proxy_trust *allow,
-                                                                 const char *url, char *err,
-                                                                 size_t errlen);
-
 #endif

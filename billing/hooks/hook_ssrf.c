@@ -1,6 +1,8 @@
 /* hook_ssrf — see hook_ssrf.h. */
 #include "hooks/hook_ssrf.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,13 +73,16 @@ static enum hook_ssrf_class classify_in(const struct xg_proxy_ip *ip, const stru
     return HOOK_SSRF_PUBLIC;
 }
 
-/* The IPv4 address an IPv6 one carries (mapped, NAT64, 6to4); false when none. */
+/* The IPv4 address an IPv6 one carries as its destination (mapped ::ffff:0:0/96, translated
+ * ::ffff:0:0:0/96 of SIIT, NAT64 64:ff9b::/96, 6to4 2002::/16); false when none. */
 static bool embedded_v4(const struct xg_proxy_ip *ip, struct xg_proxy_ip *v4)
 {
     static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+    static const uint8_t translated[12] = {[8] = 0xff, [9] = 0xff};
     static const uint8_t nat64[12] = {0x00, 0x64, 0xff, 0x9b};
     const uint8_t *src = NULL;
-    if (memcmp(ip->bytes, mapped, 12) == 0 || memcmp(ip->bytes, nat64, 12) == 0)
+    if (memcmp(ip->bytes, mapped, 12) == 0 || memcmp(ip->bytes, translated, 12) == 0 ||
+        memcmp(ip->bytes, nat64, 12) == 0)
         src = ip->bytes + 12;
     else if (ip->bytes[0] == 0x20 && ip->bytes[1] == 0x02)
         src = ip->bytes + 2;
@@ -88,16 +93,33 @@ static bool embedded_v4(const struct xg_proxy_ip *ip, struct xg_proxy_ip *v4)
     return true;
 }
 
+/* The IPv4 tunnel end an ISATAP interface id names (<prefix>:0:5efe:a.b.c.d, or 200:5efe
+ * with the universal bit); false when the id is no ISATAP one. */
+static bool isatap_v4(const struct xg_proxy_ip *ip, struct xg_proxy_ip *v4)
+{
+    if ((ip->bytes[8] & ~0x02) != 0 || ip->bytes[9] != 0 || ip->bytes[10] != 0x5e ||
+        ip->bytes[11] != 0xfe)
+        return false;
+    *v4 = (struct xg_proxy_ip){.family = 4};
+    memcpy(v4->bytes, ip->bytes + 12, 4);
+    return true;
+}
+
 enum hook_ssrf_class hook_ssrf_classify(const struct xg_proxy_ip *ip)
 {
+    static const size_t nv4 = sizeof v4_ranges / sizeof v4_ranges[0];
     if (ip->family == 4)
-        return classify_in(ip, v4_ranges, sizeof v4_ranges / sizeof v4_ranges[0]);
+        return classify_in(ip, v4_ranges, nv4);
     if (ip->family != 6)
         return HOOK_SSRF_UNSPECIFIED;
     struct xg_proxy_ip v4;
     if (embedded_v4(ip, &v4))
-        return classify_in(&v4, v4_ranges, sizeof v4_ranges / sizeof v4_ranges[0]);
-    return classify_in(ip, v6_ranges, sizeof v6_ranges / sizeof v6_ranges[0]);
+        return classify_in(&v4, v4_ranges, nv4);
+    enum hook_ssrf_class c = classify_in(ip, v6_ranges, sizeof v6_ranges / sizeof v6_ranges[0]);
+    /* a public prefix does not make the IPv4 end of an ISATAP tunnel public */
+    if (c == HOOK_SSRF_PUBLIC && isatap_v4(ip, &v4))
+        return classify_in(&v4, v4_ranges, nv4);
+    return c;
 }
 
 const char *hook_ssrf_class_name(enum hook_ssrf_class c)
@@ -181,4 +203,55 @@ bool hook_ssrf_url_check(const char *url, char *host, size_t hostlen, char *err,
     memcpy(host, h, hl);
     host[hl] = '\0';
     return true;
+}
+
+/* The address a host written as a number denotes, as a resolver would read it: an IP
+ * literal, or the legacy IPv4 forms inet_aton takes ("2130706433", "0x7f.1", "127.1"). */
+static bool host_literal(const char *host, struct xg_proxy_ip *ip)
+{
+    if (xg_proxy_ip_parse(host, strlen(host), ip))
+        return true;
+    struct in_addr a;
+    if (inet_aton(host, &a) != 1)
+        return false;
+    *ip = (struct xg_proxy_ip){.family = 4};
+    memcpy(ip->bytes, &a.s_addr, 4);
+    return true;
+}
+
+/* "localhost" and names under it (RFC 6761: always loopback), with or without the root dot. */
+static bool loopback_name(const char *host)
+{
+    size_t n = strlen(host);
+    if (n > 0 && host[n - 1] == '.')
+        n--;
+    static const char name[] = "localhost";
+    const size_t k = sizeof name - 1;
+    if (n < k || strncasecmp(host + n - k, name, k) != 0)
+        return false;
+    return n == k || host[n - k - 1] == '.';
+}
+
+bool hook_ssrf_url_admit(const struct xg_proxy_trust *allow, const char *url, char *err,
+                         size_t errlen)
+{
+    char host[HOOK_SSRF_HOST_MAX];
+    if (!hook_ssrf_url_check(url, host, sizeof host, err, errlen))
+        return false;
+    struct xg_proxy_ip ip;
+    const char *why;
+    if (host_literal(host, &ip)) {
+        if (hook_ssrf_allowed(allow, &ip, &why))
+            return true;
+        snprintf(err, errlen, "webhook_url points at a %s address", why);
+        return false;
+    }
+    if (loopback_name(host)) {
+        ip = (struct xg_proxy_ip){.family = 4, .bytes = {127, 0, 0, 1}};
+        if (hook_ssrf_allowed(allow, &ip, &why))
+            return true;
+        snprintf(err, errlen, "webhook_url names a loopback host");
+        return false;
+    }
+    return true; /* a name: judged by the addresses it has when a delivery connects */
 }

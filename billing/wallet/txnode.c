@@ -1,7 +1,6 @@
 /* txnode — see txnode.h. */
 #include "wallet/txnode.h"
 
-#include "xg_clock.h"
 #include "xg_http.h"
 
 #include <jansson.h>
@@ -9,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct txnode {
     char *url; /* <daemon_url>/get_transactions; NULL when none is configured */
@@ -107,17 +105,4 @@ enum txnode_verdict txnode_lookup(struct txnode *t, const char *txid)
         ok ? txnode_verdict_of(txid, res.status, res.body, res.len) : TXNODE_UNKNOWN;
     xg_http_response_clear(&res);
     return v;
-}
-
-enum txnode_verdict txnode_lookup_held(struct txnode *t, const char *txid, long hold_ms,
-                                       long poll_ms)
-{
-    int64_t until = xg_monotonic_us() + (int64_t)hold_ms * 1000;
-    for (;;) {
-        enum txnode_verdict v = txnode_lookup(t, txid);
-        if (v != TXNODE_MISSING || xg_monotonic_us() >= until)
-            return v;
-        struct timespec pause = {.tv_sec = poll_ms / 1000, .tv_nsec = poll_ms % 1000 * 1000000L};
-        nanosleep(&pause, NULL);
-    }
 }

@@ -42,12 +42,8 @@ void txnode_free(struct txnode *t);
 /* True when a daemon is configured. */
 bool txnode_enabled(const struct txnode *t);
 
-/* Asks the node about txid. */
+/* Asks the node about txid, once (a proof that waits for its transaction asks again from
+ * billing's hold thread, api/verify_hold.h; nothing here sleeps). */
 enum txnode_verdict txnode_lookup(struct txnode *t, const char *txid);
-
-/* txnode_lookup, asked again every poll_ms for up to hold_ms while the node says MISSING:
- * a proof sent right after broadcast through another node may beat the relay to this one. */
-enum txnode_verdict txnode_lookup_held(struct txnode *t, const char *txid, long hold_ms,
-                                       long poll_ms);
 
 #endif

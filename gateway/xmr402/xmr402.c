@@ -299,6 +299,7 @@ static const struct {
     {"txid_unknown", XMR402_REFUSE_RETRY, XMR402_REFUSE_RETRY},
     {"pending_spent", XMR402_REFUSE_RETRY, XMR402_REFUSE_RETRY},
     {"rate_limited", XMR402_REFUSE_RETRY, XMR402_REFUSE_RETRY},
+    {"verify_busy", XMR402_REFUSE_RETRY, XMR402_REFUSE_RETRY},
     {"invoice_expired", XMR402_REFUSE_EXPIRED, XMR402_REFUSE_EXPIRED},
 };
 

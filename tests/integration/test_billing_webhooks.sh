@@ -6,7 +6,7 @@
 # killed with SIGKILL mid-flow; each of seen, confirming and provisioned still arrives at
 # least once, validly signed, and GET /api/invoices/<id> shows each event's delivery. The
 # SSRF guard: a billing without [webhooks] allow refuses 127.0.0.1 (and its disguises) at
-# creation, and its sender refuses to connect there for an event it has to deliver (an
+# creation, without a resolver call (a host name passes there), and its sender refuses to connect there for an event it has to deliver (an
 # invoice that expires, whose expired event is delivered once an allow-listed billing runs).
 # Two replicas share the outbox: each event is delivered by one of them, once.
 # shellcheck source=tests/integration/lib.sh
@@ -70,8 +70,20 @@ check "no allow list: localhost (resolving to loopback) is refused" \
 check "no allow list: [::1] is refused" refused "http://[::1]:$RECV_PORT/hook"
 check "no allow list: IPv4-mapped [::ffff:127.0.0.1] is refused" \
 	refused "http://[::ffff:127.0.0.1]:$RECV_PORT/hook"
+check "no allow list: IPv4-translated [::ffff:0:127.0.0.1] is refused" \
+	refused "http://[::ffff:0:127.0.0.1]:$RECV_PORT/hook"
+check "no allow list: 2130706433 (127.0.0.1 as a number) is refused" \
+	refused "http://2130706433:$RECV_PORT/hook"
 check "no allow list: 169.254.169.254 (metadata) is refused" refused "http://169.254.169.254/"
 check "no allow list: 10.0.0.1 is refused" refused "http://10.0.0.1/hook"
+# A host name is not resolved at creation (a name server that never answers must not hold an
+# API thread): a name that resolves nowhere is accepted at once and judged at delivery.
+started=$(date +%s%N)
+read -r st body <<<"$(create strict '{"tier":"bt-hook","webhook_url":"http://hook.no-such-name.invalid/x"}')"
+took_ms=$((($(date +%s%N) - started) / 1000000))
+assert_eq "no allow list: a name that resolves nowhere is accepted, not resolved (201)" 201 "$st" ||
+	echo "# $body"
+check "… answered in under 1 s (${took_ms} ms)" test "$took_ms" -lt 1000
 read -r st body <<<"$(create strict '{"tier":"bt-hook","webhook_url":"ftp://example.com/x"}')"
 assert_json "a non-http(s) URL is invalid_webhook_url (400)" "$body" '.error.code == "invalid_webhook_url"'
 assert_eq "… answered 400" 400 "$st"

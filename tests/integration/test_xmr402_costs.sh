@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # What an XMR402 proof or challenge costs billing, against the stack's billing restarted
 # with small numbers: a made-up txid is answered from the node ([wallet] daemon_url) with
-# "not visible, retry" and takes no verify token, so none of a burst of them meets the
-# global cap; [xmr402] verifies_per_second holds over a burst of proofs that do reach the
-# wallet (counted answers, not timings); the leader's poller deletes an unpaid challenge
+# "not visible, retry", without a wallet call, but it takes a verify token before it waits
+# (unseen_hold), so a burst of them meets the global cap; [xmr402] verifies_per_second holds
+# over a burst of proofs that do reach the wallet (counted answers, not timings); the leader's poller deletes an unpaid challenge
 # past [xmr402] challenge_retention, and keeps one inside the late grace period, one just
 # expired, and one that was paid (part of) its amount.
 # shellcheck source=tests/integration/lib.sh
@@ -44,9 +44,10 @@ FAKE=$(openssl rand -hex 32)
 assert_eq "the node has no such transaction" "[\"$FAKE\"]" \
 	"$(curl -s "$NODE_A_URL/get_transactions" -d "{\"txs_hashes\":[\"$FAKE\"]}" | jq -c .missed_tx)"
 got=$(burst 5 "$(x4_auth "$FAKE" "$BAD_PROOF")")
-assert_eq "5 made-up txids at once: each 'retry' (503), none meets the cap of 1 proof/s" \
-	"503x5" "$got"
-assert_json "txid_unknown, from the node, never a challenge" "$(cat "$BURST/body.0")" \
+assert_eq "5 made-up txids at once, cap 1 proof/s: one waits, then 'retry' (503); 4 capped (429)" \
+	"429x4 503x1" "$got"
+unknown_body=$(grep -l '^503$' "$BURST"/status.* | head -n 1 | sed 's/status/body/')
+assert_json "txid_unknown, from the node, never a challenge" "$(cat "$unknown_body")" \
 	'.error.code == "txid_unknown" and (.error.message | test("node")) and .challenge == null'
 
 # ---- verifies_per_second: proofs that reach the wallet -------------------------------------

@@ -47,6 +47,7 @@ static const struct {
     {BL_ERROR_NOT_COUNTED, "not_counted", 402},
     {BL_ERROR_INVOICE_EXPIRED, "invoice_expired", 410},
     {BL_ERROR_PENDING_SPENT, "pending_spent", 429},
+    {BL_ERROR_VERIFY_BUSY, "verify_busy", 503},
     {BL_ERROR_CREDENTIALS_ROTATED, "credentials_rotated", 402},
     {BL_ERROR_INTERNAL_ERROR, "internal_error", 500},
     {BL_ERROR_DATABASE_UNAVAILABLE, "database_unavailable", 503},

@@ -65,6 +65,26 @@ static const struct {
     {"2002:7f00:1::1", HOOK_SSRF_LOOPBACK},
     {"2002:c0a8:101::1", HOOK_SSRF_PRIVATE},
     {"2002:808:808::1", HOOK_SSRF_PUBLIC},
+    /* IPv4-translated (SIIT, RFC 2765): ::ffff:0:a.b.c.d */
+    {"::ffff:0:127.0.0.1", HOOK_SSRF_LOOPBACK},
+    {"::ffff:0:7f00:1", HOOK_SSRF_LOOPBACK},
+    {"::ffff:0:10.0.0.1", HOOK_SSRF_PRIVATE},
+    {"::ffff:0:169.254.169.254", HOOK_SSRF_LINK_LOCAL},
+    {"::ffff:0:0.0.0.0", HOOK_SSRF_UNSPECIFIED},
+    {"::ffff:0:8.8.8.8", HOOK_SSRF_PUBLIC},
+    /* IPv4-compatible (deprecated): reserved whatever it carries */
+    {"::127.0.0.1", HOOK_SSRF_RESERVED},
+    {"::8.8.8.8", HOOK_SSRF_RESERVED},
+    /* NAT64 written with a dotted tail */
+    {"64:ff9b::127.0.0.1", HOOK_SSRF_LOOPBACK},
+    {"64:ff9b::192.168.0.1", HOOK_SSRF_PRIVATE},
+    /* ISATAP under a public prefix: judged by its IPv4 end when that is not public */
+    {"2a00:1450::5efe:127.0.0.1", HOOK_SSRF_LOOPBACK},
+    {"2a00:1450::200:5efe:10.1.2.3", HOOK_SSRF_PRIVATE},
+    {"2a00:1450::5efe:8.8.8.8", HOOK_SSRF_PUBLIC},
+    {"fe80::5efe:8.8.8.8", HOOK_SSRF_LINK_LOCAL},
+    /* a look-alike that is no embedding stays public */
+    {"2a00:1450::ffff:0:7f00:1", HOOK_SSRF_PUBLIC},
 };
 
 static struct xg_proxy_ip ip_of(const char *text)
@@ -184,12 +204,59 @@ static void test_url_length(void **state)
     assert_false(hook_ssrf_url_check(longhost, host, sizeof host, err, sizeof err));
 }
 
+/* At creation: shape and written addresses only; a name passes without a resolver call
+ * (one that does not exist, or whose name server never answers, costs the API nothing). */
+static void test_url_admit(void **state)
+{
+    (void)state;
+    struct xg_proxy_trust allow;
+    char err[160];
+    assert_true(xg_proxy_trust_parse("10.1.0.0/16", &allow, err, sizeof err));
+    static const struct {
+        const char *url;
+        bool ok;
+    } rows[] = {
+        {"https://hooks.example.com/x", true},
+        {"https://no-such-host.invalid/x", true}, /* judged at delivery, not here */
+        {"http://8.8.8.8/x", true},
+        {"http://[2a00:1450::1]:8080/x", true},
+        {"http://127.0.0.1/x", false},
+        {"http://[::1]/x", false},
+        {"http://[::ffff:0:127.0.0.1]/x", false}, /* IPv4-translated */
+        {"http://[::ffff:0:7f00:1]/x", false},
+        {"http://[64:ff9b::10.0.0.1]/x", false},
+        {"http://[2002:7f00:1::1]/x", false},
+        {"http://169.254.169.254/latest", false},
+        {"http://2130706433/x", false}, /* 127.0.0.1 as a resolver reads it */
+        {"http://0x7f.1/x", false},
+        {"http://127.1/x", false},
+        {"http://017700000001/x", false}, /* octal */
+        {"http://0/x", false},
+        {"http://localhost/x", false},
+        {"http://LocalHost./x", false},
+        {"http://api.localhost:9/x", false},
+        {"http://notlocalhost/x", true},
+        {"http://10.1.2.3/x", true}, /* the allow list */
+        {"http://10.2.0.1/x", false},
+        {"ftp://8.8.8.8/x", false},
+        {"http://user@8.8.8.8/x", false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        err[0] = '\0';
+        bool ok = hook_ssrf_url_admit(&allow, rows[i].url, err, sizeof err);
+        if (ok != rows[i].ok)
+            fail_msg("%s: %s (%s)", rows[i].url, ok ? "admitted" : "refused", err);
+        if (!ok)
+            assert_true(strncmp(err, "webhook_url", 11) == 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classes),    cmocka_unit_test(test_no_family_refused),
         cmocka_unit_test(test_allow_list), cmocka_unit_test(test_url_shape),
-        cmocka_unit_test(test_url_length),
+        cmocka_unit_test(test_url_length), cmocka_unit_test(test_url_admit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

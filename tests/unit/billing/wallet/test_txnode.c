@@ -60,7 +60,6 @@ static void test_no_daemon_is_unknown(void **state)
     assert_non_null(t);
     assert_false(txnode_enabled(t));
     assert_int_equal(txnode_lookup(t, TXID), TXNODE_UNKNOWN);
-    assert_int_equal(txnode_lookup_held(t, TXID, 5000, 100), TXNODE_UNKNOWN);
     txnode_free(t);
     t = txnode_new("http://127.0.0.1:1/", 1000);
     assert_non_null(t);

@@ -279,6 +279,8 @@ static void test_refusals(void **state)
         {"txid_unknown", false, XMR402_REFUSE_RETRY}, /* never "unknown, pay" */
         {"txid_unknown", true, XMR402_REFUSE_RETRY},
         {"pending_spent", false, XMR402_REFUSE_RETRY},
+        {"verify_busy", false, XMR402_REFUSE_RETRY},
+        {"verify_busy", true, XMR402_REFUSE_RETRY},
         {"rate_limited", false, XMR402_REFUSE_RETRY},
         {"invoice_expired", false, XMR402_REFUSE_EXPIRED},
         {"invoice_expired", true, XMR402_REFUSE_EXPIRED},
