@@ -34,9 +34,17 @@
 #define XMR402_CHALLENGE_SIZE 512
 #define XMR402_MODE_HEADER    "X-XMR402-Mode"
 #define XMR402_MODE_EXTENDED  "confirmations"
-/* The draft's error names (its 400 and 403 bodies carry them as "code"). */
-#define XMR402_DRAFT_MALFORMED "INVALID_XMR402_FORMAT"
-#define XMR402_DRAFT_REFUSED   "INVALID_PROOF_OR_FUNDS_MISSING"
+/* The draft's error names (its 400 and 403 bodies carry them as "code"), and the statuses
+ * it answers with: 402 with a challenge, 403 for a proof that shows no payment, 400 for
+ * credentials it cannot read. The gateway's registry rows of its own XMR402 errors
+ * (http/errors.c: payment_required, malformed_xmr402) agree: a unit test holds them. */
+#define XMR402_DRAFT_MALFORMED  "INVALID_XMR402_FORMAT"
+#define XMR402_DRAFT_REFUSED    "INVALID_PROOF_OR_FUNDS_MISSING"
+#define XMR402_STATUS_CHALLENGE 402
+#define XMR402_STATUS_REFUSED   403
+#define XMR402_STATUS_MALFORMED 400
+/* Ours, with X-XMR402-Mode: confirmations: the payment is seen, not yet confirmed. */
+#define XMR402_STATUS_WAITING 202
 
 struct xmr402_auth {
     char txid[XMR402_TXID_LEN + 1]; /* lower-cased */

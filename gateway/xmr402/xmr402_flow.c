@@ -192,7 +192,7 @@ static void on_challenge(const struct up_result *res, void *arg)
         if (w->carry)
             json_object_set(body, "error", w->carry);
         if (adopt_challenge(w, body, doc)) {
-            answer_json(req, 402, body);
+            answer_json(req, XMR402_STATUS_CHALLENGE, body);
         } else {
             json_decref(body);
             answer_unavailable(w, "billing's challenge cannot be sent as a header");
@@ -270,7 +270,7 @@ static void on_waiting(struct xmr402_work *w, json_t *doc)
     json_object_set_new(doc, "status_url", url ? json_string(url) : json_null());
     free(url);
     json_object_set_new(doc, "protocol", json_string("XMR402"));
-    answer_json(w->req, 202, json_incref(doc));
+    answer_json(w->req, XMR402_STATUS_WAITING, json_incref(doc));
 }
 
 static void on_refused(struct xmr402_work *w, json_t *doc)
@@ -283,7 +283,7 @@ static void on_refused(struct xmr402_work *w, json_t *doc)
             json_object_del(doc, "challenge");
         json_decref(challenge);
     }
-    answer_json(w->req, 402, json_incref(doc));
+    answer_json(w->req, XMR402_STATUS_CHALLENGE, json_incref(doc));
 }
 
 /* A proven payment short of its confirmations: served from the pending allowance as a
@@ -338,7 +338,7 @@ static void on_forbidden(struct xmr402_work *w, json_t *doc)
     json_object_del(doc, "challenge");
     json_object_set_new(doc, "protocol", json_string("XMR402"));
     json_object_set_new(doc, "code", json_string(XMR402_DRAFT_REFUSED));
-    answer_json(w->req, 403, json_incref(doc));
+    answer_json(w->req, XMR402_STATUS_REFUSED, json_incref(doc));
 }
 
 /* Expired with nothing proven: say so, with a new challenge to pay instead. True when
@@ -611,7 +611,7 @@ static void on_verify(const struct up_result *res, void *arg)
     } else if (status == 400) {
         json_object_set_new(doc, "protocol", json_string("XMR402"));
         json_object_set_new(doc, "code", json_string(XMR402_DRAFT_MALFORMED));
-        answer_json(req, 400, json_incref(doc));
+        answer_json(req, XMR402_STATUS_MALFORMED, json_incref(doc));
     } else {
         answer_billing_down(w, res);
     }
@@ -671,7 +671,7 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
                              &detail)) {
         json_t *body = answer_xmr402_body(ERR_MALFORMED_XMR402, detail);
         json_object_set_new(body, "code", json_string(XMR402_DRAFT_MALFORMED));
-        answer_json(req, 400, body);
+        answer_json(req, XMR402_STATUS_MALFORMED, body);
         return false;
     }
     w->has_proof = true;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "auth/auth.h"
+#include "http/errors.h"
 #include "xmr402/xmr402.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -258,6 +259,16 @@ static void test_parse_draft_strict_form(void **state)
     assert_true(xmr402_parse_params("txid=\"" TXID "\",proof=\"" PROOF "\"", 2048, &a, &detail));
 }
 
+/* The registry's own XMR402 errors answer with the draft's statuses. */
+static void test_statuses_agree_with_the_registry(void **state)
+{
+    (void)state;
+    assert_int_equal(errors_get(ERR_PAYMENT_REQUIRED)->http, XMR402_STATUS_CHALLENGE);
+    assert_int_equal(errors_get(ERR_INVOICE_EXPIRED)->http, XMR402_STATUS_CHALLENGE);
+    assert_int_equal(errors_get(ERR_MALFORMED_XMR402)->http, XMR402_STATUS_MALFORMED);
+    assert_int_equal(errors_get(ERR_MALFORMED_TIER)->http, XMR402_STATUS_MALFORMED);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -314,12 +325,19 @@ static void test_mode_and_pending_id(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_draft_strict_form), cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_mode_and_pending_id),     cmocka_unit_test(test_agent_paths),
-        cmocka_unit_test(test_parse_well_formed),       cmocka_unit_test(test_parse_malformed),
-        cmocka_unit_test(test_parse_oversized),         cmocka_unit_test(test_parse_proof_at_limit),
-        cmocka_unit_test(test_auth_hands_over_xmr402),  cmocka_unit_test(test_tier_ids),
-        cmocka_unit_test(test_challenge_header),        cmocka_unit_test(test_challenge_sse),
+        cmocka_unit_test(test_parse_draft_strict_form),
+        cmocka_unit_test(test_statuses_agree_with_the_registry),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_mode_and_pending_id),
+        cmocka_unit_test(test_agent_paths),
+        cmocka_unit_test(test_parse_well_formed),
+        cmocka_unit_test(test_parse_malformed),
+        cmocka_unit_test(test_parse_oversized),
+        cmocka_unit_test(test_parse_proof_at_limit),
+        cmocka_unit_test(test_auth_hands_over_xmr402),
+        cmocka_unit_test(test_tier_ids),
+        cmocka_unit_test(test_challenge_header),
+        cmocka_unit_test(test_challenge_sse),
         cmocka_unit_test(test_accepts_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
