@@ -763,11 +763,15 @@ cmd_mine_every() {
 	[[ -r $STATE_ENV ]] || xg_die "the stack in $XG_VAR has no miner address yet"
 	# shellcheck source=/dev/null
 	. "$STATE_ENV"
-	trap 'exit 0' TERM INT
+	# A stop ends the wait at once; its sleep goes too (else it outlives the stack by up to S).
+	local tick=''
+	trap '[[ -z $tick ]] || kill "$tick" 2>/dev/null; exit 0' TERM INT
 	xg_log "mining a block on node A every ${s}s"
 	while true; do
 		sleep "$s" &
-		wait $!
+		tick=$!
+		wait "$tick"
+		tick=
 		if h=$(mine_blocks 1 "$MINER_ADDRESS" 2>&1); then
 			xg_log "mined block $h"
 		else

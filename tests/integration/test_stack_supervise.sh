@@ -101,7 +101,18 @@ echo "# node A: height $height_at_start -> $height_now"
 check "the stack's miner made the blocks (it logged them)" grep -q '^stack: mined block' "$XG_VAR/log/miner.log"
 check "... at least 10 of them meanwhile" test $((height_now - height_at_start)) -ge 10
 
+# The miner waits on a sleep of its own between blocks, which must go with it. TERM goes out
+# as a new sleep begins, so that one has most of its 2 s left when the miner is stopped.
+miner_pid=$(head -n 1 "$XG_VAR/run/miner.pid")
+tick_of() { pgrep -P "$miner_pid" -x sleep | head -n 1; }
+first=$(tick_of)
+new_tick() { tick=$(tick_of) && [[ -n $tick && $tick != "$first" ]]; }
+check_here "the miner waits on a new sleep between blocks" wait_until 10 new_tick
 kill -TERM "$run_pid"
+miner_gone() { ! kill -0 "$miner_pid" 2>/dev/null; }
+check_here "TERM stops the miner" wait_until 30 miner_gone
+sleep_gone() { ! _xg_alive "$tick"; } # killed: gone, or a zombie its new parent reaps
+check "... and its sleep with it (none outlives the stack)" sleep_gone
 check_here "TERM ends the foreground stack" wait_until 120 run_ended
 status=0
 "$STACK" status >/dev/null 8>&- || status=$?
