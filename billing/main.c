@@ -193,12 +193,15 @@ static bool billing_start(struct billing *bl)
         .prices = bl->prices,
         .dbwatch = bl->dbwatch,
         .clients = api_client_counts(bl->api),
+        .hooks = bl->hooks,
     };
     bl->metrics = bl_metrics_new(&msrc);
     if (!bl->metrics) {
         xg_log(XG_LOG_ERROR, "startup_failed", "cannot start the metrics");
         return false;
     }
+    struct api_observer obs = bl_metrics_api_observer(bl->metrics);
+    api_observe(bl->api, &obs);
     bl->ready_checks[0] = (struct xg_ready_check){"database", ready_database, bl, false, false};
     bl->ready_checks[1] = (struct xg_ready_check){"wallet", ready_wallet, bl, false, false};
     bl->ready_checks[2] = (struct xg_ready_check){
@@ -225,8 +228,8 @@ static bool billing_start(struct billing *bl)
 static void billing_stop(struct billing *bl)
 {
     xg_admin_stop(bl->admin);
+    api_stop(bl->api); /* it reports to the metrics until it stops */
     bl_metrics_free(bl->metrics);
-    api_stop(bl->api);
     hook_sender_free(bl->hooks);
     poller_free(bl->poller);
     price_source_stop(bl->prices);

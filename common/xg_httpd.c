@@ -32,6 +32,7 @@ struct xg_httpd {
     struct MHD_Daemon *daemon;
     const struct xg_httpd_route *routes;
     void *closure;
+    xg_httpd_answered_fn answered;
     struct xg_proxy_trust trust;
     size_t max_body;
     uint16_t port;
@@ -61,6 +62,8 @@ struct request_state {
     size_t discarded;
     void *handler_state; /* the handler's, across a suspension (xg_httpd_set_state) */
     void (*handler_release)(void *state);
+    int64_t arrived_us; /* the head's arrival (monotonic) */
+    int tag;            /* the handler's (xg_httpd_set_tag) */
 };
 
 static bool path_matches(const char *pattern, const char *path)
@@ -201,6 +204,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!st)
             return MHD_NO;
         st->route = route;
+        st->arrived_us = xg_monotonic_us();
+        st->tag = -1;
         *req_cls = st;
         return MHD_YES;
     }
@@ -231,8 +236,15 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 {
     struct xg_httpd *srv = cls;
     struct request_state *st = *req_cls;
-    (void)code;
     xg_mhd_guard_completed(srv->guard, conn);
+    if (st && srv->answered) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS);
+        unsigned status =
+            code == MHD_REQUEST_TERMINATED_COMPLETED_OK && info ? info->http_status : 0;
+        srv->answered(srv->closure, (size_t)(st->route - srv->routes), status,
+                      xg_monotonic_us() - st->arrived_us, st->tag);
+    }
     if (st) {
         if (st->handler_release)
             st->handler_release(st->handler_state);
@@ -240,6 +252,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         free(st);
     }
     *req_cls = NULL;
+}
+
+void xg_httpd_set_tag(const struct xg_httpd_request *req, int tag)
+{
+    struct request_state *st = req->priv;
+    if (st)
+        st->tag = tag;
 }
 
 void *xg_httpd_state(const struct xg_httpd_request *req)
@@ -413,6 +432,7 @@ struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, s
     }
     srv->routes = opt->routes;
     srv->closure = opt->closure;
+    srv->answered = opt->answered;
     if (opt->trusted_proxies)
         srv->trust = *opt->trusted_proxies;
     srv->max_body = opt->max_body;

@@ -57,6 +57,15 @@ struct xg_httpd_route {
     xg_httpd_handler handler;
 };
 
+/* Called once per routed request when it completes (answered or dropped), on an MHD
+ * thread: route is the index in the route table, status the HTTP status sent (0 when the
+ * connection was dropped before a complete answer), elapsed_us the time from the head's
+ * arrival to completion (a suspended request's whole wait included), tag the handler's
+ * (xg_httpd_set_tag; -1 when none). The router's own 404 and 405 have no route and are not
+ * reported. */
+typedef void (*xg_httpd_answered_fn)(void *closure, size_t route, unsigned status,
+                                     int64_t elapsed_us, int tag);
+
 struct xg_httpd_options {
     const char *bind_addr;               /* an IP literal: "127.0.0.1", "::1"         */
     uint16_t port;                       /* 0 = choose one (see xg_httpd_port)         */
@@ -74,6 +83,7 @@ struct xg_httpd_options {
     struct xg_guard_limits guard;
     size_t max_per_address;
     void *closure;
+    xg_httpd_answered_fn answered; /* NULL: nothing reported */
 };
 
 struct xg_httpd;
@@ -100,6 +110,10 @@ void xg_httpd_stop(struct xg_httpd *srv);
  * request completes (the connection answered or dropped); release NULL frees nothing. */
 void *xg_httpd_state(const struct xg_httpd_request *req);
 void xg_httpd_set_state(const struct xg_httpd_request *req, void *state, void (*release)(void *));
+
+/* A small number the handler attaches to the request, passed to the options' answered
+ * callback (billing: the error registry's code it answered with). The last one set wins. */
+void xg_httpd_set_tag(const struct xg_httpd_request *req, int tag);
 
 /* Returns the value of a query-string argument, or NULL. */
 const char *xg_httpd_query(const struct xg_httpd_request *req, const char *key);

@@ -56,6 +56,15 @@ SELECT state, count(*), coalesce(extract(epoch FROM now() - min(updated_at)), 0)
   FROM invoices
  GROUP BY state;
 
+-- name: bl_metrics_webhook_outbox
+-- idempotent: a read
+-- The webhook events not yet delivered nor given up, and the age of the oldest: the
+-- predicate is webhook_events_due's (migration 0005), so the plan reads that partial index
+-- (pending rows only, however many were delivered) and their heap rows for created_at.
+SELECT count(*), coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
+  FROM webhook_events
+ WHERE delivered_at IS NULL AND failed_at IS NULL;
+
 -- name: bl_metrics_payments
 -- idempotent: a read
 -- Payments by state with their piconero sum (an exact integer as text).

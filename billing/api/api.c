@@ -18,6 +18,7 @@
 #include "xg_hex.h"
 
 #include <openssl/crypto.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,37 @@ static const struct xg_httpd_route api_routes[] = {
     {NULL, NULL, NULL},
 };
 
+const char *const api_route_paths[] = {
+    "/api/tiers",
+    "/api/invoices",
+    "/api/invoices/*",
+    "/api/tenant",
+    "/api/tenant/rotate",
+    "/api/xmr402/challenge",
+    "/api/xmr402/verify",
+    "/api/xmr402/receipt-key",
+    "/",
+    "/renew",
+    "/invoice/*",
+    "/assets/*",
+    NULL,
+};
+
+static void on_answered(void *closure, size_t route, unsigned status, int64_t elapsed_us, int tag)
+{
+    struct api *api = closure;
+    if (atomic_load_explicit(&api->observing, memory_order_acquire))
+        api->observer.answered(api->observer.ctx, route, status, (double)elapsed_us / 1e6, tag);
+}
+
+void api_observe(struct api *api, const struct api_observer *obs)
+{
+    if (!obs || !obs->answered || atomic_load(&api->observing))
+        return;
+    api->observer = *obs;
+    atomic_store_explicit(&api->observing, true, memory_order_release);
+}
+
 /* The public key of the receipt seed derived from the HA1 key, which signed receipts before
  * [billing] token_key existed: published as retired when asked, so that those receipts
  * still verify. */
@@ -159,6 +191,9 @@ static void api_free(struct api *api)
 
 struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
 {
+    _Static_assert(sizeof api_routes / sizeof api_routes[0] ==
+                       sizeof api_route_paths / sizeof api_route_paths[0],
+                   "api_route_paths names every route");
     const struct bl_config *cfg = opt->cfg;
     if (!cfg->token_key[0]) {
         snprintf(err, errlen,
@@ -221,6 +256,7 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
                   .body_min_rate = (uint64_t)cfg->body_min_rate},
         .max_per_address = (size_t)cfg->max_connections_per_address,
         .closure = api,
+        .answered = on_answered,
     };
     api->httpd = xg_httpd_start(&hopt, err, errlen);
     if (!api->httpd) {

@@ -17,6 +17,7 @@
 #ifndef API_H
 #define API_H
 
+#include "api/api_observer.h"
 #include "core/bl_config.h"
 #include "core/pricing.h"
 #include "wallet/wallet.h"
@@ -34,6 +35,14 @@ struct api;
 struct api *api_start(const struct api_options *opt, char *err, size_t errlen);
 void api_stop(struct api *api);
 unsigned api_port(const struct api *api);
+
+/* The route table's paths, in its order, NULL-terminated: the metrics' `route` label (the
+ * pattern, never the path asked for). */
+extern const char *const api_route_paths[];
+
+/* Sets the observer (copied), once, after api_start; requests completing before it are not
+ * reported. ctx must outlive api_stop. */
+void api_observe(struct api *api, const struct api_observer *obs);
 
 /* The API listener's slow-client closes and cap refusals (valid until api_stop). */
 struct xg_guard_counts;

@@ -19,6 +19,7 @@ struct api *api_of(const struct xg_httpd_request *req)
 enum xg_httpd_result api_error_reply(const struct xg_httpd_request *req, enum bl_error e,
                                      const char *message, json_t *extra, int64_t retry_after_s)
 {
+    xg_httpd_set_tag(req, (int)e);
     json_t *body = bl_error_json(e, message);
     if (body && extra)
         json_object_update(body, extra);

@@ -5,6 +5,7 @@
 #ifndef API_SHARED_H
 #define API_SHARED_H
 
+#include "api/api_observer.h"
 #include "api/client_limit.h"
 #include "api/client_prefix.h"
 #include "api/free_grant.h"
@@ -20,6 +21,7 @@
 #include "xmr402/bl_xmr402.h"
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -55,6 +57,9 @@ struct api {
     uint8_t hook_key[32];
     struct txnode *txnode;           /* the node asked before any wallet call (txnode.h) */
     struct verify_hold *verify_hold; /* proofs waiting for their transaction (verify_hold.h) */
+    /* the metrics' observer (api_observe): set once, after start */
+    struct api_observer observer;
+    _Atomic bool observing;
 };
 
 struct api *api_of(const struct xg_httpd_request *req);

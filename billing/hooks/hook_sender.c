@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ struct hook_sender {
     pthread_mutex_t lock; /* guards stopping */
     pthread_cond_t wake;
     bool stopping;
+    _Atomic uint64_t failures[HOOK_FAILURE_COUNT]; /* failed attempts by reason */
 };
 
 /* One claimed event. */
@@ -48,6 +50,8 @@ struct attempt {
     bool refused;         /* the SSRF guard refused every address tried */
     char refused_why[96]; /* the last one's class and address            */
     long status;          /* 0: no answer                                */
+    bool too_large;       /* the answer passed max_response              */
+    int curl_code;        /* libcurl's CURLcode (-1: not sent)           */
     char error[256];
 };
 
@@ -84,6 +88,7 @@ static void post(struct hook_sender *s, const struct claimed *c, struct attempt 
     size_t len = strlen(c->body);
     if (!hook_sign_secret(s->opt.key, c->invoice_id, secret) ||
         !hook_sign_header(secret, c->now, c->body, len, sig)) {
+        a->curl_code = -1;
         snprintf(a->error, sizeof a->error, "cannot sign");
         return;
     }
@@ -111,6 +116,7 @@ static void post(struct hook_sender *s, const struct claimed *c, struct attempt 
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
     CURLcode rc = curl_easy_perform(e);
+    a->curl_code = (int)rc;
     if (rc == CURLE_OK) {
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &a->status);
     } else if (a->refused) {
@@ -119,6 +125,7 @@ static void post(struct hook_sender *s, const struct claimed *c, struct attempt 
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &a->status);
         snprintf(a->error, sizeof a->error, "answer longer than %zu bytes", a->max_response);
         a->status = 0;
+        a->too_large = true;
     } else {
         snprintf(a->error, sizeof a->error, "%s", curl_easy_strerror(rc));
     }
@@ -169,6 +176,10 @@ static bool record(struct hook_sender *s, const struct claimed *c, const struct 
         delay, give_up ? "true" : "false"};
     PGresult *res = xg_pg_exec(s->pg, "bl_hook_result", 6, params);
     PQclear(res);
+    if (!delivered)
+        atomic_fetch_add_explicit(&s->failures[hook_failure_of(!c->url[0], a->refused, a->too_large,
+                                                               a->curl_code, a->status)],
+                                  1, memory_order_relaxed);
     if (delivered)
         xg_log(XG_LOG_INFO, "webhook_delivered", "%s (attempt %lld)", c->event_id,
                (long long)tries);
@@ -287,4 +298,10 @@ void hook_sender_free(struct hook_sender *s)
     memset(s->opt.key, 0, sizeof s->opt.key);
     free(s->conninfo);
     free(s);
+}
+
+void hook_sender_failures(struct hook_sender *s, uint64_t out[HOOK_FAILURE_COUNT])
+{
+    for (unsigned i = 0; i < HOOK_FAILURE_COUNT; i++)
+        out[i] = atomic_load_explicit(&s->failures[i], memory_order_relaxed);
 }

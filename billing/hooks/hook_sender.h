@@ -40,6 +40,10 @@ struct hook_sender *hook_sender_new(const struct hook_sender_options *opt);
 /* Starts the thread. False if it cannot start. */
 __attribute__((warn_unused_result)) bool hook_sender_start(struct hook_sender *s);
 
+/* The attempts that failed on this instance so far, by reason (hook_retry.h's
+ * hook_failure; one failed attempt counts once, whether it is retried or given up). */
+void hook_sender_failures(struct hook_sender *s, uint64_t out[HOOK_FAILURE_COUNT]);
+
 /* Stops the thread (after the attempt under way) and frees everything. */
 void hook_sender_free(struct hook_sender *s);
 

@@ -3,8 +3,12 @@
 
 #include "xg_guard.h"
 
-#include "payments/poller.h"
+#include "core/bl_error.h"
 #include "core/pricing.h"
+#include "hooks/hook_retry.h"
+#include "hooks/hook_sender.h"
+#include "payments/poller.h"
+#include "xg_clock.h"
 #include "xg_dbwatch.h"
 #include "xg_http.h"
 #include "xg_log.h"
@@ -21,7 +25,35 @@ static const char *const invoice_states[] = {"pending",     "seen",      "confir
                                              "provisioned", "underpaid", "expired",    "late",
                                              "reverted",    NULL};
 static const char *const payment_states[] = {"pool", "confirmed", "gone", "double_spend", NULL};
-static const char *const metric_queries[] = {"bl_metrics_invoices", "bl_metrics_payments", NULL};
+static const char *const metric_queries[] = {"bl_metrics_invoices", "bl_metrics_payments",
+                                             "bl_metrics_webhook_outbox", NULL};
+static const char *const status_classes[] = {"2xx", "3xx", "4xx", "5xx", "dropped", NULL};
+static const char *const xmr402_steps[] = {"challenge", "verify", NULL};
+/* the error registry's codes, in its order (filled once from bl_error.h) */
+static const char *error_codes[BL_ERROR_COUNT + 1];
+
+const double bl_metrics_latency_bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                            0.5,   1,    2.5,   5,    10};
+const size_t bl_metrics_latency_nbounds =
+    sizeof bl_metrics_latency_bounds / sizeof bl_metrics_latency_bounds[0];
+
+enum bl_metrics_status_class bl_metrics_status_class(unsigned status)
+{
+    if (status == 0)
+        return BL_METRICS_DROPPED;
+    if (status >= 200 && status < 600)
+        return (enum bl_metrics_status_class)(status / 100 - 2);
+    return BL_METRICS_OTHER_STATUS;
+}
+
+int bl_metrics_xmr402_step(const char *route_path)
+{
+    if (strcmp(route_path, "/api/xmr402/challenge") == 0)
+        return 0;
+    if (strcmp(route_path, "/api/xmr402/verify") == 0)
+        return 1;
+    return -1;
+}
 
 struct bl_metrics {
     struct bl_metrics_sources src;
@@ -30,6 +62,10 @@ struct bl_metrics {
     struct xg_pg *pg;
     struct xg_http_client *http;
     struct xg_metric_labels *invoice_state, *pay_state, *close_reason;
+    struct xg_metric_labels *hook_reason, *route, *status_class, *step, *error_code;
+    struct xg_metric *hook_backlog, *hook_oldest, *hook_failures, *hook_query_ok;
+    struct xg_metric *challenges, *verifies, *refusals, *requests, *latency;
+    int64_t outbox_read_ms; /* when the outbox was last read (monotonic; 0: never) */
     struct xg_metric *invoices, *invoice_age, *payments, *piconero, *cycles, *failures,
         *cycle_seconds, *last_transfers, *wallet_height, *wallet_lag, *wallet_up, *cursor, *leader,
         *rate_age, *database_up, *aggregates_ok, *swept, *client_closes;
@@ -69,6 +105,54 @@ static void collect_database(struct bl_metrics *m)
     PQclear(pay);
 }
 
+/* The outbox's backlog and oldest pending event, read at most every
+ * BL_METRICS_OUTBOX_EVERY_MS: between reads a scrape shows the last values. */
+static void collect_outbox(struct bl_metrics *m)
+{
+    int64_t now = xg_monotonic_ms();
+    if (m->outbox_read_ms && now - m->outbox_read_ms < BL_METRICS_OUTBOX_EVERY_MS)
+        return;
+    m->outbox_read_ms = now;
+    PGresult *res =
+        xg_pg_ok(m->pg) ? xg_pg_exec(m->pg, "bl_metrics_webhook_outbox", 0, NULL) : NULL;
+    bool ok = res && PQntuples(res) == 1;
+    xg_metric_set(m->hook_query_ok, NULL, ok);
+    if (ok) {
+        xg_metric_set(m->hook_backlog, NULL, strtod(PQgetvalue(res, 0, 0), NULL));
+        xg_metric_set(m->hook_oldest, NULL, strtod(PQgetvalue(res, 0, 1), NULL));
+    }
+    PQclear(res);
+}
+
+static void on_api_answered(void *ctx, size_t route, unsigned status, double seconds, int error)
+{
+    struct bl_metrics *m = ctx;
+    unsigned r = route < xg_metric_label_count(m->route) - 1 ? (unsigned)route
+                                                             : xg_metric_label_count(m->route) - 1;
+    unsigned rc[2] = {r, (unsigned)bl_metrics_status_class(status)};
+    xg_metric_inc(m->requests, rc);
+    xg_metric_observe(m->latency, &r, seconds);
+    int step = route < xg_metric_label_count(m->route) - 1
+                   ? bl_metrics_xmr402_step(api_route_paths[route])
+                   : -1;
+    if (step < 0 || status == 0)
+        return;
+    if (step == 0 && error < 0 && status / 100 == 2)
+        xg_metric_inc(m->challenges, NULL);
+    if (step == 1)
+        xg_metric_inc(m->verifies, NULL);
+    if (error >= 0) {
+        unsigned se[2] = {(unsigned)step,
+                          error < BL_ERROR_COUNT ? (unsigned)error : BL_ERROR_COUNT};
+        xg_metric_inc(m->refusals, se);
+    }
+}
+
+struct api_observer bl_metrics_api_observer(struct bl_metrics *m)
+{
+    return (struct api_observer){.answered = on_api_answered, .ctx = m};
+}
+
 /* monerod's chain length, or -1. */
 static int64_t daemon_height(struct bl_metrics *m)
 {
@@ -90,6 +174,13 @@ static void on_collect(void *arg)
         xg_metric_set(m->database_up, NULL,
                       xg_dbwatch_ready(m->src.dbwatch, reason, sizeof reason));
     collect_database(m);
+    collect_outbox(m);
+    if (m->src.hooks) {
+        uint64_t n[HOOK_FAILURE_COUNT];
+        hook_sender_failures(m->src.hooks, n);
+        for (unsigned i = 0; i < HOOK_FAILURE_COUNT; i++)
+            xg_metric_store(m->hook_failures, &i, n[i]);
+    }
     if (m->src.poller) {
         struct poller_stats st;
         poller_stats(m->src.poller, &st);
@@ -125,7 +216,45 @@ static bool families(struct bl_metrics *m)
     m->invoice_state = xg_metric_labels_fixed(m->reg, "state", invoice_states);
     m->pay_state = xg_metric_labels_fixed(m->reg, "state", payment_states);
     m->close_reason = xg_metric_labels_fixed(m->reg, "reason", xg_guard_count_reasons);
-    if (!m->invoice_state || !m->pay_state || !m->close_reason)
+    for (unsigned i = 0; i < BL_ERROR_COUNT; i++)
+        error_codes[i] = bl_error_code((enum bl_error)i);
+    m->hook_reason = xg_metric_labels_fixed(m->reg, "reason", hook_failure_names);
+    m->route = xg_metric_labels_fixed(m->reg, "route", api_route_paths);
+    m->status_class = xg_metric_labels_fixed(m->reg, "code", status_classes);
+    m->step = xg_metric_labels_fixed(m->reg, "step", xmr402_steps);
+    m->error_code = xg_metric_labels_fixed(m->reg, "reason", error_codes);
+    if (!m->invoice_state || !m->pay_state || !m->close_reason || !m->hook_reason || !m->route ||
+        !m->status_class || !m->step || !m->error_code)
+        return false;
+    m->hook_backlog = GAUGE("xmrgate_billing_webhook_backlog",
+                            "Webhook events neither delivered nor given up (all instances).");
+    m->hook_oldest = GAUGE("xmrgate_billing_webhook_oldest_pending_seconds",
+                           "Seconds since the oldest pending webhook event was written (0: none).");
+    m->hook_query_ok = GAUGE("xmrgate_billing_webhook_query_ok",
+                             "1 when the last read of the webhook outbox succeeded.");
+    m->hook_failures = xg_metric_counter(
+        m->reg, "xmrgate_billing_webhook_failures_total",
+        "Webhook attempts that failed on this instance, by reason (each retry counts).",
+        (struct xg_metric_labels *[]){m->hook_reason}, 1);
+    m->challenges = xg_metric_counter(m->reg, "xmrgate_billing_xmr402_challenges_total",
+                                      "XMR402 challenges issued (2xx answers).", NULL, 0);
+    m->verifies = xg_metric_counter(m->reg, "xmrgate_billing_xmr402_verifies_total",
+                                    "XMR402 proofs answered, whatever the answer.", NULL, 0);
+    m->refusals = xg_metric_counter(
+        m->reg, "xmrgate_billing_xmr402_refusals_total",
+        "XMR402 challenges and proofs refused, by step and the error registry's code.",
+        (struct xg_metric_labels *[]){m->step, m->error_code}, 2);
+    m->requests = xg_metric_counter(
+        m->reg, "xmrgate_billing_api_requests_total",
+        "API requests completed, by route pattern and status class (dropped: no answer).",
+        (struct xg_metric_labels *[]){m->route, m->status_class}, 2);
+    m->latency = xg_metric_histogram(
+        m->reg, "xmrgate_billing_api_request_duration_seconds",
+        "API requests from arrival to answer (a held proof's wait included), by route pattern.",
+        (struct xg_metric_labels *[]){m->route}, 1, bl_metrics_latency_bounds,
+        bl_metrics_latency_nbounds);
+    if (!m->hook_backlog || !m->hook_oldest || !m->hook_query_ok || !m->hook_failures ||
+        !m->challenges || !m->verifies || !m->refusals || !m->requests || !m->latency)
         return false;
     m->client_closes = xg_metric_counter(
         m->reg, "xmrgate_billing_client_closes_total",

@@ -1,11 +1,12 @@
 /* Tests for billing/hook_retry: the backoff schedule (doubling from base, capped), giving
- * up after the retry window, and which statuses count as delivered. */
+ * up after the retry window, which statuses count as delivered, and the failure reasons. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <curl/curl.h>
 
 #include "hooks/hook_retry.h"
 
@@ -67,13 +68,55 @@ static void test_delivered(void **state)
         assert_int_equal(hook_retry_delivered(rows[i].status), rows[i].delivered);
 }
 
+/* The failure reason of an attempt: what nothing was sent for comes first, then the guard's
+ * refusal, an oversized answer, then libcurl's code, then the status. */
+static void test_failure_reason(void **state)
+{
+    (void)state;
+    static const struct {
+        bool no_url, refused, too_large;
+        int curl;
+        long status;
+        enum hook_failure want;
+    } rows[] = {
+        {true, false, false, 0, 0, HOOK_FAILURE_NO_URL},
+        {true, true, false, CURLE_COULDNT_CONNECT, 0, HOOK_FAILURE_NO_URL},
+        {false, true, false, CURLE_COULDNT_CONNECT, 0, HOOK_FAILURE_REFUSED},
+        {false, true, false, CURLE_OPERATION_TIMEDOUT, 0, HOOK_FAILURE_REFUSED},
+        {false, false, true, CURLE_WRITE_ERROR, 0, HOOK_FAILURE_TOO_LARGE},
+        {false, false, false, CURLE_OPERATION_TIMEDOUT, 0, HOOK_FAILURE_TIMEOUT},
+        {false, false, false, CURLE_COULDNT_CONNECT, 0, HOOK_FAILURE_CONNECT},
+        {false, false, false, CURLE_RECV_ERROR, 0, HOOK_FAILURE_CONNECT},
+        {false, false, false, CURLE_GOT_NOTHING, 0, HOOK_FAILURE_CONNECT},
+        {false, false, false, CURLE_COULDNT_RESOLVE_HOST, 0, HOOK_FAILURE_RESOLVE},
+        {false, false, false, CURLE_PEER_FAILED_VERIFICATION, 0, HOOK_FAILURE_TLS},
+        {false, false, false, CURLE_SSL_CONNECT_ERROR, 0, HOOK_FAILURE_TLS},
+        {false, false, false, CURLE_OK, 500, HOOK_FAILURE_HTTP_STATUS},
+        {false, false, false, CURLE_OK, 302, HOOK_FAILURE_HTTP_STATUS},
+        {false, false, false, CURLE_OK, 0, HOOK_FAILURE_OTHER},
+        {false, false, false, -1, 0, HOOK_FAILURE_OTHER}, /* not sent: cannot sign */
+        {false, false, false, CURLE_OUT_OF_MEMORY, 0, HOOK_FAILURE_OTHER},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        assert_int_equal(hook_failure_of(rows[i].no_url, rows[i].refused, rows[i].too_large,
+                                         rows[i].curl, rows[i].status),
+                         rows[i].want);
+    /* the label values: one per reason, in the enum's order, then the end */
+    assert_string_equal(hook_failure_names[HOOK_FAILURE_TIMEOUT], "timeout");
+    assert_string_equal(hook_failure_names[HOOK_FAILURE_REFUSED], "refused");
+    assert_string_equal(hook_failure_names[HOOK_FAILURE_HTTP_STATUS], "http_status");
+    assert_string_equal(hook_failure_names[HOOK_FAILURE_OTHER], "other");
+    for (unsigned i = 0; i < HOOK_FAILURE_COUNT; i++)
+        assert_non_null(hook_failure_names[i]);
+    assert_null(hook_failure_names[HOOK_FAILURE_COUNT]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schedule_defaults),
-        cmocka_unit_test(test_schedule_small),
-        cmocka_unit_test(test_give_up),
-        cmocka_unit_test(test_delivered),
+        cmocka_unit_test(test_schedule_defaults), cmocka_unit_test(test_schedule_small),
+        cmocka_unit_test(test_give_up),           cmocka_unit_test(test_delivered),
+        cmocka_unit_test(test_failure_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
