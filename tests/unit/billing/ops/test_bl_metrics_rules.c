@@ -22,12 +22,14 @@ static void test_status_class(void **state)
         unsigned status;
         enum bl_metrics_status_class want;
     } rows[] = {
-        {0, BL_METRICS_DROPPED},    {100, BL_METRICS_OTHER_STATUS}, {199, BL_METRICS_OTHER_STATUS},
-        {200, BL_METRICS_2XX},      {201, BL_METRICS_2XX},          {299, BL_METRICS_2XX},
-        {302, BL_METRICS_3XX},      {400, BL_METRICS_4XX},          {402, BL_METRICS_4XX},
-        {429, BL_METRICS_4XX},      {499, BL_METRICS_4XX},          {500, BL_METRICS_5XX},
-        {503, BL_METRICS_5XX},      {599, BL_METRICS_5XX},          {600, BL_METRICS_OTHER_STATUS},
-        {9999, BL_METRICS_OTHER_STATUS},
+        {0, BL_METRICS_DROPPED},        {100, BL_METRICS_OTHER_STATUS},
+        {199, BL_METRICS_OTHER_STATUS}, {200, BL_METRICS_2XX},
+        {201, BL_METRICS_2XX},          {299, BL_METRICS_2XX},
+        {302, BL_METRICS_3XX},          {400, BL_METRICS_4XX},
+        {402, BL_METRICS_4XX},          {429, BL_METRICS_4XX},
+        {499, BL_METRICS_4XX},          {500, BL_METRICS_5XX},
+        {503, BL_METRICS_5XX},          {599, BL_METRICS_5XX},
+        {600, BL_METRICS_OTHER_STATUS}, {9999, BL_METRICS_OTHER_STATUS},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         assert_int_equal(bl_metrics_status_class(rows[i].status), rows[i].want);
@@ -78,7 +80,7 @@ static void test_observer_series(void **state)
     obs.answered(obs.ctx, challenge, 201, 0.02, -1);
     obs.answered(obs.ctx, verify, 402, 0.3, BL_ERROR_PROOF_INVALID);
     obs.answered(obs.ctx, verify, 429, 0.001, BL_ERROR_RATE_LIMITED);
-    obs.answered(obs.ctx, verify, 0, 7.0, -1);  /* dropped: not an answer */
+    obs.answered(obs.ctx, verify, 0, 7.0, -1); /* dropped: not an answer */
     obs.answered(obs.ctx, 9999, 200, 0.1, -1); /* out of the table: "other" */
     size_t len;
     char *text = xg_metrics_render(bl_metrics_registry(m), &len);
@@ -88,10 +90,14 @@ static void test_observer_series(void **state)
         "xmrgate_billing_api_requests_total{route=\"/api/xmr402/verify\",code=\"4xx\"} 2\n",
         "xmrgate_billing_api_requests_total{route=\"/api/xmr402/verify\",code=\"dropped\"} 1\n",
         "xmrgate_billing_api_requests_total{route=\"other\",code=\"2xx\"} 1\n",
-        "xmrgate_billing_api_request_duration_seconds_bucket{route=\"/api/tiers\",le=\"0.005\"} 1\n",
-        "xmrgate_billing_api_request_duration_seconds_bucket{route=\"/api/xmr402/verify\",le=\"0.25\"} 1\n",
-        "xmrgate_billing_api_request_duration_seconds_bucket{route=\"/api/xmr402/verify\",le=\"5\"} 2\n",
-        "xmrgate_billing_api_request_duration_seconds_bucket{route=\"/api/xmr402/verify\",le=\"10\"} 3\n",
+        "xmrgate_billing_api_request_duration_seconds_bucket{route=\"/api/tiers\",le=\"0.005\"} "
+        "1\n",
+        "xmrgate_billing_api_request_duration_seconds_bucket{route=\"/api/xmr402/"
+        "verify\",le=\"0.25\"} 1\n",
+        "xmrgate_billing_api_request_duration_seconds_bucket{route=\"/api/xmr402/"
+        "verify\",le=\"5\"} 2\n",
+        "xmrgate_billing_api_request_duration_seconds_bucket{route=\"/api/xmr402/"
+        "verify\",le=\"10\"} 3\n",
         "xmrgate_billing_api_request_duration_seconds_count{route=\"/api/xmr402/verify\"} 3\n",
         "xmrgate_billing_xmr402_challenges_total 1\n",
         "xmrgate_billing_xmr402_verifies_total 2\n",
