@@ -39,6 +39,8 @@ XG_PACKAGES=(
 	# library as Debian packages it (nothing is fetched from npm), and pexpect, which types
 	# into monero-wallet-cli on a pseudo-terminal
 	nodejs node-request python3-pexpect
+	# AES-GCM in Python: the HA1 rotation test unwraps a stored HA1 independently of ours
+	python3-cryptography
 	# the browser tests (tests/e2e): Debian's python3-selenium drives Debian's chromium
 	# through its chromedriver (chromium-driver); zbarimg decodes the invoice QR codes
 	chromium chromium-driver python3-selenium

@@ -113,6 +113,14 @@ token_key = $TOKEN_KEY
 [xmr402]
 retry_after = 2s
 
+[invoices]
+; Every client of the local stack is 127.0.0.1: one network. The bounds on free tenants
+; per network and over all (docs/BILLING.md, "Free tier") are a real deployment's defense
+; against many addresses; here they would only stop the demo after ten free tokens.
+free_network_per_hour = 100000
+free_network_per_day = 100000
+free_global_per_hour = 100000
+
 [log]
 level = info
 EOF

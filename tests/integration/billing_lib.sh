@@ -2,7 +2,10 @@
 # Helpers for the billing integration tests (test_billing_*.sh), sourced after lib.sh.
 #
 # Each test runs its own xmrgate-billing instances (lib.sh's billing_start) on the `test`
-# base below: the stack's PostgreSQL and view-only wallet, a fast poll. Billing instances
+# base below: the stack's PostgreSQL and view-only wallet, a fast poll, and free-tier bounds
+# per network and over all out of the way (every test client is on 127.0.0.0/24, and the
+# grants of earlier tests count in the shared windows for an hour: a test that measures
+# those bounds sets them itself). Billing instances
 # share one leader lock, so bt_setup pauses the billing that the stack itself runs for the
 # test (lib.sh's stack_billing_pause: it is started again when the test ends).
 #
@@ -68,6 +71,10 @@ url = ${GATEWAY_URL:-http://127.0.0.1:18089}
 ha1_key = $BT_HA1_KEY
 [billing]
 token_key = $BT_TOKEN_KEY
+[invoices]
+free_network_per_hour = 100000
+free_network_per_day = 100000
+free_global_per_hour = 100000
 [log]
 level = info
 EOF

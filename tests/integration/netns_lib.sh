@@ -50,15 +50,23 @@ ns_add() {
 	ip netns add "$ns" || return 1
 	ip link add "$veth" type veth peer name eth0 netns "$ns" || return 1
 	ip link set "$veth" master "$NS_BRIDGE" up || return 1
-	ip netns exec "$ns" sh -ec "ip addr add $NS_PREFIX.$n/24 dev eth0; ip link set eth0 up
+	ns_enter "$ns" sh -ec "ip addr add $NS_PREFIX.$n/24 dev eth0; ip link set eth0 up
 		ip link set lo up; ip route add default via $NS_PREFIX.1" || return 1
 	NS_NAMES+=("$name")
+}
+
+# `ip netns exec` also remounts /sys for the namespace, which fails where / is no mount
+# point (a chroot): the machines need only the network namespace, which nsenter enters.
+ns_enter() {
+	local ns=$1
+	shift
+	nsenter --net="/run/netns/$ns" "$@"
 }
 
 ns_exec() {
 	local name=$1
 	shift
-	ip netns exec "$NS_TAG-$name" "$@"
+	ns_enter "$NS_TAG-$name" "$@"
 }
 
 ns_cut() { ip link set "$(ns_veth "$1")" down; }
