@@ -62,6 +62,10 @@ const struct xg_cfg_key gw_config_keys[] = {
         "bytes per second a client must take an answer at over the last body_window once "
         "body_grace is over, or it is closed (own front end; libmicrohttpd closes on "
         "connection_timeout; 0 = any rate)"),
+    KEY("server", "send_buffer", XG_CFG_SIZE, send_buffer, "0", 0, 64 << 20, false,
+        "kernel send buffer of each client connection on the own front end (SO_SNDBUF; 0 = "
+        "the kernel's autotuning, which may take megabytes of an answer a slow reader never "
+        "reads, beyond send_min_rate)"),
     KEY("server", "max_connections_per_address", XG_CFG_INT, max_connections_per_address, "64", 0,
         1000000, false,
         "connections one client address may hold open; more are refused at accept (0 = no "

@@ -1030,6 +1030,8 @@ static void accept_one(struct front *f, int fd, const struct sockaddr_storage *p
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (f->opt.send_buffer > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &f->opt.send_buffer, sizeof f->opt.send_buffer);
     c->watch.on_event = on_conn_event;
     c->fd = fd;
     c->peer = *peer;

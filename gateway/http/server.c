@@ -795,6 +795,7 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
         .max_connections = GW_SERVER_MAX_CONNECTIONS,
         .linger = LINGER_BUDGET_DEFAULT,
         .max_lingering = LINGER_MAX_SOCKETS,
+        .send_buffer = (int)cfg->send_buffer,
         .proxy_protocol = cfg->proxy_protocol,
         .trusted_proxies = cfg->trust,
         .guard = server_guard_limits(cfg),
