@@ -1097,7 +1097,15 @@ static void expire_idle(struct front *f)
 static void guard_close(struct front_conn *c, enum xg_guard_verdict v)
 {
     xg_guard_count(c->f->opt.counts, v);
-    if (c->state == FC_READ_PROXY || v == XG_GUARD_SEND_TOO_SLOW) { /* mid-answer: no 408 */
+    if (v == XG_GUARD_SEND_TOO_SLOW) {
+        /* Mid-answer: no 408. Reset, so that the kernel drops what the client left unread
+         * instead of keeping it until the client takes it. */
+        struct linger reset = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        conn_close(c);
+        return;
+    }
+    if (c->state == FC_READ_PROXY) {
         conn_close(c);
         return;
     }
