@@ -355,7 +355,10 @@ static bool start_guard(struct xg_httpd *srv, const struct xg_httpd_options *opt
     if (lim.header_timeout_ms <= 0)
         lim = (struct xg_guard_limits){.header_timeout_ms = XG_GUARD_HEADER_TIMEOUT_MS,
                                        .body_grace_ms = XG_GUARD_BODY_GRACE_MS,
-                                       .body_min_rate = XG_GUARD_BODY_MIN_RATE};
+                                       .body_min_rate = XG_GUARD_BODY_MIN_RATE,
+                                       .body_window_ms = XG_GUARD_BODY_WINDOW_MS,
+                                       .body_timeout_ms = XG_GUARD_BODY_TIMEOUT_MS,
+                                       .send_min_rate = XG_GUARD_SEND_MIN_RATE};
     srv->addrcap = opt->max_per_address ? xg_addrcap_new(opt->max_per_address) : NULL;
     struct xg_mhd_guard_options gopt = {.limits = lim,
                                         .idle_timeout_ms = (int64_t)opt->timeout_s * 1000,

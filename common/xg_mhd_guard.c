@@ -146,7 +146,7 @@ void xg_mhd_guard_head(struct xg_mhd_guard *g, struct MHD_Connection *conn, bool
         return;
     pthread_mutex_lock(&g->lock);
     if (body)
-        xg_guard_body(&c->guard, xg_monotonic_coarse_ms());
+        xg_guard_body(&g->opt.limits, &c->guard, xg_monotonic_coarse_ms());
     else
         xg_guard_idle(&c->guard);
     pthread_mutex_unlock(&g->lock);
@@ -158,7 +158,7 @@ void xg_mhd_guard_body(struct xg_mhd_guard *g, struct MHD_Connection *conn, size
     if (!c)
         return;
     pthread_mutex_lock(&g->lock);
-    xg_guard_bytes(&c->guard, n);
+    xg_guard_bytes(&g->opt.limits, &c->guard, n, xg_monotonic_coarse_ms());
     pthread_mutex_unlock(&g->lock);
 }
 

@@ -47,10 +47,25 @@ const struct xg_cfg_key gw_config_keys[] = {
         "a request head (and a PROXY header) must be complete this long after its first byte, "
         "whatever trickles in (408)"),
     KEY("server", "body_min_rate", XG_CFG_SIZE, body_min_rate, "1k", 0, 1 << 30, false,
-        "bytes per second a request body must average once body_grace is over (408; 0 = any "
-        "rate)"),
+        "bytes per second a request body must keep up over the last body_window once "
+        "body_grace is over (408; 0 = any rate)"),
     KEY("server", "body_grace", XG_CFG_DURATION, body_grace_ms, "5s", 0, 600000, false,
-        "time a request body may take before body_min_rate applies"),
+        "time a request body (or an answer) may take before body_min_rate (send_min_rate) "
+        "applies"),
+    KEY("server", "body_window", XG_CFG_DURATION, body_window_ms, "10s", 1000, 600000, false,
+        "the sliding window body_min_rate and send_min_rate are judged over: bytes buy time "
+        "at the rate, never more than this far ahead"),
+    KEY("server", "body_timeout", XG_CFG_DURATION, body_timeout_ms, "60s", 0, 3600000, false,
+        "a request body must be complete this long after the head, whatever its rate (408; "
+        "0 = no deadline)"),
+    KEY("server", "send_min_rate", XG_CFG_SIZE, send_min_rate, "1k", 0, 1 << 30, false,
+        "bytes per second a client must take an answer at over the last body_window once "
+        "body_grace is over, or it is closed (own front end; libmicrohttpd closes on "
+        "connection_timeout; 0 = any rate)"),
+    KEY("server", "send_buffer", XG_CFG_SIZE, send_buffer, "0", 0, 64 << 20, false,
+        "kernel send buffer of each client connection on the own front end (SO_SNDBUF; 0 = "
+        "the kernel's autotuning, which may take megabytes of an answer a slow reader never "
+        "reads, beyond send_min_rate)"),
     KEY("server", "max_connections_per_address", XG_CFG_INT, max_connections_per_address, "64", 0,
         1000000, false,
         "connections one client address may hold open; more are refused at accept (0 = no "

@@ -24,6 +24,8 @@ struct gw_config {
     int64_t max_body;
     int64_t connection_timeout_ms;
     int64_t header_timeout_ms, body_grace_ms, body_min_rate; /* slow clients (xg_guard.h) */
+    int64_t body_window_ms, body_timeout_ms, send_min_rate;
+    int64_t send_buffer; /* SO_SNDBUF of the own front end's connections; 0: the kernel's */
     int64_t max_connections_per_address;
     int64_t request_timeout_ms;
     char *realm;

@@ -24,11 +24,12 @@
 #include "xg_clock.h"
 #include "xg_str.h"
 
-#define FRONT_FIRST_IN_BUFFER 4096
-#define FRONT_ACCEPT_BURST    32
-#define FRONT_LISTEN_BACKLOG  1024
-#define FRONT_HEAD_RESERVE    512 /* status line, Date, Content-Length, Connection */
-#define FRONT_ACCEPT_RETRY_MS 100 /* out of descriptors: try accepting again this soon */
+#define FRONT_FIRST_IN_BUFFER   4096
+#define FRONT_FIRST_BODY_BUFFER 16384 /* a body buffer starts here and doubles */
+#define FRONT_ACCEPT_BURST      32
+#define FRONT_LISTEN_BACKLOG    1024
+#define FRONT_HEAD_RESERVE      512 /* status line, Date, Content-Length, Connection */
+#define FRONT_ACCEPT_RETRY_MS   100 /* out of descriptors: try accepting again this soon */
 
 enum fc_state {
     FC_READ_PROXY, /* proxy_protocol: waiting for (the rest of) the PROXY header */
@@ -250,6 +251,23 @@ static bool body_reserve(struct front_conn *c, size_t need)
     return grow(&c->body, &c->body_cap, need, 1024);
 }
 
+/* A Content-Length body's buffer grows as its bytes arrive (xg_guard_body_cap), never
+ * reserving the declared length up front: room for at least one more byte and the
+ * terminator, up to the whole body. */
+static bool body_room(struct front_conn *c)
+{
+    size_t need = c->body_len + (size_t)c->body_left + 1;
+    if (c->body_cap > c->body_len + 1 || c->body_cap >= need)
+        return true;
+    size_t cap = xg_guard_body_cap(c->body_cap, need, FRONT_FIRST_BODY_BUFFER);
+    char *grown = realloc(c->body, cap);
+    if (!grown)
+        return false;
+    c->body = grown;
+    c->body_cap = cap;
+    return true;
+}
+
 /* ---- slow clients (xg_guard.h) --------------------------------------------------------- */
 
 /* The rule is due for c by at (front_run sweeps then). */
@@ -270,9 +288,22 @@ static void guard_head(struct front_conn *c)
 
 static void guard_body(struct front_conn *c, size_t already)
 {
-    xg_guard_body(&c->guard, xg_monotonic_coarse_ms());
-    xg_guard_bytes(&c->guard, already);
-    guard_due(c->f, c->guard.since_ms + c->f->opt.guard.body_grace_ms + 1);
+    int64_t now = xg_monotonic_coarse_ms(), due;
+    xg_guard_body(&c->f->opt.guard, &c->guard, now);
+    xg_guard_bytes(&c->f->opt.guard, &c->guard, already, now);
+    xg_guard_check(&c->f->opt.guard, &c->guard, now, &due);
+    guard_due(c->f, due);
+}
+
+/* Answer bytes wait for the client: the send rate is judged from the first wait. */
+static void guard_send(struct front_conn *c)
+{
+    if (c->guard.phase == XG_GUARD_SEND)
+        return;
+    int64_t now = xg_monotonic_coarse_ms(), due;
+    xg_guard_send(&c->f->opt.guard, &c->guard, now);
+    xg_guard_check(&c->f->opt.guard, &c->guard, now, &due);
+    guard_due(c->f, due);
 }
 
 /* ---- answers ------------------------------------------------------------------------- */
@@ -591,11 +622,14 @@ static void begin_body(struct front_conn *c)
             deliver_body(c, true);
             return;
         }
-        if (!body_reserve(c, (size_t)want + 1)) {
+        size_t take = extra < want ? extra : (size_t)want;
+        if (!body_reserve(c, xg_guard_body_cap(0, (size_t)want + 1,
+                                               take + 1 > FRONT_FIRST_BODY_BUFFER
+                                                   ? take + 1
+                                                   : FRONT_FIRST_BODY_BUFFER))) {
             respond_plain(c, MHD_HTTP_INTERNAL_SERVER_ERROR);
             return;
         }
-        size_t take = extra < want ? extra : (size_t)want;
         memcpy(c->body, c->in + c->consumed, take);
         c->body_len = take;
         c->body_left = want - take;
@@ -642,8 +676,14 @@ static void read_body(struct front_conn *c)
                 return;
             }
         }
+        if (!c->chunked && !body_room(c)) {
+            respond_plain(c, MHD_HTTP_INTERNAL_SERVER_ERROR);
+            return;
+        }
         size_t at = c->chunked ? c->body_len + c->raw_len : c->body_len;
-        size_t space = c->chunked ? c->body_cap - at - 1 : (size_t)c->body_left;
+        size_t space = c->body_cap - at - 1;
+        if (!c->chunked && space > c->body_left)
+            space = (size_t)c->body_left;
         ssize_t n = read_some(c, c->body + at, space);
         if (n < 0) {
             conn_close(c);
@@ -651,7 +691,7 @@ static void read_body(struct front_conn *c)
         }
         if (n == 0)
             return;
-        xg_guard_bytes(&c->guard, (uint64_t)n);
+        xg_guard_bytes(&c->f->opt.guard, &c->guard, (uint64_t)n, xg_monotonic_coarse_ms());
         if (c->chunked) {
             c->raw_len += (size_t)n;
         } else {
@@ -833,12 +873,15 @@ static bool write_answer(struct front_conn *c)
         if (sent < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
                 c->writable = false;
+                if (c->state == FC_WRITE)
+                    guard_send(c);
                 return false;
             }
             conn_close(c);
             return false;
         }
         c->out_sent += (size_t)sent;
+        xg_guard_bytes(&c->f->opt.guard, &c->guard, (uint64_t)sent, xg_monotonic_coarse_ms());
         touch(c);
     }
     return true;
@@ -987,6 +1030,8 @@ static void accept_one(struct front *f, int fd, const struct sockaddr_storage *p
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (f->opt.send_buffer > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &f->opt.send_buffer, sizeof f->opt.send_buffer);
     c->watch.on_event = on_conn_event;
     c->fd = fd;
     c->peer = *peer;
@@ -1052,6 +1097,14 @@ static void expire_idle(struct front *f)
 static void guard_close(struct front_conn *c, enum xg_guard_verdict v)
 {
     xg_guard_count(c->f->opt.counts, v);
+    if (v == XG_GUARD_SEND_TOO_SLOW) {
+        /* Mid-answer: no 408. Reset, so that the kernel drops what the client left unread
+         * instead of keeping it until the client takes it. */
+        struct linger reset = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        conn_close(c);
+        return;
+    }
     if (c->state == FC_READ_PROXY) {
         conn_close(c);
         return;
@@ -1072,7 +1125,8 @@ static void guard_sweep(struct front *f)
     struct front_conn *next;
     for (struct front_conn *c = f->live; c; c = next) {
         next = c->next_live; /* guard_close may take c off the list, nothing else */
-        if (c->state != FC_READ_PROXY && c->state != FC_READ_HEAD && c->state != FC_READ_BODY)
+        if (c->state != FC_READ_PROXY && c->state != FC_READ_HEAD && c->state != FC_READ_BODY &&
+            !(c->state == FC_WRITE && c->guard.phase == XG_GUARD_SEND))
             continue;
         int64_t due;
         enum xg_guard_verdict v = xg_guard_check(&f->opt.guard, &c->guard, now, &due);
@@ -1166,7 +1220,10 @@ struct front *front_start(const struct front_options *opt, const struct front_ha
     if (f->opt.guard.header_timeout_ms <= 0)
         f->opt.guard = (struct xg_guard_limits){.header_timeout_ms = XG_GUARD_HEADER_TIMEOUT_MS,
                                                 .body_grace_ms = XG_GUARD_BODY_GRACE_MS,
-                                                .body_min_rate = XG_GUARD_BODY_MIN_RATE};
+                                                .body_min_rate = XG_GUARD_BODY_MIN_RATE,
+                                                .body_window_ms = XG_GUARD_BODY_WINDOW_MS,
+                                                .body_timeout_ms = XG_GUARD_BODY_TIMEOUT_MS,
+                                                .send_min_rate = XG_GUARD_SEND_MIN_RATE};
     f->guard_due_ms = INT64_MAX;
     f->handler = *handler;
     f->loop = l;

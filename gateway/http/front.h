@@ -88,6 +88,9 @@ struct front_options {
     size_t max_connections;      /* per front */
     struct linger_budget linger; /* for each closing connection */
     size_t max_lingering;        /* sockets lingering at once (> 0) */
+    int send_buffer;             /* SO_SNDBUF of each connection; 0: the kernel's autotuning
+                                    (which may hold megabytes of an answer unread, out of
+                                    reach of guard.send_min_rate) */
     /* A PROXY protocol header (v1 or v2) starts each connection: one from a peer in
      * trusted_proxies names the client (front_client_address); a trusted peer may send
      * none (the balancer's own health check). A connection whose header is malformed, or

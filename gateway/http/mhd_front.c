@@ -483,7 +483,10 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
     if (gopt.limits.header_timeout_ms <= 0)
         gopt.limits = (struct xg_guard_limits){.header_timeout_ms = XG_GUARD_HEADER_TIMEOUT_MS,
                                                .body_grace_ms = XG_GUARD_BODY_GRACE_MS,
-                                               .body_min_rate = XG_GUARD_BODY_MIN_RATE};
+                                               .body_min_rate = XG_GUARD_BODY_MIN_RATE,
+                                               .body_window_ms = XG_GUARD_BODY_WINDOW_MS,
+                                               .body_timeout_ms = XG_GUARD_BODY_TIMEOUT_MS,
+                                               .send_min_rate = XG_GUARD_SEND_MIN_RATE};
     m->guard = xg_mhd_guard_new(&gopt);
     if (!m->guard) {
         snprintf(err, errlen, "out of memory");

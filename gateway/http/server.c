@@ -770,12 +770,16 @@ struct up_engine_options gw_server_engine_options(const struct gw_config *cfg)
     };
 }
 
-/* The slow-client rule's settings ([server] header_timeout, body_min_rate, body_grace). */
+/* The slow-client rule's settings ([server] header_timeout, body_min_rate, body_grace,
+ * body_window, body_timeout, send_min_rate). */
 static struct xg_guard_limits server_guard_limits(const struct gw_config *cfg)
 {
     return (struct xg_guard_limits){.header_timeout_ms = cfg->header_timeout_ms,
                                     .body_grace_ms = cfg->body_grace_ms,
-                                    .body_min_rate = (uint64_t)cfg->body_min_rate};
+                                    .body_min_rate = (uint64_t)cfg->body_min_rate,
+                                    .body_window_ms = cfg->body_window_ms,
+                                    .body_timeout_ms = cfg->body_timeout_ms,
+                                    .send_min_rate = (uint64_t)cfg->send_min_rate};
 }
 
 /* The own front end on the shared port, run by the loop's engine. */
@@ -791,6 +795,7 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
         .max_connections = GW_SERVER_MAX_CONNECTIONS,
         .linger = LINGER_BUDGET_DEFAULT,
         .max_lingering = LINGER_MAX_SOCKETS,
+        .send_buffer = (int)cfg->send_buffer,
         .proxy_protocol = cfg->proxy_protocol,
         .trusted_proxies = cfg->trust,
         .guard = server_guard_limits(cfg),

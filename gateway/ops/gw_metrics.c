@@ -276,8 +276,10 @@ static bool request_families(struct gw_metrics *m)
         m->close_reason
             ? xg_metric_counter(m->reg, "xmrgate_gateway_client_closes_total",
                                 "Client connections closed for a head not complete within "
-                                "header_timeout (408) or a body under body_min_rate (408), or "
-                                "refused at accept over max_connections_per_address.",
+                                "header_timeout (408), a body under body_min_rate over "
+                                "body_window or past body_timeout (408), an answer taken "
+                                "under send_min_rate (slow_reader), or refused at accept over "
+                                "max_connections_per_address.",
                                 (struct xg_metric_labels *[]){m->close_reason}, 1)
             : NULL;
     m->xmr402_streams = xg_metric_gauge(

@@ -15,6 +15,21 @@ Each subcommand prints one word the test compares (and details on stderr):
   head-only PORT PATH [HEADER]  sends only the head of a 1 MB POST to PATH and prints the
                                 status answered without a byte of its body ("none" when
                                 nothing came within 5 s)
+  burst-trickle PORT SRC PATH   declares 1000000 bytes, sends all but 100 at once, then one
+                                byte every 2 s: prints "408 SECONDS" (or "closed SECONDS")
+                                when the server gave up SECONDS after the burst, "open"
+                                if still open after 60 s
+  steady PORT SRC PATH SECONDS  sends a get_info body padded to 3000 bytes a second for
+                                SECONDS, 300 bytes every 0.1 s: prints the status
+  slow-reader PORT PATH BODY    POSTs BODY (JSON) to PATH with a 4 KiB receive buffer, then
+                                reads 100 bytes a second: prints "closed SECONDS GOT/LENGTH"
+                                when the server closed (reset) before the whole answer
+                                (the socket's TCP state, since a reset leaves the bytes
+                                already received readable), "whole" if
+                                all of it came, "open" after 60 s
+  hold PORT PATH N SECONDS      opens N connections (sources 127.0.1.1..), each sending a
+                                head declaring 64 MiB and 1 KiB of body, holds them
+                                SECONDS (prints "held N" once all are sent), then closes
 """
 import socket
 import sys
@@ -140,6 +155,113 @@ def head_only(port, path, header=None):
     print(status_of(data) if data else "closed")
 
 
+def burst_trickle(port, src, path):
+    length = 1000000
+    s = connect(port, src)
+    s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Content-Length: %d\r\n\r\n" % (path, length)).encode())
+    s.sendall(b" " * (length - 100))
+    start = time.time()
+    s.setblocking(False)
+    got = b""
+    while time.time() - start < 60:
+        try:
+            s.send(b" ")
+        except (BrokenPipeError, ConnectionResetError):
+            break
+        deadline = time.time() + 2
+        closed = False
+        while time.time() < deadline:
+            try:
+                chunk = s.recv(65536)
+                if not chunk:
+                    closed = True
+                    break
+                got += chunk
+            except BlockingIOError:
+                time.sleep(0.05)
+            except ConnectionResetError:
+                closed = True
+                break
+        if closed:
+            break
+    else:
+        print("open")
+        return
+    print(status_of(got), "%.1f" % (time.time() - start))
+
+
+def steady(port, src, path, seconds):
+    per = 300
+    length = per * 10 * int(seconds)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"get_info"}'
+    body += b" " * (length - len(body))
+    s = connect(port, src)
+    s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Content-Length: %d\r\n\r\n" % (path, length)).encode())
+    try:
+        for i in range(0, length, per):
+            s.sendall(body[i:i + per])
+            time.sleep(0.1)
+    except (BrokenPipeError, ConnectionResetError):
+        print("closed")
+        return
+    print(status_of(answer(s, 20)))
+
+
+def slow_reader(port, path, body):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    data = body.encode()
+    s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Content-Length: %d\r\n\r\n" % (path, len(data))).encode() + data)
+    got = b""
+    length = None
+    start = time.time()
+    s.settimeout(2)
+    while time.time() - start < 60:
+        try:
+            chunk = s.recv(100)
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            break
+        got += chunk
+        # A reset leaves what the kernel already holds readable: the state tells the close.
+        if s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] != 1:  # not ESTABLISHED
+            break
+        if length is None and b"\r\n\r\n" in got:
+            head, _, _ = got.partition(b"\r\n\r\n")
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = len(head) + 4 + int(line.split(b":")[1])
+        if length is not None and len(got) >= length:
+            print("whole")
+            return
+        time.sleep(1)
+    else:
+        print("open")
+        return
+    print("closed", "%.1f" % (time.time() - start), "%d/%s" % (len(got), length))
+
+
+def hold(port, path, n, seconds):
+    held = []
+    for i in range(int(n)):
+        s = connect(port, "127.0.1.%d" % (i % 250 + 1) if i < 250 else "127.0.2.%d" % (i - 249))
+        s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   "Content-Length: %d\r\n\r\n" % (path, 64 << 20)).encode() + b" " * 1024)
+        held.append(s)
+    print("held", len(held), flush=True)
+    time.sleep(float(seconds))
+    for s in held:
+        s.close()
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "slow-head":
@@ -150,5 +272,13 @@ if __name__ == "__main__":
         cap(int(args[0]), args[1], args[2], args[3], args[4])
     elif cmd == "head-only":
         head_only(int(args[0]), args[1], args[2] if len(args) > 2 else None)
+    elif cmd == "burst-trickle":
+        burst_trickle(int(args[0]), args[1], args[2])
+    elif cmd == "steady":
+        steady(int(args[0]), args[1], args[2], args[3])
+    elif cmd == "slow-reader":
+        slow_reader(int(args[0]), args[1], args[2])
+    elif cmd == "hold":
+        hold(int(args[0]), args[1], args[2], args[3])
     else:
         sys.exit("unknown subcommand " + cmd)

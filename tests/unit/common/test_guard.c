@@ -12,8 +12,10 @@
 #include "xg_addrcap.h"
 #include "xg_guard.h"
 
-static const struct xg_guard_limits lim = {
-    .header_timeout_ms = 10000, .body_grace_ms = 5000, .body_min_rate = 1000};
+static const struct xg_guard_limits lim = {.header_timeout_ms = 10000,
+                                           .body_grace_ms = 5000,
+                                           .body_min_rate = 1000,
+                                           .body_window_ms = 10000};
 
 static void test_head_timeout(void **state)
 {
@@ -42,41 +44,162 @@ static void test_head_timeout(void **state)
     }
 }
 
+/* A body: bytes arriving at times (the body began at 0), then the verdict at now. */
+struct arrival {
+    int64_t at;
+    uint64_t bytes;
+};
+
+static enum xg_guard_verdict body_after(const struct xg_guard_limits *l, enum xg_guard_phase ph,
+                                        const struct arrival *a, size_t n, int64_t now,
+                                        int64_t *due)
+{
+    struct xg_guard g = {0};
+    if (ph == XG_GUARD_SEND)
+        xg_guard_send(l, &g, 0);
+    else
+        xg_guard_body(l, &g, 0);
+    for (size_t i = 0; i < n && a[i].at <= now; i++)
+        xg_guard_bytes(l, &g, a[i].bytes, a[i].at);
+    return xg_guard_check(l, &g, now, due);
+}
+
 static void test_body_rate(void **state)
 {
     (void)state;
     static const struct {
-        uint64_t bytes;
-        int64_t now; /* the body began at 0 */
+        uint64_t bytes; /* all at 0 */
+        int64_t now;
         enum xg_guard_verdict want;
         int64_t due;
     } cases[] = {
         {0, 0, XG_GUARD_OK, 5001},    /* the grace */
         {0, 5000, XG_GUARD_OK, 5001}, /* the grace's last moment */
         {0, 5001, XG_GUARD_BODY_TOO_SLOW, 0},
-        {3, 20000, XG_GUARD_BODY_TOO_SLOW, 0}, /* one byte every few seconds */
-        {10000, 9000, XG_GUARD_OK, 10001},     /* 10 s worth of bytes at the rate */
+        {3, 20000, XG_GUARD_BODY_TOO_SLOW, 0}, /* a few bytes */
+        {1500, 3000, XG_GUARD_OK, 6501},       /* bytes buy time after the grace */
+        {3000, 8000, XG_GUARD_OK, 8001},       /* the grace and 3 s worth at the rate */
+        {3000, 8001, XG_GUARD_BODY_TOO_SLOW, 0},
+        /* a burst buys at most the window (10 s), however large */
         {10000, 10000, XG_GUARD_OK, 10001},
-        {10000, 10001, XG_GUARD_BODY_TOO_SLOW, 0},
-        {1500, 3000, XG_GUARD_OK, 5001},       /* under the rate, but within the grace */
-        {UINT64_MAX, 1000000, XG_GUARD_OK, 0}, /* no overflow */
+        {1 << 20, 10000, XG_GUARD_OK, 10001},
+        {1 << 20, 10001, XG_GUARD_BODY_TOO_SLOW, 0},
+        {UINT64_MAX, 10001, XG_GUARD_BODY_TOO_SLOW, 0}, /* no overflow */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct xg_guard g = {0};
-        xg_guard_body(&g, 0);
-        xg_guard_bytes(&g, cases[i].bytes);
+        struct arrival a = {0, cases[i].bytes};
         int64_t due;
-        assert_int_equal(xg_guard_check(&lim, &g, cases[i].now, &due), cases[i].want);
+        assert_int_equal(body_after(&lim, XG_GUARD_BODY, &a, 1, cases[i].now, &due), cases[i].want);
         if (cases[i].want == XG_GUARD_OK && cases[i].due)
             assert_int_equal(due, cases[i].due);
     }
     struct xg_guard_limits any_rate = lim;
     any_rate.body_min_rate = 0;
     struct xg_guard g = {0};
-    xg_guard_body(&g, 0);
+    xg_guard_body(&any_rate, &g, 0);
     int64_t due;
     assert_int_equal(xg_guard_check(&any_rate, &g, 1000000, &due), XG_GUARD_OK);
     assert_true(due == INT64_MAX);
+}
+
+/* The trickle after a burst (#30): 1 MiB minus one byte at once, then one byte every 10 s.
+ * The average since the start stays over 1 KiB/s for 17 minutes; the window closes it
+ * 10 s after the burst. An honest client at 2x the rate over 10 minutes is never closed,
+ * and a steady client in one-byte writes exactly at the rate keeps up too (the carry). */
+static void test_body_window(void **state)
+{
+    (void)state;
+    struct xg_guard_limits l = lim;
+    l.body_min_rate = 1024;
+    struct arrival trickle[64] = {{0, (1 << 20) - 1}};
+    for (size_t i = 1; i < 64; i++)
+        trickle[i] = (struct arrival){(int64_t)i * 10000, 1};
+    int64_t due;
+    assert_int_equal(body_after(&l, XG_GUARD_BODY, trickle, 64, 10000, &due), XG_GUARD_OK);
+    assert_int_equal(due, 10001);
+    assert_int_equal(body_after(&l, XG_GUARD_BODY, trickle, 64, 10001, &due),
+                     XG_GUARD_BODY_TOO_SLOW);
+    /* the average would still pass: (1 MiB) / 10.001 s is far over 1 KiB/s */
+
+    static struct arrival steady[600];
+    for (size_t i = 0; i < 600; i++)
+        steady[i] = (struct arrival){(int64_t)i * 1000, 2048};
+    assert_int_equal(body_after(&l, XG_GUARD_BODY, steady, 600, 599999, &due), XG_GUARD_OK);
+    assert_int_equal(body_after(&l, XG_GUARD_BODY, steady, 600, 599000 + 10001, &due),
+                     XG_GUARD_BODY_TOO_SLOW); /* it stopped at 599 s: the window ran out */
+
+    struct xg_guard_limits k = lim; /* 1000 B/s: one byte a millisecond */
+    struct xg_guard g = {0};
+    xg_guard_body(&k, &g, 0);
+    for (int64_t t = 0; t < 20000; t++)
+        xg_guard_bytes(&k, &g, 1, t);
+    assert_int_equal(xg_guard_check(&k, &g, 20000, &due), XG_GUARD_OK);
+
+    struct xg_guard_limits m = lim; /* 1024 B/s: a byte buys 0.977 ms, the carry adds up */
+    m.body_min_rate = 1024;
+    xg_guard_body(&m, &g, 0);
+    for (int64_t t = 0; t < 20000; t++)
+        xg_guard_bytes(&m, &g, 2, t); /* 2000 B/s */
+    assert_int_equal(xg_guard_check(&m, &g, 20000, &due), XG_GUARD_OK);
+    assert_int_equal(g.paid_until_ms, 20000 - 1 + 10000);
+}
+
+/* The absolute deadline: a body as fast as it likes is closed at body_timeout. */
+static void test_body_timeout(void **state)
+{
+    (void)state;
+    struct xg_guard_limits l = lim;
+    l.body_timeout_ms = 60000;
+    static struct arrival fast[120];
+    for (size_t i = 0; i < 120; i++)
+        fast[i] = (struct arrival){(int64_t)i * 500, 1 << 20};
+    static const struct {
+        int64_t now;
+        enum xg_guard_verdict want;
+        int64_t due;
+    } cases[] = {
+        {0, XG_GUARD_OK, 10001},     {20000, XG_GUARD_OK, 30001},
+        {54000, XG_GUARD_OK, 60000}, /* the deadline comes before the window */
+        {59999, XG_GUARD_OK, 60000}, {60000, XG_GUARD_BODY_TOO_SLOW, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t due;
+        assert_int_equal(body_after(&l, XG_GUARD_BODY, fast, 120, cases[i].now, &due),
+                         cases[i].want);
+        if (cases[i].want == XG_GUARD_OK)
+            assert_int_equal(due, cases[i].due);
+    }
+    /* an answer has no deadline, and falls under send_min_rate */
+    l.send_min_rate = 1000;
+    int64_t due;
+    assert_int_equal(body_after(&l, XG_GUARD_SEND, fast, 120, 60000, &due), XG_GUARD_OK);
+    assert_int_equal(body_after(&l, XG_GUARD_SEND, fast, 120, 59500 + 10001, &due),
+                     XG_GUARD_SEND_TOO_SLOW);
+    struct arrival none = {0, 0};
+    assert_int_equal(body_after(&l, XG_GUARD_SEND, &none, 1, 5001, &due), XG_GUARD_SEND_TOO_SLOW);
+    l.send_min_rate = 0;
+    assert_int_equal(body_after(&l, XG_GUARD_SEND, &none, 1, 1000000, &due), XG_GUARD_OK);
+}
+
+/* The body buffer doubles as bytes arrive, never past the whole body. */
+static void test_body_cap(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t cap, need, first, want;
+    } cases[] = {
+        {0, 100, 16384, 100},                  /* a small body: just its size */
+        {0, (64 << 20) + 1, 16384, 16384},     /* 64 MiB declared: 16 KiB first */
+        {16384, (64 << 20) + 1, 16384, 32768}, /* then doubling */
+        {32 << 20, (64 << 20) + 1, 16384, 64 << 20},
+        {64 << 20, (64 << 20) + 1, 16384, (64 << 20) + 1}, /* capped at the body */
+        {4096, 4000, 16384, 4096},                         /* room already */
+        {0, 40000, 40000, 40000},
+        {SIZE_MAX / 2 + 1, SIZE_MAX, 1, SIZE_MAX}, /* no overflow */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(xg_guard_body_cap(cases[i].cap, cases[i].need, cases[i].first),
+                         cases[i].want);
 }
 
 static void test_idle_and_counts(void **state)
@@ -88,7 +211,7 @@ static void test_idle_and_counts(void **state)
     int64_t due;
     assert_int_equal(xg_guard_check(&lim, &g, 1000000, &due), XG_GUARD_OK);
     assert_true(due == INT64_MAX);
-    xg_guard_bytes(&g, 5); /* not in a body: not counted */
+    xg_guard_bytes(&lim, &g, 5, 0); /* not in a body: not counted */
     assert_int_equal(g.bytes, 0);
 
     struct xg_guard_counts c = {0};
@@ -96,6 +219,7 @@ static void test_idle_and_counts(void **state)
     xg_guard_count(&c, XG_GUARD_BODY_TOO_SLOW);
     xg_guard_count(&c, XG_GUARD_BODY_TOO_SLOW);
     xg_guard_count(&c, XG_GUARD_OK);
+    xg_guard_count(&c, XG_GUARD_SEND_TOO_SLOW);
     xg_guard_count(NULL, XG_GUARD_HEAD_TIMEOUT);
     atomic_fetch_add(&c.refused_over_cap, 4);
     uint64_t n[XG_GUARD_NREASONS];
@@ -103,6 +227,8 @@ static void test_idle_and_counts(void **state)
     assert_int_equal(n[0], 1);
     assert_int_equal(n[1], 2);
     assert_int_equal(n[2], 4);
+    assert_int_equal(n[3], 1);
+    assert_string_equal(xg_guard_count_reasons[3], "slow_reader");
     assert_string_equal(xg_guard_count_reasons[0], "header_timeout");
     assert_null(xg_guard_count_reasons[XG_GUARD_NREASONS]);
 }
@@ -187,9 +313,10 @@ static void test_cap_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_head_timeout),    cmocka_unit_test(test_body_rate),
-        cmocka_unit_test(test_idle_and_counts), cmocka_unit_test(test_key_rule),
-        cmocka_unit_test(test_cap_table),
+        cmocka_unit_test(test_head_timeout), cmocka_unit_test(test_body_rate),
+        cmocka_unit_test(test_body_window),  cmocka_unit_test(test_body_timeout),
+        cmocka_unit_test(test_body_cap),     cmocka_unit_test(test_idle_and_counts),
+        cmocka_unit_test(test_key_rule),     cmocka_unit_test(test_cap_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
