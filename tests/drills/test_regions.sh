@@ -62,8 +62,8 @@ lan_up() {
 B_LAN=$LAN_PREFIX.2
 
 pg_init() { # NAME LISTEN
-	runuser -u postgres -- "$PG_BIN/initdb" -A trust -U postgres -E UTF8 --locale=C --no-sync \
-		-D "$R_DIR/$1" >"$R_DIR/$1-initdb.log" 2>&1 || return 1
+	(cd / && runuser -u postgres -- "$PG_BIN/initdb" -A trust -U postgres -E UTF8 --locale=C \
+		--no-sync -D "$R_DIR/$1") >"$R_DIR/$1-initdb.log" 2>&1 || return 1
 	install -d -o postgres "$R_DIR/$1.sock"
 	cat >>"$R_DIR/$1/postgresql.conf" <<EOF
 listen_addresses = '$2'
@@ -83,7 +83,7 @@ EOF
 	echo "host all all 0.0.0.0/0 trust" >>"$R_DIR/$1/pg_hba.conf"
 }
 pg_run() { # NAME NS
-	ns_exec "$2" runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$R_DIR/$1" -l "$R_DIR/$1.log" -w -t 60 start >/dev/null
+	(cd / && ns_exec "$2" runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$R_DIR/$1" -l "$R_DIR/$1.log" -w -t 60 start >/dev/null)
 }
 
 check "machine ra (region A's PostgreSQL) is up" ns_add ra 21

@@ -126,9 +126,10 @@ EOF
 
 pt_start_member() {
 	local name=$1
-	# without the stack's PG* variables: Patroni's own libpq connections use its config
-	ns_exec "$name" env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE -u DATABASE_URL \
-		runuser -u postgres -- patroni "$PT_DIR/$name.yml" >>"$PT_DIR/$name.log" 2>&1 &
+	# without the stack's PG* variables: Patroni's own libpq connections use its config; from
+	# /, which postgres can enter (a clone under /root, mode 700, it cannot)
+	(cd / && ns_exec "$name" env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE -u DATABASE_URL \
+		runuser -u postgres -- patroni "$PT_DIR/$name.yml") >>"$PT_DIR/$name.log" 2>&1 &
 }
 
 pt_leader() {
@@ -163,7 +164,13 @@ pt_up() {
 	# all three at once: one wins the initialize key and bootstraps, the others wait for it
 	# and clone it
 	for m in m1 m2 m3; do pt_start_member "$m"; done
-	xg_wait_until 120 pt_leader >/dev/null || return 1
+	xg_wait_until 120 pt_leader >/dev/null || {
+		for m in m1 m2 m3; do
+			echo "# no leader within 120 s; $m's log ends:"
+			tail -n 8 "$PT_DIR/$m.log" | sed 's/^/#   /'
+		done >&2
+		return 1
+	}
 	psql -X -q -h "$(pt_member_addr "$(pt_leader)")" -p 5432 -U postgres -d postgres \
 		-c 'CREATE DATABASE xmrgate' || return 1
 	xg_wait_until 120 pt_two_streaming || return 1
