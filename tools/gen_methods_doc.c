@@ -106,12 +106,13 @@ static void print_row(const struct method_info *m)
 {
     printf("| `%s` | ", m->name);
     print_aliases(m);
-    printf(" | %s | %s | %s | %s | %u | %s | ", methods_class_name(m->cls),
+    printf(" | %s | %s | %s | %s | %u | %s | %s | ", methods_class_name(m->cls),
            methods_key_name(m->key), methods_full_node_name(m->needs_full_node),
            m->writes ? "yes" : "no", m->weight,
            m->names_tip    ? "names tip"
            : m->own_writes ? "own writes"
-                           : "–");
+                           : "–",
+           m->agree ? "two nodes" : "–");
     print_cell_text(m->description);
     puts(" |");
 }
@@ -128,8 +129,8 @@ static void print_section(const struct section *sec)
     }
     printf("\n## %s\n\n%s %zu in all, %zu denied.\n\n", sec->title, sec->note, rows, denied);
     puts("| Name | Aliases | Class | Cache key | Full node | Writes | Weight | Per tenant | "
-         "Description |");
-    puts("| --- | --- | --- | --- | --- | --- | ---: | --- | --- |");
+         "Checked | Description |");
+    puts("| --- | --- | --- | --- | --- | --- | ---: | --- | --- | --- |");
     for (size_t i = 0; i < methods_count(); i++) {
         const struct method_info *m = methods_at(i);
         if (m->kind == sec->kind)
