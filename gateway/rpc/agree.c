@@ -27,7 +27,8 @@ static bool json_same_object(const json_t *a, const json_t *b, bool top)
     size_t na = 0, nb = 0;
     const char *key;
     const json_t *va;
-    json_object_foreach ((json_t *)a, key, va) {
+    json_object_foreach((json_t *)a, key, va)
+    {
         if (top && is_masked(key, strlen(key)))
             continue;
         na++;
@@ -35,9 +36,7 @@ static bool json_same_object(const json_t *a, const json_t *b, bool top)
         if (!vb || !json_same(va, vb))
             return false;
     }
-    json_object_foreach ((json_t *)b, key, va)
-        if (!(top && is_masked(key, strlen(key))))
-            nb++;
+    json_object_foreach((json_t *)b, key, va) if (!(top && is_masked(key, strlen(key)))) nb++;
     return na == nb;
 }
 
@@ -103,8 +102,7 @@ static bool is_integer_type(uint8_t t)
     return t >= EPEE_INT64 && t <= EPEE_UINT8;
 }
 
-static bool bin_same_section(const struct epee_section *a, const struct epee_section *b,
-                             bool top);
+static bool bin_same_section(const struct epee_section *a, const struct epee_section *b, bool top);
 
 /* Two values of element type t (no array flag), or of their own types for entries. */
 static bool bin_same_value(const struct epee_value *a, const struct epee_value *b)

@@ -53,8 +53,8 @@ static struct fetched forward(const char *url, const char *method, const struct 
     char full[1024];
     snprintf(full, sizeof full, "%s%s", upstream, url);
     CURL *c = curl_easy_init();
-    struct curl_slist *h = curl_slist_append(
-        NULL, bin ? "Content-Type: application/octet-stream" : "Content-Type: application/json");
+    struct curl_slist *h = curl_slist_append(NULL, bin ? "Content-Type: application/octet-stream"
+                                                       : "Content-Type: application/json");
     curl_easy_setopt(c, CURLOPT_URL, full);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -115,7 +115,7 @@ static void lie_json_rpc(struct fetched *f, const char *body)
         json_integer_set(v, json_integer_value(v) * fee_factor);
         size_t i;
         json_t *t;
-        json_array_foreach (json_object_get(res, "fees"), i, t)
+        json_array_foreach(json_object_get(res, "fees"), i, t)
             json_integer_set(t, json_integer_value(t) * fee_factor);
         put_json(f, root);
         say("get_fee_estimate", 0);

@@ -66,40 +66,36 @@ static void test_json_rpc(void **state)
          "\"status\":\"OK\",\"top_hash\":\"ab\",\"untrusted\":true}}",
          0, 0, AGREE_SAME},
         {"masked fields missing on one", AGREE_JSON_RPC, FEE FEES TAIL,
-         "{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"result\":{\"fee\":20000," FEES
-         "\"status\":\"OK\"}}",
+         "{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"result\":{\"fee\":20000," FEES "\"status\":\"OK\"}}",
          0, 0, AGREE_SAME},
         {"the fee ten times", AGREE_JSON_RPC, FEE FEES TAIL,
-         "{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"result\":{\"credits\":0,\"fee\":200000," FEES TAIL,
-         0, 0, AGREE_DIFFERENT},
+         "{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"result\":{\"credits\":0,\"fee\":200000," FEES TAIL, 0,
+         0, AGREE_DIFFERENT},
         {"one fee tier differs", AGREE_JSON_RPC, FEE FEES TAIL,
          FEE "\"fees\":[20000,80000,320000,4000001],\"quantization_mask\":10000," TAIL, 0, 0,
          AGREE_DIFFERENT},
         {"a tier missing", AGREE_JSON_RPC, FEE FEES TAIL,
          FEE "\"fees\":[20000,80000,320000],\"quantization_mask\":10000," TAIL, 0, 0,
          AGREE_DIFFERENT},
-        {"a field more", AGREE_JSON_RPC, FEE FEES TAIL,
-         FEE FEES "\"extra\":1," TAIL, 0, 0, AGREE_DIFFERENT},
+        {"a field more", AGREE_JSON_RPC, FEE FEES TAIL, FEE FEES "\"extra\":1," TAIL, 0, 0,
+         AGREE_DIFFERENT},
         {"another status", AGREE_JSON_RPC, FEE FEES TAIL,
          FEE FEES "\"status\":\"BUSY\",\"top_hash\":\"\",\"untrusted\":false}}", 0, 0,
          AGREE_DIFFERENT},
-        {"an integer and the same real", AGREE_JSON_RPC,
-         "{\"result\":{\"fee\":20000}}", "{\"result\":{\"fee\":20000.0}}", 0, 0, AGREE_SAME},
-        {"a number and its string", AGREE_JSON_RPC,
-         "{\"result\":{\"fee\":20000}}", "{\"result\":{\"fee\":\"20000\"}}", 0, 0,
-         AGREE_DIFFERENT},
+        {"an integer and the same real", AGREE_JSON_RPC, "{\"result\":{\"fee\":20000}}",
+         "{\"result\":{\"fee\":20000.0}}", 0, 0, AGREE_SAME},
+        {"a number and its string", AGREE_JSON_RPC, "{\"result\":{\"fee\":20000}}",
+         "{\"result\":{\"fee\":\"20000\"}}", 0, 0, AGREE_DIFFERENT},
         {"a result and an error", AGREE_JSON_RPC, FEE FEES TAIL,
          "{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"error\":{\"code\":-1,\"message\":\"x\"}}", 0, 0,
          AGREE_DIFFERENT},
-        {"the same error", AGREE_JSON_RPC,
-         "{\"id\":1,\"error\":{\"code\":-1,\"message\":\"x\"}}",
+        {"the same error", AGREE_JSON_RPC, "{\"id\":1,\"error\":{\"code\":-1,\"message\":\"x\"}}",
          "{\"id\":2,\"error\":{\"message\":\"x\",\"code\":-1}}", 0, 0, AGREE_SAME},
         {"neither result nor error", AGREE_JSON_RPC, FEE FEES TAIL, "{\"id\":1}", 0, 0,
          AGREE_UNREADABLE},
         {"not JSON", AGREE_JSON_RPC, FEE FEES TAIL, "<html>", 0, 0, AGREE_UNREADABLE},
         {"cut short", AGREE_JSON_RPC, FEE FEES TAIL, FEE FEES, 0, 0, AGREE_UNREADABLE},
-        {"a newline after it", AGREE_JSON_RPC, FEE FEES TAIL, FEE FEES TAIL "\n", 0, 0,
-         AGREE_SAME},
+        {"a newline after it", AGREE_JSON_RPC, FEE FEES TAIL, FEE FEES TAIL "\n", 0, 0, AGREE_SAME},
     };
     check_table(cases, sizeof cases / sizeof cases[0]);
 }
@@ -147,7 +143,6 @@ static void test_json(void **state)
 #define KEY(k)  "\003key\012\020" k
 #define OUTS1   "\004outs\214\004\010" HEIGHT5 KEY("KKKK")
 
-
 static void test_bin(void **state)
 {
     (void)state;
@@ -160,9 +155,9 @@ static void test_bin(void **state)
          sizeof(H "\014" CRED9 STATUS OUTS1) - 1, AGREE_SAME},
         {"credits missing (masked)", AGREE_BIN, a, H "\010" STATUS OUTS1, sizeof a - 1,
          sizeof(H "\010" STATUS OUTS1) - 1, AGREE_SAME},
-        {"a key changed", AGREE_BIN, a, H "\014" CREDITS STATUS "\004outs\214\004\010" HEIGHT5
-         KEY("KKKX"),
-         sizeof a - 1, sizeof(H "\014" CREDITS STATUS "\004outs\214\004\010" HEIGHT5 KEY("KKKX")) - 1,
+        {"a key changed", AGREE_BIN, a,
+         H "\014" CREDITS STATUS "\004outs\214\004\010" HEIGHT5 KEY("KKKX"), sizeof a - 1,
+         sizeof(H "\014" CREDITS STATUS "\004outs\214\004\010" HEIGHT5 KEY("KKKX")) - 1,
          AGREE_DIFFERENT},
         {"a height of another width", AGREE_BIN, a,
          H "\014" CREDITS STATUS "\004outs\214\004\010" HGT5_32 KEY("KKKK"), sizeof a - 1,
@@ -173,11 +168,12 @@ static void test_bin(void **state)
          sizeof(H "\014" CREDITS STATUS "\004outs\214\004\010" KEY("KKKK") HEIGHT5) - 1,
          AGREE_SAME},
         {"an out more", AGREE_BIN, a,
-         H "\014" CREDITS STATUS "\004outs\214\010\010" HEIGHT5 KEY("KKKK") "\010" HEIGHT5
-         KEY("KKKK"),
+         H "\014" CREDITS STATUS
+           "\004outs\214\010\010" HEIGHT5 KEY("KKKK") "\010" HEIGHT5 KEY("KKKK"),
          sizeof a - 1,
-         sizeof(H "\014" CREDITS STATUS "\004outs\214\010\010" HEIGHT5 KEY("KKKK") "\010" HEIGHT5
-                KEY("KKKK")) - 1,
+         sizeof(H "\014" CREDITS STATUS
+                  "\004outs\214\010\010" HEIGHT5 KEY("KKKK") "\010" HEIGHT5 KEY("KKKK")) -
+             1,
          AGREE_DIFFERENT},
         {"status missing", AGREE_BIN, a, H "\010" CREDITS OUTS1, sizeof a - 1,
          sizeof(H "\010" CREDITS OUTS1) - 1, AGREE_DIFFERENT},
@@ -223,11 +219,8 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_rpc),
-        cmocka_unit_test(test_json),
-        cmocka_unit_test(test_bin),
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_json_rpc), cmocka_unit_test(test_json),  cmocka_unit_test(test_bin),
+        cmocka_unit_test(test_table),    cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
