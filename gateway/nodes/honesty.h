@@ -27,8 +27,8 @@ struct honesty_params {
 struct honesty_params honesty_params_default(void);
 
 struct honesty {
-    uint64_t agreed, mismatched; /* answers compared so far, by outcome */
-    uint64_t marked;             /* times it was marked misbehaving */
+    uint64_t agreed, mismatched;       /* answers compared so far, by outcome */
+    uint64_t marked;                   /* times it was marked misbehaving */
     int64_t recent[HONESTY_MAX_LIMIT]; /* when its last mismatches were, oldest first */
     int nrecent;
     int64_t out_until_ms; /* misbehaving until (0: never marked) */

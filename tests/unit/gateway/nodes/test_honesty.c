@@ -40,12 +40,17 @@ static void test_limit(void **state)
     (void)state;
     struct honesty_params p = honesty_params_default();
     static const struct step steps[] = {
-        {0, 'm', false, true},          {1 * S, 'a', false, true}, /* an agreement undoes none */
-        {2 * S, 'm', false, true},      {3 * S, 'm', true, false}, /* the third: out 1 min */
-        {30 * S, 'm', false, false},    {3 * S + M, 'a', false, true}, /* back after 1 min */
-        {3 * S + M + 1, 'm', false, true}, {3 * S + M + 2, 'm', false, true},
+        {0, 'm', false, true},
+        {1 * S, 'a', false, true}, /* an agreement undoes none */
+        {2 * S, 'm', false, true},
+        {3 * S, 'm', true, false}, /* the third: out 1 min */
+        {30 * S, 'm', false, false},
+        {3 * S + M, 'a', false, true}, /* back after 1 min */
+        {3 * S + M + 1, 'm', false, true},
+        {3 * S + M + 2, 'm', false, true},
         {3 * S + M + 3, 'm', true, false}, /* again: out 2 min */
-        {3 * S + 2 * M + 3, 'a', false, false}, {3 * S + 3 * M + 3, 'a', false, true},
+        {3 * S + 2 * M + 3, 'a', false, false},
+        {3 * S + 3 * M + 3, 'a', false, true},
     };
     run(steps, sizeof steps / sizeof steps[0], &p);
 }
