@@ -196,6 +196,7 @@ static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
     popt.health.breaker_open_ms = cfg->breaker_open_ms;
     popt.honesty = honesty_params_default();
     popt.honesty.limit = (int)cfg->mismatch_limit;
+    popt.honesty.cooldown_ms = cfg->cooldown_base_ms;
     popt.honesty.ceiling_ms = cfg->cooldown_ceiling_ms;
     popt.hedge = (struct hedge_options){
         .floor_ms = cfg->hedge_floor_ms,

@@ -141,7 +141,7 @@ const struct xg_cfg_key gw_config_keys[] = {
     KEY("nodes", "mismatch_limit", XG_CFG_INT, mismatch_limit, "3", 1, 16, false,
         "answers to get_outs, the output distribution or the fee estimate that differ from "
         "two other own nodes' agreeing answers within an hour that take a node out of service "
-        "(1 min, doubling each time it happens again, up to cooldown_ceiling)"),
+        "(for cooldown, doubling each time it happens again, up to cooldown_ceiling)"),
     KEY("nodes", "serve_unverified", XG_CFG_BOOL, serve_unverified, "true", 0, 0, false,
         "when only one own node can answer get_outs, the output distribution or the fee "
         "estimate: true = serve its answer marked X-Xmrgate-Unverified (never cached), false = "
