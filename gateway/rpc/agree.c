@@ -214,3 +214,38 @@ const char *agree_verdict_name(enum agree_verdict v)
     }
     return "?";
 }
+
+static bool pair(const bool same[AGREE_MAX_ANSWERS][AGREE_MAX_ANSWERS], unsigned a, unsigned b)
+{
+    return a < b ? same[a][b] : same[b][a];
+}
+
+struct agree_decision agree_decide(unsigned n,
+                                   const bool same[AGREE_MAX_ANSWERS][AGREE_MAX_ANSWERS],
+                                   bool can_ask, bool serve_unverified)
+{
+    struct agree_decision d = {.step = AGREE_STEP_ASK, .outcome = AGREE_PENDING};
+    /* the first pair that agrees decides; with three, the one left out is the odd one */
+    for (unsigned i = 0; i < n && i < AGREE_MAX_ANSWERS; i++)
+        for (unsigned j = i + 1; j < n && j < AGREE_MAX_ANSWERS; j++)
+            if (same[i][j]) {
+                d.step = AGREE_STEP_SERVE;
+                d.outcome = n > 2 ? AGREE_MAJORITY : AGREE_AGREED;
+                d.serve = i;
+                d.agreed = 1u << i | 1u << j;
+                for (unsigned k = 0; k < n && k < AGREE_MAX_ANSWERS; k++)
+                    if (k != i && k != j && !pair(same, i, k) && !pair(same, j, k))
+                        d.odd |= 1u << k;
+                return d;
+            }
+    if (n >= 1 && n < AGREE_MAX_ANSWERS && can_ask)
+        return d;
+    if (n == 1) {
+        d.outcome = AGREE_UNVERIFIED;
+        d.step = serve_unverified ? AGREE_STEP_UNVERIFIED : AGREE_STEP_REFUSE;
+        return d;
+    }
+    d.step = AGREE_STEP_REFUSE;
+    d.outcome = AGREE_DISAGREED;
+    return d;
+}

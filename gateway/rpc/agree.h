@@ -33,6 +33,42 @@ enum agree_body {
 enum agree_verdict agree_compare(enum agree_body kind, const char *a, size_t alen, const char *b,
                                  size_t blen) __attribute__((warn_unused_result));
 
+/* What a checked read does with the answers it has (at most AGREE_MAX_ANSWERS, from
+ * different own nodes, in the order they came). */
+#define AGREE_MAX_ANSWERS 3
+
+enum agree_step {
+    AGREE_STEP_ASK,        /* ask one more own node */
+    AGREE_STEP_SERVE,      /* serve answer `serve` (and it may be cached) */
+    AGREE_STEP_UNVERIFIED, /* serve answer `serve` marked unverified (never cached) */
+    AGREE_STEP_REFUSE,     /* 503: answers_disagree, or unverified_answer when n == 1 */
+};
+
+enum agree_outcome {
+    AGREE_AGREED,     /* two answers the same */
+    AGREE_MAJORITY,   /* two differed, a third sided with one */
+    AGREE_DISAGREED,  /* no two the same, and no one left to ask */
+    AGREE_UNVERIFIED, /* one answer, no one left to ask */
+    AGREE_PENDING,    /* AGREE_STEP_ASK */
+};
+
+struct agree_decision {
+    enum agree_step step;
+    enum agree_outcome outcome;
+    unsigned serve;  /* the answer to serve (AGREE_STEP_SERVE, AGREE_STEP_UNVERIFIED) */
+    unsigned agreed; /* bit i: answer i agreed with another (its node is credited) */
+    unsigned odd;    /* bit i: answer i was the odd one out of a majority (blamed) */
+};
+
+/* Pure: n answers so far (1..AGREE_MAX_ANSWERS), same[i][j] whether answers i and j agree
+ * (agree_compare said AGREE_SAME; only i < j is read), can_ask whether another own node
+ * may still be asked in time, serve_unverified the operator's choice for a lone answer.
+ * Two disagreeing answers with no third blame neither: there is no telling which is
+ * right. */
+struct agree_decision agree_decide(unsigned n,
+                                   const bool same[AGREE_MAX_ANSWERS][AGREE_MAX_ANSWERS],
+                                   bool can_ask, bool serve_unverified);
+
 /* "same", "different", "unreadable"; "?" for an out-of-range value. */
 const char *agree_verdict_name(enum agree_verdict v);
 

@@ -185,6 +185,50 @@ static void test_bin(void **state)
     check_table(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* agree_decide over every shape of one, two and three answers. same: the pairs that agree,
+ * as "01", "02", "12". */
+struct decide_case {
+    unsigned n;
+    const char *same;
+    bool can_ask, serve_unverified;
+    enum agree_step step;
+    enum agree_outcome outcome;
+    unsigned serve, agreed, odd;
+};
+
+static void test_decide(void **state)
+{
+    (void)state;
+    static const struct decide_case cases[] = {
+        /* one answer */
+        {1, "", true, true, AGREE_STEP_ASK, AGREE_PENDING, 0, 0, 0},
+        {1, "", false, true, AGREE_STEP_UNVERIFIED, AGREE_UNVERIFIED, 0, 0, 0},
+        {1, "", false, false, AGREE_STEP_REFUSE, AGREE_UNVERIFIED, 0, 0, 0},
+        /* two */
+        {2, "01", true, true, AGREE_STEP_SERVE, AGREE_AGREED, 0, 3, 0},
+        {2, "01", false, false, AGREE_STEP_SERVE, AGREE_AGREED, 0, 3, 0},
+        {2, "", true, true, AGREE_STEP_ASK, AGREE_PENDING, 0, 0, 0},
+        {2, "", false, true, AGREE_STEP_REFUSE, AGREE_DISAGREED, 0, 0, 0}, /* no blame */
+        /* three: the majority served, the odd one blamed */
+        {3, "02", false, true, AGREE_STEP_SERVE, AGREE_MAJORITY, 0, 5, 2},
+        {3, "12", false, true, AGREE_STEP_SERVE, AGREE_MAJORITY, 1, 6, 1},
+        {3, "", true, true, AGREE_STEP_REFUSE, AGREE_DISAGREED, 0, 0, 0}, /* none left to ask */
+        {3, "01 02 12", false, true, AGREE_STEP_SERVE, AGREE_MAJORITY, 0, 3, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const struct decide_case *k = &cases[c];
+        bool same[AGREE_MAX_ANSWERS][AGREE_MAX_ANSWERS] = {{false}};
+        for (const char *p = k->same; p[0] && p[1]; p += p[2] ? 3 : 2)
+            same[p[0] - '0'][p[1] - '0'] = true;
+        struct agree_decision d = agree_decide(k->n, same, k->can_ask, k->serve_unverified);
+        if (d.step != k->step || d.outcome != k->outcome ||
+            (d.step != AGREE_STEP_ASK && d.step != AGREE_STEP_REFUSE && d.serve != k->serve) ||
+            d.agreed != k->agreed || d.odd != k->odd)
+            fail_msg("case %zu (n %u, same '%s'): step %d outcome %d serve %u agreed %u odd %u", c,
+                     k->n, k->same, d.step, d.outcome, d.serve, d.agreed, d.odd);
+    }
+}
+
 /* The rows checked: the decoys and the fees, in both encodings, and nothing else. */
 static void test_table(void **state)
 {
@@ -220,7 +264,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_rpc), cmocka_unit_test(test_json),  cmocka_unit_test(test_bin),
-        cmocka_unit_test(test_table),    cmocka_unit_test(test_names),
+        cmocka_unit_test(test_decide),   cmocka_unit_test(test_table), cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
