@@ -349,6 +349,17 @@ static bool await_first_load(struct gateway *gw)
     return true;
 }
 
+/* pgsync's observer: its reloads and NOTIFYs counted in the metrics. */
+static void on_full_reload(void *metrics)
+{
+    gw_metrics_full_reload(metrics);
+}
+
+static void on_notify_applied(void *metrics, const char *channel, double seconds)
+{
+    gw_metrics_notify_applied(metrics, channel, seconds);
+}
+
 static bool gateway_start(struct gateway *gw)
 {
     char err[512];
@@ -382,8 +393,10 @@ static bool gateway_start(struct gateway *gw)
         xg_log(XG_LOG_INFO, "ha1_key_rotating",
                "[auth] ha1_key_previous set: Digest HA1 values wrapped under it are still "
                "accepted until rewrap-ha1 rewrites them");
+    const struct pgsync_observer counted = {
+        .arg = gw->metrics, .full_reload = on_full_reload, .notify_applied = on_notify_applied};
     gw->pgsync = pgsync_start(gw->cfg.database_url, ha1_key, rotating ? ha1_key_previous : NULL,
-                              gw->ctx.tenants, gw->ctx.nodes, gw->metrics);
+                              gw->ctx.tenants, gw->ctx.nodes, &counted);
     OPENSSL_cleanse(ha1_key, sizeof ha1_key);
     OPENSSL_cleanse(ha1_key_previous, sizeof ha1_key_previous);
     if (!gw->pgsync) {

@@ -206,6 +206,39 @@ bool plan_supplement_settled(const struct plan *p, const struct plan_chain *chai
     return true;
 }
 
+enum plan_keep plan_keep(const struct plan *p, const struct plan_answer *a,
+                         const struct plan_chain *now, int64_t *height)
+{
+    if (a->store == PLAN_CACHE_NONE || a->http != 200 || !a->ok || a->busy || a->untrusted ||
+        a->negatives > 0)
+        return PLAN_KEEP_NONE;
+    if (!a->own_node)
+        return PLAN_KEEP_NONE; /* a third party's answer is served, never shared with other tenants
+                                */
+    if (a->settles && a->supplement && !a->node_pruned && now &&
+        plan_supplement_settled(p, now, &a->blocks, height))
+        return PLAN_KEEP_SUPPLEMENT;
+    if (a->store == PLAN_CACHE_TIP)
+        return PLAN_KEEP_TIP;
+    if (p->prunable && (a->pruned || (a->bin && a->node_pruned)))
+        return PLAN_KEEP_NONE; /* an epee answer is not read for pruned parts: a pruned node's is
+                                  not kept */
+    if (a->height == PLAN_HEIGHT_UNSETTLED)
+        return PLAN_KEEP_NONE;
+    int64_t named = a->height;
+    if (p->depth == PLAN_DEPTH_REQUEST && p->height > named)
+        named = p->height; /* the answer names no height: the request's stands */
+    if (named > a->deep)
+        return PLAN_KEEP_NONE; /* named by hash or index, but not settled yet: a short reorg could
+                                  change it before the prober sees it (and bumps the epoch) */
+    if (p->depth == PLAN_DEPTH_REQUEST && a->jsonrpc && !a->names_block)
+        return PLAN_KEEP_NONE;
+    if (named < 0)
+        return PLAN_KEEP_NONE; /* no height named */
+    *height = named;
+    return PLAN_KEEP_SETTLED;
+}
+
 int64_t plan_tip_ttl(const struct plan *p, int64_t tip_ttl_ms, const struct plan_supplement *s,
                      int64_t quorum_height)
 {

@@ -6,7 +6,8 @@
  * follows the plan; the admin API's route explainer (gateway/ops/admin_api.h) prints it.
  *
  * The plan does not look at the chain: plan_store() adds the quorum tip and says whether an
- * answer may be stored now, and how deep is settled.
+ * answer may be stored now, and how deep is settled; plan_keep() reads the answer that came
+ * and says whether and how it is stored (proxy stores it in gateway/cache/cache.h).
  *
  * Ownership: a plan points into the static method table and owns nothing; nothing is
  * allocated but by plan_json(). All functions are pure and thread-safe. */
@@ -128,6 +129,56 @@ struct plan_supplement {
  * height the entry is stored under (a reorg below it makes the entry stale). */
 bool plan_supplement_settled(const struct plan *p, const struct plan_chain *chain,
                              const struct plan_supplement *s, int64_t *top);
+
+/* An answer height for something not fixed yet (a pool transaction, a locked output). */
+#define PLAN_HEIGHT_UNSETTLED -2
+
+/* What of a node's answer the rule for storing it reads (proxy fills it from the answer's
+ * facts, gateway/rpc/proxy_facts.h, and the node that served it). */
+struct plan_answer {
+    enum plan_cache store; /* what plan_store allowed when the request was sent */
+    int64_t deep;          /* plan_store's *deep then: the highest settled block height */
+    bool settles;          /* a chain supplement's settled key is ready (plan.settles, quorum
+                              not degraded when it was sent) */
+    long http;             /* the node's HTTP status */
+    bool ok, busy, untrusted;
+    size_t negatives; /* transactions missing, key images unspent */
+    bool own_node;    /* served by one of our own nodes (nodes_own) */
+    bool node_pruned; /* served by a pruned node */
+    bool pruned;      /* a transaction came back without its prunable part */
+    bool bin;         /* a .bin answer: epee is not read for pruned parts */
+    bool jsonrpc;     /* a JSON-RPC answer */
+    /* Read only for a JSON-RPC answer planned with PLAN_DEPTH_REQUEST: it names a block
+     * (on_get_block_hash's hash is not all zero). */
+    bool names_block;
+    int64_t height;  /* the highest height it describes; -1 none; PLAN_HEIGHT_UNSETTLED */
+    bool supplement; /* a chain supplement: blocks holds what it says of itself */
+    struct plan_supplement blocks;
+};
+
+/* How an answer is kept. */
+enum plan_keep {
+    PLAN_KEEP_NONE,       /* served, never stored */
+    PLAN_KEEP_TIP,        /* as a tip entry, under the quorum tip's key */
+    PLAN_KEEP_SETTLED,    /* as immutable, at *height, under the reorg epoch */
+    PLAN_KEEP_SUPPLEMENT, /* as a settled chain supplement under the request alone, at *height */
+};
+
+/* Pure: whether and how answer a to the planned request p may be stored; now is the chain
+ * as the prober sees it when the answer came (NULL: not asked, read as unknown; it is read
+ * only when a->settles and a->supplement). Never stored: anything plan_store did not allow,
+ * an HTTP status other than 200, an answer not OK, BUSY, untrusted (a bootstrap daemon's)
+ * or with negatives to confirm, and an answer a node not our own served (a public node's
+ * answer reaches the one request it was asked for, never the cache every tenant shares).
+ * A settled chain supplement (plan_supplement_settled at now) from an unpruned node is
+ * PLAN_KEEP_SUPPLEMENT. Otherwise a tip answer is PLAN_KEEP_TIP; a settled one is
+ * PLAN_KEEP_SETTLED at the highest height it or (PLAN_DEPTH_REQUEST) the request names,
+ * when that height is known, at most a->deep (a short reorg could still change a block
+ * above it), the answer holds its prunable part where the row has one (an epee answer from
+ * a pruned node is not read for it, so it is not kept), nothing in it is unsettled, and a
+ * JSON-RPC answer by height names a block. *height is set for SETTLED and SUPPLEMENT. */
+enum plan_keep plan_keep(const struct plan *p, const struct plan_answer *a,
+                         const struct plan_chain *now, int64_t *height);
 
 /* A chain supplement's tip entry lives this long at most: its answer at one quorum tip is
  * a function of the body and that tip's chain alone (no pool, nothing that moves between

@@ -1,7 +1,6 @@
 /* pgsync — LISTEN/NOTIFY follower for tenants and nodes. */
 #include "state/pgsync.h"
 
-#include "ops/gw_metrics.h"
 #include "state/tenant_feed.h"
 
 #include "token.h"
@@ -36,7 +35,7 @@ struct pgsync {
     atomic_bool synced;
     atomic_bool loaded; /* a full load completed once: never false again */
     uint64_t generation;
-    struct gw_metrics *metrics; /* NOTIFY apply times, full reloads; may be NULL */
+    struct pgsync_observer observer; /* NOTIFY apply times, full reloads */
 };
 
 /* A tenant row's fields as either wire format gives them, before the shared checks. */
@@ -389,7 +388,8 @@ static bool subscribe_and_load(struct pgsync *sync)
     if (!res)
         return false;
     PQclear(res);
-    gw_metrics_full_reload(sync->metrics);
+    if (sync->observer.full_reload)
+        sync->observer.full_reload(sync->observer.arg);
     return load_all_tenants(sync) && load_nodes(sync);
 }
 
@@ -413,8 +413,9 @@ static bool drain_notifies(struct pgsync *sync, PGconn *conn)
     while ((n = PQnotifies(conn)) != NULL) {
         double arrived = xg_monotonic_s();
         bool ok = handle_notify(sync, n);
-        if (ok)
-            gw_metrics_notify_applied(sync->metrics, n->relname, xg_monotonic_s() - arrived);
+        if (ok && sync->observer.notify_applied)
+            sync->observer.notify_applied(sync->observer.arg, n->relname,
+                                          xg_monotonic_s() - arrived);
         PQfreemem(n);
         if (!ok)
             return false;
@@ -462,7 +463,7 @@ static void *sync_loop(void *arg)
 
 struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
                             const uint8_t *ha1_key_previous, struct tenant_store *tenants,
-                            struct node_registry *nodes, struct gw_metrics *metrics)
+                            struct node_registry *nodes, const struct pgsync_observer *observer)
 {
     struct pgsync *sync = calloc(1, sizeof *sync);
     if (!sync)
@@ -472,7 +473,8 @@ struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA
         sync->keys.previous = token_ha1_unwrapper_new(ha1_key_previous);
     sync->tenants = tenants;
     sync->nodes = nodes;
-    sync->metrics = metrics;
+    if (observer)
+        sync->observer = *observer;
     sync->pg = xg_pg_new(conninfo, pgsync_queries);
     if (sync->pg) /* LISTEN is the session's: a broken connection means subscribe again */
         xg_pg_session_bound(sync->pg);

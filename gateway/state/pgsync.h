@@ -19,15 +19,21 @@
 
 struct pgsync;
 
-struct gw_metrics;
+/* What pgsync tells as it goes, on its own thread (the daemon counts it in its metrics):
+ * a full reload starting, and a NOTIFY on channel applied `seconds` after it arrived. Any
+ * hook may be NULL; arg is passed to each. */
+struct pgsync_observer {
+    void *arg;
+    void (*full_reload)(void *arg);
+    void (*notify_applied)(void *arg, const char *channel, double seconds);
+};
 
 /* ha1_key unwraps the stored Digest HA1 values and, when a row does not unwrap under it,
  * ha1_key_previous (TOKEN_HA1_KEY_LEN bytes, or NULL outside a key rotation); both copied
- * into their unwrappers. metrics (may be NULL) counts the NOTIFYs applied, how long each
- * took from arrival, and the full reloads. */
+ * into their unwrappers. observer (NULL: none) is copied. */
 struct pgsync *pgsync_start(const char *conninfo, const uint8_t ha1_key[TOKEN_HA1_KEY_LEN],
                             const uint8_t *ha1_key_previous, struct tenant_store *tenants,
-                            struct node_registry *nodes, struct gw_metrics *metrics);
+                            struct node_registry *nodes, const struct pgsync_observer *observer);
 void pgsync_stop(struct pgsync *sync);
 
 /* True once a full load has completed on the current connection. */

@@ -47,3 +47,13 @@ check "readiness recovers after PostgreSQL returns (no longer degraded)" \
 check_here "grant another tenant" grant_tenant wallet 1
 check "the new tenant is accepted after the reconnect" \
 	wait_until 5 curl -sf -o /dev/null "$GATEWAY_URL/v1/$TOKEN/get_height"
+
+# pgsync tells its observer what it applied, and the daemon counts it: NOTIFYs per channel
+# (the 20 tenants inserted and deleted above), and a full reload at the start and one more
+# after the reconnect.
+metrics=$(curl -s "$gw_admin/metrics")
+applied=$(awk '/^xmrgate_gateway_notify_applied_total\{channel="xmrgate_tenants"\}/ {print $2}' <<<"$metrics")
+check "the NOTIFYs applied are counted (${applied:-none})" test "${applied:-0}" -ge 20
+reloads=$(awk '/^xmrgate_gateway_full_reloads_total / {print $2}' <<<"$metrics")
+check "the full reloads are counted (${reloads:-none}: the start and the reconnect)" \
+	test "${reloads:-0}" -ge 2

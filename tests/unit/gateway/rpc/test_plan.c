@@ -1,7 +1,8 @@
 /* Table tests for gateway/rpc/plan: the plan of every method table row by its class, the
  * request facts that change it (params naming a hash, a height or a range, "prune", a .bin
  * body's heights, a .bin body asking for the pool), what may be stored at a given quorum
- * tip, and get_blocks.bin's pool rule. */
+ * tip, whether and how an answer that came is stored (plan_keep), and get_blocks.bin's pool
+ * rule. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -523,6 +524,233 @@ static void test_store_table(void **state)
 #define INFO(v) "\x0erequested_info\x08" v
 #define SINCE   "\x0fpool_info_since\x05" U64("\x07")
 
+/* plan_keep: whether and how a node's answer is stored. GOOD is an OK answer of an own node
+ * to a request plan_store allowed as settled (deep 89: the highest settled height). */
+#define GOOD .http = 200, .ok = true, .own_node = true
+/* A row sets GOOD and then overrides what it tests. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+#define SETTLED_AT(h) .store = PLAN_CACHE_SETTLED, .deep = 89, .height = (h)
+static void test_keep_table(void **state)
+{
+    (void)state;
+    const struct plan_chain chain = {true, false, 100, 10}; /* settled: heights <= 89 */
+    const struct plan_chain degraded = {true, true, 100, 10};
+    const struct plan by_answer = {.depth = PLAN_DEPTH_ANSWER, .height = -1};
+    const struct plan by_request = {.depth = PLAN_DEPTH_REQUEST, .height = 60};
+    const struct plan prunable = {.depth = PLAN_DEPTH_ANSWER, .height = -1, .prunable = true};
+    const struct plan tip = {.cache = PLAN_CACHE_TIP, .height = -1};
+    const struct plan supplement = {.cache = PLAN_CACHE_TIP, .height = -1, .settles = true};
+    /* get_blocks.bin's answer: blocks 10..14 of a node chain of 100, more follow them */
+    const struct plan_supplement blocks = {10, 5, 100};
+    const struct plan_supplement at_node_tip = {95, 5, 100};
+    struct {
+        const char *name;
+        const struct plan *plan;
+        struct plan_answer a;
+        const struct plan_chain *now;
+        enum plan_keep keep;
+        int64_t height;
+    } rows[] = {
+        {"settled, deep enough", &by_answer, {GOOD, SETTLED_AT(50)}, NULL, PLAN_KEEP_SETTLED, 50},
+        {"settled at the deepest settled height",
+         &by_answer,
+         {GOOD, SETTLED_AT(89)},
+         NULL,
+         PLAN_KEEP_SETTLED,
+         89},
+        {"one block above settled: a short reorg could change it",
+         &by_answer,
+         {GOOD, SETTLED_AT(90)},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"plan_store allowed nothing",
+         &by_answer,
+         {GOOD, .store = PLAN_CACHE_NONE, .deep = 89, .height = 50},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"HTTP 500", &by_answer, {GOOD, SETTLED_AT(50), .http = 500}, NULL, PLAN_KEEP_NONE, 0},
+        {"HTTP 404", &by_answer, {GOOD, SETTLED_AT(50), .http = 404}, NULL, PLAN_KEEP_NONE, 0},
+        {"an error answer",
+         &by_answer,
+         {GOOD, SETTLED_AT(50), .ok = false},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"BUSY", &by_answer, {GOOD, SETTLED_AT(50), .busy = true}, NULL, PLAN_KEEP_NONE, 0},
+        {"untrusted (a bootstrap daemon's)",
+         &by_answer,
+         {GOOD, SETTLED_AT(50), .untrusted = true},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"a transaction missing: not found is never stored",
+         &by_answer,
+         {GOOD, SETTLED_AT(50), .negatives = 1},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"a public node's answer is never shared",
+         &by_answer,
+         {GOOD, SETTLED_AT(50), .own_node = false},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"a pool transaction or a locked output",
+         &by_answer,
+         {GOOD, SETTLED_AT(PLAN_HEIGHT_UNSETTLED)},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"no height named", &by_answer, {GOOD, SETTLED_AT(-1)}, NULL, PLAN_KEEP_NONE, 0},
+        {"by request height: the request's height stands",
+         &by_request,
+         {GOOD, SETTLED_AT(-1)},
+         NULL,
+         PLAN_KEEP_SETTLED,
+         60},
+        {"by request height: a higher answer height wins",
+         &by_request,
+         {GOOD, SETTLED_AT(70)},
+         NULL,
+         PLAN_KEEP_SETTLED,
+         70},
+        {"by request height, JSON-RPC naming no block (all-zero hash)",
+         &by_request,
+         {GOOD, SETTLED_AT(-1), .jsonrpc = true},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"by request height, JSON-RPC naming a block",
+         &by_request,
+         {GOOD, SETTLED_AT(-1), .jsonrpc = true, .names_block = true},
+         NULL,
+         PLAN_KEEP_SETTLED,
+         60},
+        {"by answer height, JSON-RPC: names_block is not read",
+         &by_answer,
+         {GOOD, SETTLED_AT(50), .jsonrpc = true},
+         NULL,
+         PLAN_KEEP_SETTLED,
+         50},
+        {"prunable row, a pruned answer",
+         &prunable,
+         {GOOD, SETTLED_AT(50), .pruned = true},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"prunable row, .bin from a pruned node (epee not read for pruned parts)",
+         &prunable,
+         {GOOD, SETTLED_AT(50), .bin = true, .node_pruned = true},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"prunable row, JSON from a pruned node, complete",
+         &prunable,
+         {GOOD, SETTLED_AT(50), .node_pruned = true},
+         NULL,
+         PLAN_KEEP_SETTLED,
+         50},
+        {"row without prunable data, .bin from a pruned node",
+         &by_answer,
+         {GOOD, SETTLED_AT(50), .bin = true, .node_pruned = true},
+         NULL,
+         PLAN_KEEP_SETTLED,
+         50},
+        {"tip",
+         &tip,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1},
+         NULL,
+         PLAN_KEEP_TIP,
+         0},
+        {"tip, heights above settled do not matter",
+         &tip,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = 99},
+         NULL,
+         PLAN_KEEP_TIP,
+         0},
+        {"tip, a public node's",
+         &tip,
+         {GOOD, .store = PLAN_CACHE_TIP, .height = -1, .own_node = false},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"tip, BUSY",
+         &tip,
+         {GOOD, .store = PLAN_CACHE_TIP, .height = -1, .busy = true},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"tip, negatives",
+         &tip,
+         {GOOD, .store = PLAN_CACHE_TIP, .height = -1, .negatives = 2},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"a settled chain supplement",
+         &supplement,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1, .settles = true, .bin = true,
+          .supplement = true, .blocks = blocks},
+         &chain,
+         PLAN_KEEP_SUPPLEMENT,
+         14},
+        {"a chain supplement from a pruned node: a tip entry only",
+         &supplement,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1, .settles = true, .bin = true,
+          .node_pruned = true, .supplement = true, .blocks = blocks},
+         &chain,
+         PLAN_KEEP_TIP,
+         0},
+        {"a chain supplement reaching the node's tip: a tip entry only",
+         &supplement,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1, .settles = true, .bin = true,
+          .supplement = true, .blocks = at_node_tip},
+         &chain,
+         PLAN_KEEP_TIP,
+         0},
+        {"a chain supplement while degraded: a tip entry only",
+         &supplement,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1, .settles = true, .bin = true,
+          .supplement = true, .blocks = blocks},
+         &degraded,
+         PLAN_KEEP_TIP,
+         0},
+        {"a chain supplement, the chain not read",
+         &supplement,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1, .settles = true, .bin = true,
+          .supplement = true, .blocks = blocks},
+         NULL,
+         PLAN_KEEP_TIP,
+         0},
+        {"a chain supplement without its settled key",
+         &supplement,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1, .bin = true, .supplement = true,
+          .blocks = blocks},
+         &chain,
+         PLAN_KEEP_TIP,
+         0},
+        {"a chain supplement from a public node",
+         &supplement,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1, .settles = true, .bin = true,
+          .own_node = false, .supplement = true, .blocks = blocks},
+         &chain,
+         PLAN_KEEP_NONE,
+         0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int64_t height = 0;
+        enum plan_keep keep = plan_keep(rows[i].plan, &rows[i].a, rows[i].now, &height);
+        if (keep != rows[i].keep || height != rows[i].height)
+            fail_msg("%s: keep %d at %lld, expected %d at %lld", rows[i].name, (int)keep,
+                     (long long)height, (int)rows[i].keep, (long long)rows[i].height);
+    }
+}
+#pragma GCC diagnostic pop
+#undef GOOD
+#undef SETTLED_AT
+
 /* get_blocks.bin's pool rule: pool_info_since is always dropped; requested_info 1 or 2
  * (or anything but a plain 0) marks the request as asking for the pool. */
 static void test_bin_pool_rule_table(void **state)
@@ -758,6 +986,7 @@ int main(void)
         cmocka_unit_test(test_request_facts_table),
         cmocka_unit_test(test_plan_for_body_table),
         cmocka_unit_test(test_store_table),
+        cmocka_unit_test(test_keep_table),
         cmocka_unit_test(test_bin_pool_rule_table),
         cmocka_unit_test(test_supplement_settled_table),
         cmocka_unit_test(test_tip_ttl_table),

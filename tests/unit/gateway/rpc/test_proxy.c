@@ -1,7 +1,8 @@
-/* Table tests for gateway/proxy's pure rules: what a node answer says (OK, BUSY, errors,
- * pruned transactions, negatives to confirm, the heights it names), in JSON and in epee
- * (.bin), and which outcomes a read may retry on the next node. Which requests may be
- * stored at all is the plan's (test_plan.c). */
+/* Table tests for the pure rules of proxy's node side: what a node answer says
+ * (gateway/rpc/proxy_facts: OK, BUSY, errors, pruned transactions, negatives to confirm,
+ * the heights it names), in JSON and in epee (.bin), which outcomes a read may retry on the
+ * next node, and what a read does with a usable answer (gateway/rpc/proxy_confirm). Which
+ * answers may be stored is the plan's (test_plan.c: plan_store, plan_keep). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,8 @@
 #include <string.h>
 
 #include "rpc/proxy.h"
+#include "rpc/proxy_confirm.h"
+#include "rpc/proxy_facts.h"
 #include "nodes/upstream.h"
 
 #define PRUNABLE                                                                                   \
@@ -249,12 +252,94 @@ static void test_node_ref(void **state)
     }
 }
 
+/* proxy_confirm_step: what a read does with a usable answer. */
+static void test_confirm_step_table(void **state)
+{
+    (void)state;
+    const struct proxy_answer_facts ok = {.json = true, .ok = true, .height = -1};
+    const struct proxy_answer_facts missing = {
+        .json = true, .ok = true, .negatives = 1, .height = -1};
+    const struct proxy_answer_facts two_missing = {
+        .json = true, .ok = true, .negatives = 2, .height = -1};
+    const struct proxy_answer_facts pruned = {
+        .json = true, .ok = true, .pruned = true, .height = -1};
+    const struct proxy_answer_facts error = {.json = true, .height = -1};
+    struct {
+        const char *name;
+        struct proxy_read_state s;
+        const struct proxy_answer_facts *f;
+        enum proxy_step step;
+    } rows[] = {
+        {"a plain answer", {PHASE_READ, false, true, NULL}, &ok, PROXY_STEP_ANSWER},
+        {"an error on the tip: passed on",
+         {PHASE_READ, false, true, NULL},
+         &error,
+         PROXY_STEP_ANSWER},
+        {"a pruned answer, full node needed",
+         {PHASE_READ, true, true, NULL},
+         &pruned,
+         PROXY_STEP_FULL_NODE},
+        {"a pruned answer, no full node needed",
+         {PHASE_READ, false, true, NULL},
+         &pruned,
+         PROXY_STEP_ANSWER},
+        {"a transaction missing: confirmed on a second node",
+         {PHASE_READ, false, true, NULL},
+         &missing,
+         PROXY_STEP_CONFIRM},
+        {"an error to a historical read (a lagging node's): confirmed",
+         {PHASE_READ, false, false, NULL},
+         &error,
+         PROXY_STEP_CONFIRM},
+        {"the second node found it: its answer",
+         {PHASE_CONFIRM, false, true, &missing},
+         &ok,
+         PROXY_STEP_ANSWER},
+        {"the second node found fewer missing: its answer",
+         {PHASE_CONFIRM, false, true, &two_missing},
+         &missing,
+         PROXY_STEP_ANSWER},
+        {"the second node found no more: the first stands",
+         {PHASE_CONFIRM, false, true, &missing},
+         &missing,
+         PROXY_STEP_HELD},
+        {"the second node erred: the first stands",
+         {PHASE_CONFIRM, false, true, &missing},
+         &error,
+         PROXY_STEP_HELD},
+        {"the second node answers a held error: its answer",
+         {PHASE_CONFIRM, false, false, &error},
+         &missing,
+         PROXY_STEP_ANSWER},
+        {"a confirmation is never confirmed again",
+         {PHASE_CONFIRM, false, true, NULL},
+         &missing,
+         PROXY_STEP_ANSWER},
+        {"the full node's answer, even pruned",
+         {PHASE_FULL_NODE, true, true, &pruned},
+         &pruned,
+         PROXY_STEP_ANSWER},
+        {"the full node's answer with a transaction missing",
+         {PHASE_FULL_NODE, true, true, &pruned},
+         &missing,
+         PROXY_STEP_ANSWER},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        enum proxy_step step = proxy_confirm_step(&rows[i].s, rows[i].f);
+        if (step != rows[i].step)
+            fail_msg("%s: %s, expected %s", rows[i].name, proxy_step_name(step),
+                     proxy_step_name(rows[i].step));
+    }
+    assert_string_equal(proxy_step_name((enum proxy_step)99), "?");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_facts_table),      cmocka_unit_test(test_read_bin_facts_table),
         cmocka_unit_test(test_read_supplement_table), cmocka_unit_test(test_retryable_table),
         cmocka_unit_test(test_answer_status),         cmocka_unit_test(test_node_ref),
+        cmocka_unit_test(test_confirm_step_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
