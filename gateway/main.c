@@ -254,6 +254,7 @@ static bool context_init(struct gateway *gw, char *err, size_t errlen)
     ctx->sessions = sessions_new();
     ctx->nodes = nodes_new();
     ctx->tip_wait_ms = gw->cfg.tip_wait_ms;
+    ctx->serve_unverified = gw->cfg.serve_unverified;
     ctx->read_your_writes_ms = gw->cfg.read_your_writes_ms;
     if (!ctx->tenants || !ctx->sessions || !ctx->nodes) {
         snprintf(err, errlen, "out of memory");

@@ -42,6 +42,7 @@ struct gw_context {
     int64_t node_timeout_ms;
     int64_t tip_wait_ms;         /* [nodes] tip_wait (rpc/consistency.h) */
     int64_t read_your_writes_ms; /* [nodes] read_your_writes; 0: off */
+    bool serve_unverified;       /* [nodes] serve_unverified (rpc/proxy_agree.h) */
 };
 
 #endif

@@ -215,6 +215,8 @@ enum plan_keep plan_keep(const struct plan *p, const struct plan_answer *a,
     if (!a->own_node)
         return PLAN_KEEP_NONE; /* a third party's answer is served, never shared with other tenants
                                 */
+    if (p->info && p->info->agree && !a->agreed)
+        return PLAN_KEEP_NONE; /* decoys and fees one node alone vouches for */
     if (a->settles && a->supplement && !a->node_pruned && now &&
         plan_supplement_settled(p, now, &a->blocks, height))
         return PLAN_KEEP_SUPPLEMENT;

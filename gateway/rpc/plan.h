@@ -144,6 +144,7 @@ struct plan_answer {
     bool ok, busy, untrusted;
     size_t negatives; /* transactions missing, key images unspent */
     bool own_node;    /* served by one of our own nodes (nodes_own) */
+    bool agreed;      /* a checked row's answer (methods.h agree) that two own nodes gave */
     bool node_pruned; /* served by a pruned node */
     bool pruned;      /* a transaction came back without its prunable part */
     bool bin;         /* a .bin answer: epee is not read for pruned parts */
@@ -168,7 +169,8 @@ enum plan_keep {
  * as the prober sees it when the answer came (NULL: not asked, read as unknown; it is read
  * only when a->settles and a->supplement). Never stored: anything plan_store did not allow,
  * an HTTP status other than 200, an answer not OK, BUSY, untrusted (a bootstrap daemon's)
- * or with negatives to confirm, and an answer a node not our own served (a public node's
+ * or with negatives to confirm, a checked row's answer that two own nodes did not agree on
+ * (rpc/agree.h), and an answer a node not our own served (a public node's
  * answer reaches the one request it was asked for, never the cache every tenant shares).
  * A settled chain supplement (plan_supplement_settled at now) from an unpruned node is
  * PLAN_KEEP_SUPPLEMENT. Otherwise a tip answer is PLAN_KEEP_TIP; a settled one is

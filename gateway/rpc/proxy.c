@@ -18,11 +18,13 @@
 #include "ops/gw_metrics.h"
 #include "rpc/broadcast.h"
 #include "rpc/consistency.h"
+#include "rpc/proxy_agree.h"
 #include "rpc/proxy_attempt.h"
 #include "rpc/proxy_store.h"
 #include "rpc/proxy_work.h"
 #include "state/sessions.h"
 #include "xg_clock.h"
+#include "xg_str.h"
 
 #include <stdlib.h>
 
@@ -35,7 +37,7 @@ static bool send_read(struct gw_request *req)
     if (req->px->store.store != PLAN_CACHE_NONE)
         answer_header_set(req, "X-Xmrgate-Cache", "miss");
     const char *why;
-    if (!proxy_submit_attempt(req, &why)) {
+    if (!proxy_submit_read(req, &why)) {
         proxy_answer_unavailable(req, why, NULL, NULL);
         return false;
     }
@@ -101,8 +103,11 @@ static bool dispatch_read(struct gw_request *req, const struct prober_quorum *q)
     if (req->ctx->read_your_writes_ms > 0)
         px->only_nodes = consistency_writes_nodes(&req->plan, tenant.accepted,
                                                   tenant.accepted_until_ms, xg_monotonic_ms());
-    /* Historical reads may use a node a few blocks behind; everything else the tip. */
-    px->need_tip = req->plan.route != PLAN_ROUTE_HISTORICAL;
+    /* Historical reads may use a node a few blocks behind; everything else the tip. A
+     * checked read's nodes must be on one tip for their answers to compare. */
+    px->agree.on = req->info->agree;
+    xg_str_copy(px->agree.tip, sizeof px->agree.tip, q->hash);
+    px->need_tip = req->plan.route != PLAN_ROUTE_HISTORICAL || px->agree.on;
     if (proxy_pick_nodes(req, px->need_tip, req->plan.full_node, 0, false) == 0 &&
         proxy_fallback_nodes(req) == 0) {
         proxy_answer_unavailable(req, "no node is configured", NULL, NULL);
@@ -143,7 +148,10 @@ void proxy_request_free(struct gw_request *req)
     if (req->ctx->timers) {
         hold_cancel(req->ctx->timers, &req->px->tip_wait);
         hold_cancel(req->ctx->timers, &req->px->follow_timer);
+        hold_cancel(req->ctx->timers, &req->px->confirm_timer);
+        hold_cancel(req->ctx->timers, &req->px->agree.wait_timer);
     }
+    proxy_agree_free(req->px);
     proxy_release_held(req->px);
     if (req->px->bc) /* calls still out go on without the request */
         broadcast_release(req->px->bc, req->ctx);

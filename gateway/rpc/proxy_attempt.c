@@ -9,6 +9,7 @@
 #include "http/answer.h"
 #include "ops/gw_metrics.h"
 #include "rpc/consistency.h"
+#include "rpc/proxy_agree.h"
 #include "rpc/proxy_store.h"
 #include "xg_clock.h"
 #include "xg_log.h"
@@ -40,7 +41,12 @@ size_t proxy_pick_nodes(struct gw_request *req, bool need_tip, bool want_full, i
     return px->ncandidates;
 }
 
-/* Asks the next node for the phase just entered; false when there is none. */
+static void arm_deadline(struct gw_request *req, struct hold_entry *timer, int32_t id,
+                         void (*due)(struct hold_entry *));
+static void on_confirm_due(struct hold_entry *e);
+
+/* Asks the next node for the phase just entered; false when there is none. A
+ * confirmation's node has until its hedge delay to answer (on_confirm_due). */
 static bool start_phase(struct gw_request *req, enum proxy_phase phase)
 {
     struct proxy_work *px = req->px;
@@ -50,7 +56,89 @@ static bool start_phase(struct gw_request *req, enum proxy_phase phase)
                    ? proxy_pick_nodes(req, px->need_tip, true, first, true)
                    : proxy_pick_nodes(req, true, req->plan.full_node, first, false);
     const char *why;
-    return n > 0 && proxy_submit_attempt(req, &why);
+    if (n == 0 || !proxy_submit_attempt(req, &why))
+        return false;
+    if (phase == PHASE_CONFIRM)
+        arm_deadline(req, &px->confirm_timer, px->current.id, on_confirm_due);
+    return true;
+}
+
+/* The confirmation's node has not answered within its hedge delay (a node that froze just
+ * now): the next node on the tip is asked instead, and when none is left the held answer
+ * stands, as if that node had not been there. */
+static void on_confirm_due(struct hold_entry *e)
+{
+    struct proxy_work *px =
+        (struct proxy_work *)(void *)((char *)e - offsetof(struct proxy_work, confirm_timer));
+    struct gw_request *req = px->req;
+    if (px->phase != PHASE_CONFIRM || px->ninflight == 0 || !px->held_body)
+        return;
+    proxy_abandon_inflight(req, true);
+    const char *why;
+    if (px->next < px->ncandidates && xg_monotonic_us() < req->deadline_us &&
+        proxy_submit_attempt(req, &why)) {
+        arm_deadline(req, &px->confirm_timer, px->current.id, on_confirm_due);
+        return;
+    }
+    proxy_answer_held(req);
+    proxy_hand_back(req);
+}
+
+/* Whether a checked read could still ask one more node in time. */
+static bool agree_can_ask(const struct gw_request *req)
+{
+    const struct proxy_work *px = req->px;
+    return px->next < px->ncandidates && xg_monotonic_us() < req->deadline_us;
+}
+
+static void on_agree_due(struct hold_entry *e);
+
+/* A checked read asks one more node, or, when none can be asked, is answered with the
+ * answers it has; false when it has none (the caller's failure path answers). */
+static bool agree_ask_next(struct gw_request *req)
+{
+    const char *why;
+    for (size_t tries = 0; tries < PROXY_MAX_CANDIDATES && agree_can_ask(req); tries++)
+        if (proxy_submit_attempt(req, &why))
+            return true;
+    return proxy_agree_settle(req);
+}
+
+/* A usable answer to a checked read (proxy_agree.h). */
+static void on_agree_answer(struct gw_request *req, const struct up_result *res,
+                            const struct proxy_answer_facts *f)
+{
+    struct proxy_work *px = req->px;
+    switch (proxy_agree_take(req, &px->current, res, f, px->ninflight > 0, agree_can_ask(req))) {
+    case PROXY_AGREE_ANSWERED:
+        if (req->ctx->timers)
+            hold_cancel(req->ctx->timers, &px->agree.wait_timer);
+        return;
+    case PROXY_AGREE_WAIT:
+        if (!hold_queued(&px->agree.wait_timer))
+            arm_deadline(req, &px->agree.wait_timer, px->inflight[0]->node.id, on_agree_due);
+        return;
+    case PROXY_AGREE_ASK:
+        if (!agree_ask_next(req)) { /* cannot happen: the answer just taken decides */
+            answer_error(req, ERR_NO_NODE, NULL);
+            proxy_hand_back(req);
+        }
+        return;
+    }
+}
+
+/* The node a checked read waits for has not answered within its hedge delay since the
+ * first answer came: it is given up for the next node, or the answers there are decide. */
+static void on_agree_due(struct hold_entry *e)
+{
+    struct proxy_work *px =
+        (struct proxy_work *)(void *)((char *)e - offsetof(struct proxy_work, agree.wait_timer));
+    struct gw_request *req = px->req;
+    if (px->ninflight == 0)
+        return;
+    proxy_abandon_inflight(req, true);
+    if (agree_ask_next(req) && px->ninflight > 0)
+        arm_deadline(req, &px->agree.wait_timer, px->inflight[0]->node.id, on_agree_due);
 }
 
 static bool may_retry(const struct gw_request *req)
@@ -175,9 +263,11 @@ static void on_node_done(const struct up_result *res, void *arg)
     if (res->outcome == UP_OK && a->endpoint == GW_EP_BIN)
         proxy_read_bin_facts(res->body, res->body_len, &f);
     else if (res->outcome == UP_OK)
-        proxy_read_facts(res->body, res->body_len, &f);
-    bool failed =
-        proxy_retryable(res->outcome, res->http_status) || f.busy || res->outcome != UP_OK;
+        proxy_read_rpc_facts(res->body, res->body_len,
+                             a->endpoint == GW_EP_JSONRPC && req ? req->rpc_id : NULL, &f);
+    /* An answer to another request (wrong id) is the node's failure: asked elsewhere. */
+    bool failed = proxy_retryable(res->outcome, res->http_status) || f.busy || f.wrong_id ||
+                  res->outcome != UP_OK;
     /* An abandoned attempt still tells the breaker how its node did (a frozen node's
      * timeout), but its answer goes nowhere. */
     prober_answered(ctx->prober, a->node.id, !failed, res->seconds * 1000.0);
@@ -208,6 +298,19 @@ static void on_node_done(const struct up_result *res, void *arg)
         px->failures++; /* the other attempt may still answer: wait for it */
         return;
     }
+    if (px->agree.on && px->phase == PHASE_READ) {
+        if (!failed) {
+            on_agree_answer(req, res, &f);
+            return;
+        }
+        px->failures++;
+        if (agree_ask_next(req)) {
+            if (px->ninflight > 0 && px->agree.n > 0 && !hold_queued(&px->agree.wait_timer))
+                arm_deadline(req, &px->agree.wait_timer, px->inflight[0]->node.id, on_agree_due);
+            return;
+        }
+        px->failures--; /* counted again on the failure path below */
+    }
     if (!failed && hedge) {
         /* The hedge won: the first node did not answer in its own p95 and then some. The
          * breaker hears it now, not at the node's timeout, when the node has gone silent
@@ -223,6 +326,7 @@ static void on_node_done(const struct up_result *res, void *arg)
         px->failures++;
         xg_log(XG_LOG_DEBUG, "node_attempt_failed", "node %s: %s (HTTP %ld)", px->current.name,
                f.busy       ? "BUSY"
+               : f.wrong_id ? "answered with another request's id"
                : res->error ? res->error
                             : up_outcome_name(res->outcome),
                res->http_status);
@@ -338,8 +442,9 @@ static void on_hedge_due(struct hold_entry *e)
 static void arm_hedge(struct gw_request *req, int32_t id)
 {
     struct proxy_work *px = req->px;
-    if (!req->plan.hedgeable || req->info->writes || !req->ctx->timers ||
-        px->next >= px->ncandidates || hold_queued(&px->hedge_timer))
+    /* A checked read asks two nodes at once, a confirmation has its own deadline. */
+    if (!req->plan.hedgeable || req->info->writes || !req->ctx->timers || px->agree.on ||
+        px->phase == PHASE_CONFIRM || px->next >= px->ncandidates || hold_queued(&px->hedge_timer))
         return;
     int64_t delay_ms = prober_hedge_delay(req->ctx->prober, id);
     if (delay_ms < 0)
@@ -353,4 +458,31 @@ static void arm_hedge(struct gw_request *req, int32_t id)
 bool proxy_submit_attempt(struct gw_request *req, const char **why)
 {
     return submit_one(req, false, why);
+}
+
+bool proxy_submit_read(struct gw_request *req, const char **why)
+{
+    if (!submit_one(req, false, why))
+        return false;
+    /* A checked read: its second node at once (none: the first answer decides alone). */
+    const char *second;
+    for (size_t tries = 0; tries < PROXY_MAX_CANDIDATES && req->px->agree.on &&
+                           req->px->ninflight < 2 && agree_can_ask(req);
+         tries++)
+        if (submit_one(req, false, &second))
+            break;
+    return true;
+}
+
+/* Arms timer for the deadline of node id's answer: its hedge delay from now (the node
+ * timeout stands when hedging is off). */
+static void arm_deadline(struct gw_request *req, struct hold_entry *timer, int32_t id,
+                         void (*due)(struct hold_entry *))
+{
+    int64_t delay_ms = prober_hedge_delay(req->ctx->prober, id);
+    if (!req->ctx->timers || delay_ms < 0 || hold_queued(timer))
+        return;
+    if (!hold_add(req->ctx->timers, timer, xg_monotonic_us() + delay_ms * 1000, due)) {
+        /* out of memory: the node's timeout stands */
+    }
 }

@@ -27,4 +27,9 @@ size_t proxy_pick_nodes(struct gw_request *req, bool need_tip, bool want_full, i
 __attribute__((warn_unused_result)) bool proxy_submit_attempt(struct gw_request *req,
                                                               const char **why);
 
+/* Sends a read to its first candidate, and a checked read (rpc/proxy_agree.h) to its
+ * second too. False, with the reason in *why, when none can take it. */
+__attribute__((warn_unused_result)) bool proxy_submit_read(struct gw_request *req,
+                                                           const char **why);
+
 #endif

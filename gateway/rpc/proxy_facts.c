@@ -61,7 +61,20 @@ static void note_height(struct proxy_answer_facts *f, const json_t *h)
         f->height = json_integer_value(h);
 }
 
+static bool same_id(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    return json_equal((json_t *)a, (json_t *)b);
+}
+
 void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f)
+{
+    proxy_read_rpc_facts(body, len, NULL, f);
+}
+
+void proxy_read_rpc_facts(const char *body, size_t len, const json_t *want,
+                          struct proxy_answer_facts *f)
 {
     memset(f, 0, sizeof *f);
     f->height = -1;
@@ -69,6 +82,10 @@ void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f
     if (!json_is_object(root))
         goto out;
     f->json = true;
+    if (want) {
+        const json_t *id = json_object_get(root, "id");
+        f->wrong_id = !id || !same_id(id, want);
+    }
     const json_t *obj = answer_object(root);
     const char *status = json_string_value(json_object_get(obj, "status"));
     /* A JSON-RPC result that is not an object (on_get_block_hash's hash) has no status. */

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "rpc/plan.h"
 
 /* The JSON-RPC error code of a node that limits its clients' rate (a gateway's or a public
@@ -36,12 +38,21 @@ struct proxy_answer_facts {
      * it says of its blocks (plan_supplement_settled reads it). */
     bool supplement;
     struct plan_supplement blocks;
+    /* A JSON-RPC answer whose "id" is not the request's (proxy_read_rpc_facts): a node
+     * failure, the read asked elsewhere. */
+    bool wrong_id;
 };
 
 /* Pure: reads an answer body (JSON-RPC or plain JSON; anything else is not json): the
  * heights of headers, blocks, transactions (a pool one unsettles) and outputs (a locked one
  * unsettles). */
 void proxy_read_facts(const char *body, size_t len, struct proxy_answer_facts *f);
+
+/* Pure: as proxy_read_facts, and for a JSON-RPC answer to a request whose id is want (NULL:
+ * not checked) whether the answer's "id" is another one (wrong_id). Numbers are compared by
+ * value, since a node may echo 1.0 as 1. */
+void proxy_read_rpc_facts(const char *body, size_t len, const json_t *want,
+                          struct proxy_answer_facts *f);
 
 /* Pure: reads a .bin answer (epee portable storage; json stays false): its status and
  * untrusted flag, for get_outs.bin the outputs' highest height, or

@@ -95,6 +95,7 @@ void proxy_store_answer(struct gw_request *req, long http, const char *body, siz
                             .untrusted = f->untrusted,
                             .negatives = f->negatives,
                             .own_node = nodes_own(&px->current),
+                            .agreed = px->agree.agreed,
                             .node_pruned = px->current.pruned,
                             .pruned = f->pruned,
                             .bin = req->endpoint == GW_EP_BIN,
@@ -328,7 +329,9 @@ bool proxy_store_serve(struct gw_request *req)
         free(stored);
         return false;
     }
-    if (hit == CACHE_HIT_REFRESH)
+    if (hit == CACHE_HIT_REFRESH && req->info->agree)
+        cache_refresh_failed(req->ctx->cache, store.key); /* one node's answer is not kept */
+    else if (hit == CACHE_HIT_REFRESH)
         start_refresh(req, store.key);
     if (!render_hit(req, stored, len, store.store == PLAN_CACHE_SETTLED, q.height))
         return false;

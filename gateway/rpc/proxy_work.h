@@ -19,6 +19,7 @@
 #include "nodes/nodes.h"
 #include "nodes/prober.h"
 #include "nodes/upstream.h"
+#include "rpc/agree.h"
 #include "rpc/plan.h"
 #include "rpc/proxy_confirm.h"
 #include "rpc/proxy_facts.h"
@@ -49,6 +50,26 @@ struct proxy_attempt {
     struct node_info node;
     enum gw_endpoint endpoint; /* how its answer is read */
     bool hedge;
+};
+
+/* One own node's answer to a checked read (rpc/proxy_agree.h). */
+struct agree_answer {
+    struct node_info node;
+    long status;
+    char *body; /* owned until served or let go */
+    size_t len;
+    char type[96];
+    struct proxy_answer_facts facts;
+};
+
+/* A checked read's answers so far, and the deadline of the node it waits for. */
+struct proxy_agree {
+    bool on;     /* the row is checked (methods.h agree) */
+    bool agreed; /* the answer being stored is one two own nodes gave (plan_answer.agreed) */
+    char tip[HEALTH_HASH_LEN + 1]; /* the quorum tip when the read was sent */
+    struct agree_answer got[AGREE_MAX_ANSWERS];
+    unsigned n;
+    struct hold_entry wait_timer;
 };
 
 /* A request's node side (req->px). */
@@ -86,6 +107,9 @@ struct proxy_work {
     int32_t slow[PROXY_MAX_INFLIGHT];
     size_t nslow;
     struct broadcast *bc; /* a broadcast's calls (gateway/rpc/broadcast.h; NULL for reads) */
+    struct proxy_agree agree;
+    /* A confirmation's deadline (the hedge rule): its node has not answered in time. */
+    struct hold_entry confirm_timer;
 };
 
 /* req->px, allocated on first use: false when out of memory. */

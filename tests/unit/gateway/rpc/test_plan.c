@@ -541,6 +541,14 @@ static void test_keep_table(void **state)
     const struct plan prunable = {.depth = PLAN_DEPTH_ANSWER, .height = -1, .prunable = true};
     const struct plan tip = {.cache = PLAN_CACHE_TIP, .height = -1};
     const struct plan supplement = {.cache = PLAN_CACHE_TIP, .height = -1, .settles = true};
+    /* checked rows (methods.h agree): kept only once two own nodes agreed */
+    const struct plan checked_tip = {.cache = PLAN_CACHE_TIP,
+                                     .height = -1,
+                                     .info = methods_find_jsonrpc("get_fee_estimate", 16)};
+    const struct plan checked_outs = {
+        .depth = PLAN_DEPTH_ANSWER, .height = -1, .info = methods_find_path("/get_outs.bin", 13)};
+    assert_true(checked_tip.info && checked_tip.info->agree);
+    assert_true(checked_outs.info && checked_outs.info->agree);
     /* get_blocks.bin's answer: blocks 10..14 of a node chain of 100, more follow them */
     const struct plan_supplement blocks = {10, 5, 100};
     const struct plan_supplement at_node_tip = {95, 5, 100};
@@ -730,6 +738,36 @@ static void test_keep_table(void **state)
           .blocks = blocks},
          &chain,
          PLAN_KEEP_TIP,
+         0},
+        {"a fee estimate one node alone gave",
+         &checked_tip,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"a fee estimate two nodes agreed on",
+         &checked_tip,
+         {GOOD, .store = PLAN_CACHE_TIP, .deep = 89, .height = -1, .agreed = true},
+         NULL,
+         PLAN_KEEP_TIP,
+         0},
+        {"outputs one node alone gave",
+         &checked_outs,
+         {GOOD, SETTLED_AT(50)},
+         NULL,
+         PLAN_KEEP_NONE,
+         0},
+        {"outputs two nodes agreed on",
+         &checked_outs,
+         {GOOD, SETTLED_AT(50), .agreed = true},
+         NULL,
+         PLAN_KEEP_SETTLED,
+         50},
+        {"outputs two nodes agreed on, not deep yet",
+         &checked_outs,
+         {GOOD, SETTLED_AT(90), .agreed = true},
+         NULL,
+         PLAN_KEEP_NONE,
          0},
         {"a chain supplement from a public node",
          &supplement,
