@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "rpc/proxy_facts.h"
+#include "serve/proxy_facts.h"
 
 /* Where a read is. */
 enum proxy_phase {

@@ -14,14 +14,14 @@
 #include <stdint.h>
 
 #include "cache/cache.h"
-#include "core/request.h"
-#include "limits/hold.h"
+#include "serve/request.h"
+#include "core/hold.h"
 #include "nodes/nodes.h"
 #include "nodes/prober.h"
 #include "nodes/upstream.h"
 #include "rpc/plan.h"
-#include "rpc/proxy_confirm.h"
-#include "rpc/proxy_facts.h"
+#include "serve/proxy_confirm.h"
+#include "serve/proxy_facts.h"
 
 #define PROXY_MAX_CANDIDATES 8
 

@@ -47,7 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/request.h"
+#include "serve/request.h"
 #include "rpc/plan.h"
 
 struct gw_context;

@@ -1,10 +1,10 @@
 /* request — the client connection as the request path sees it, whichever front end
  * holds it; see request.h. */
-#include "core/request.h"
+#include "serve/request.h"
 
 #include <string.h>
 
-#include "core/context.h"
+#include "serve/context.h"
 #include "xg_proxy_addr.h"
 
 const char *gw_request_header(const struct gw_request *req, const char *name)

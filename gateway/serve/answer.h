@@ -26,8 +26,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/request.h"
-#include "http/errors.h"
+#include "serve/request.h"
+#include "serve/errors.h"
 
 /* The answer is status with body (taken; NULL: none) of Content-Type type ("" or NULL:
  * none). */

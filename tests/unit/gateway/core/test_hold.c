@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "limits/hold.h"
+#include "core/hold.h"
 #include "nodes/upstream.h"
 #include "xg_clock.h"
 

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "http/front.h"
-#include "limits/hold.h"
+#include "core/hold.h"
 #include "limits/limits.h"
 #include "rpc/methods.h"
 #include "rpc/plan.h"

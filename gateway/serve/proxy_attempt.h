@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rpc/proxy_work.h"
+#include "serve/proxy_work.h"
 
 /* Ranks req's candidates (prober_rank) under its tenant's floor and nodes, leaving out
  * exclude_id (0: none), the nodes given up on as slow and, full_only, pruned ones. Returns

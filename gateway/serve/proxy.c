@@ -10,17 +10,17 @@
  *   proxy_attempt  attempts, hedges, the retry on rank 2, the tenant's floor
  *   proxy_store    storing answers as plan_keep says (rpc/plan.h), hits, tip refreshes
  *   broadcast      send_raw_transaction to every node */
-#include "rpc/proxy.h"
+#include "serve/proxy.h"
 
 #include "cache/flight.h"
-#include "core/context.h"
-#include "http/answer.h"
+#include "serve/context.h"
+#include "serve/answer.h"
 #include "ops/gw_metrics.h"
-#include "rpc/broadcast.h"
+#include "serve/broadcast.h"
 #include "rpc/consistency.h"
-#include "rpc/proxy_attempt.h"
-#include "rpc/proxy_store.h"
-#include "rpc/proxy_work.h"
+#include "serve/proxy_attempt.h"
+#include "serve/proxy_store.h"
+#include "serve/proxy_work.h"
 #include "state/sessions.h"
 #include "xg_clock.h"
 

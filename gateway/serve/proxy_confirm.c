@@ -1,5 +1,5 @@
 /* proxy_confirm — the step a read takes on a usable answer (proxy_confirm.h). Pure. */
-#include "rpc/proxy_confirm.h"
+#include "serve/proxy_confirm.h"
 
 #include <stddef.h>
 

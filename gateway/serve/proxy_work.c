@@ -1,10 +1,10 @@
 /* proxy_work — a request's node-side state and the helpers every part of proxy answers
  * through (proxy_work.h). */
-#include "rpc/proxy_work.h"
+#include "serve/proxy_work.h"
 
 #include "cache/flight.h"
-#include "core/context.h"
-#include "http/answer.h"
+#include "serve/context.h"
+#include "serve/answer.h"
 #include "xg_log.h"
 #include "xg_str.h"
 

@@ -1,5 +1,5 @@
 /* errors — the registry of the gateway's own errors; see errors.h. */
-#include "http/errors.h"
+#include "serve/errors.h"
 
 #include "rpc/jsonrpc.h"
 

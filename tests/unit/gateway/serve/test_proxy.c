@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "rpc/proxy.h"
-#include "rpc/proxy_confirm.h"
-#include "rpc/proxy_facts.h"
+#include "serve/proxy.h"
+#include "serve/proxy_confirm.h"
+#include "serve/proxy_facts.h"
 #include "nodes/upstream.h"
 
 #define PRUNABLE                                                                                   \

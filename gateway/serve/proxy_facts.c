@@ -2,7 +2,7 @@
  * caching rules read them: status, BUSY, untrusted, pruned transactions, negatives to
  * confirm, the heights it names (JSON and epee), whether a failure may go to the next
  * node, and the name a tenant sees for a node. Every function here is pure. */
-#include "rpc/proxy_facts.h"
+#include "serve/proxy_facts.h"
 
 #include "nodes/upstream.h"
 #include "rpc/epee.h"

@@ -1,7 +1,7 @@
 /* gw_config — the gateway's configuration keys, declared once. */
 #include "xg_config.h"
 
-#include "core/gw_config.h"
+#include "serve/gw_config.h"
 #include "nodes/blockpub.h"
 #include "xg_hex.h"
 #include "xg_log.h"

@@ -1,12 +1,12 @@
 /* xmr402_flow — see xmr402_flow.h. Over 700 lines: the event stream (its second half) is
  * the same conversation with billing as the first answer, on the same per-request state
  * and the same calls; split off, it would need that state in a header of its own. */
-#include "xmr402/xmr402_flow.h"
+#include "serve/xmr402_flow.h"
 
-#include "core/context.h"
-#include "http/answer.h"
+#include "serve/context.h"
+#include "serve/answer.h"
 #include "http/sse.h"
-#include "limits/hold.h"
+#include "core/hold.h"
 #include "token.h"
 #include "nodes/upstream.h"
 #include "xg_hex.h"

@@ -41,7 +41,7 @@
 #include <stdbool.h>
 
 #include "auth/auth.h"
-#include "core/request.h"
+#include "serve/request.h"
 #include "state/tenants.h"
 
 /* For server.c: the monerod path to serve when this request belongs to XMR402 (XMR402

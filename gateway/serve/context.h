@@ -10,7 +10,7 @@
 
 #include "auth/digest.h"
 #include "ops/gw_metrics.h"
-#include "core/gw_config.h"
+#include "serve/gw_config.h"
 #include "limits/limits.h"
 #include "cache/cache.h"
 #include "cache/flight.h"

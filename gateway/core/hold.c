@@ -1,5 +1,5 @@
 /* hold — a binary min-heap of held requests' timers, per event loop, on one timerfd. */
-#include "limits/hold.h"
+#include "core/hold.h"
 
 #include "xg_clock.h"
 

@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/gw_config.h"
-#include "core/request.h"
+#include "serve/gw_config.h"
+#include "serve/request.h"
 #include "http/tls_cert.h"
 #include "nodes/upstream.h"
 

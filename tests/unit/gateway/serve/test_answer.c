@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/answer.h"
-#include "http/errors.h"
+#include "serve/answer.h"
+#include "serve/errors.h"
 
 /* ---- the registry ------------------------------------------------------------------- */
 

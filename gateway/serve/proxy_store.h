@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "rpc/proxy_work.h"
+#include "serve/proxy_work.h"
 
 /* What of req's answer may be stored at quorum q (plan_store), and under which key. */
 void proxy_store_prepare(struct gw_request *req, const struct prober_quorum *q,

@@ -4,10 +4,10 @@
  * settled chain supplement, and the background refresh of a tip entry past half its TTL.
  * Under the tenant's read rules (gateway/rpc/consistency.h): a stored answer below the tip
  * the tenant was served is a miss for that tenant. */
-#include "rpc/proxy_store.h"
+#include "serve/proxy_store.h"
 
-#include "core/context.h"
-#include "http/answer.h"
+#include "serve/context.h"
+#include "serve/answer.h"
 #include "rpc/consistency.h"
 #include "rpc/epee.h"
 #include "rpc/jsonrpc.h"

@@ -1,9 +1,9 @@
 /* broadcast — send_raw_transaction to every healthy node that takes broadcasts, in
  * parallel (broadcast.h). */
-#include "rpc/broadcast.h"
+#include "serve/broadcast.h"
 
-#include "core/context.h"
-#include "http/answer.h"
+#include "serve/context.h"
+#include "serve/answer.h"
 #include "ops/gw_metrics.h"
 #include "xg_clock.h"
 #include "xg_log.h"

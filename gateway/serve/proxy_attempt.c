@@ -3,13 +3,13 @@
  * proxy_confirm_step asks for, and the tenant's floor (a node behind the tip the tenant was
  * served is skipped, or the read waits once for the nodes to catch up). Everything runs on
  * the engine's loop thread (gateway/nodes/upstream.h), timers included (limits/hold.h). */
-#include "rpc/proxy_attempt.h"
+#include "serve/proxy_attempt.h"
 
-#include "core/context.h"
-#include "http/answer.h"
+#include "serve/context.h"
+#include "serve/answer.h"
 #include "ops/gw_metrics.h"
 #include "rpc/consistency.h"
-#include "rpc/proxy_store.h"
+#include "serve/proxy_store.h"
 #include "xg_clock.h"
 #include "xg_log.h"
 

@@ -1,5 +1,5 @@
 /* answer — answers written into their request; see answer.h. */
-#include "http/answer.h"
+#include "serve/answer.h"
 
 #include "rpc/jsonrpc.h"
 #include "xg_str.h"

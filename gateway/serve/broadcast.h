@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 
-#include "rpc/proxy_work.h"
+#include "serve/proxy_work.h"
 
 struct broadcast;
 struct gw_context;
