@@ -194,6 +194,10 @@ static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
     popt.health.cooldown_ceiling_ms = cfg->cooldown_ceiling_ms;
     popt.health.breaker_failures = (int)cfg->breaker_failures;
     popt.health.breaker_open_ms = cfg->breaker_open_ms;
+    popt.honesty = honesty_params_default();
+    popt.honesty.limit = (int)cfg->mismatch_limit;
+    popt.honesty.cooldown_ms = cfg->cooldown_base_ms;
+    popt.honesty.ceiling_ms = cfg->cooldown_ceiling_ms;
     popt.hedge = (struct hedge_options){
         .floor_ms = cfg->hedge_floor_ms,
         .cap_ms = cfg->hedge_cap_ms > cfg->hedge_floor_ms ? cfg->hedge_cap_ms : cfg->hedge_floor_ms,

@@ -62,7 +62,23 @@ static const char INTRO[] =
     "writes` query (and `get_blocks.bin` asking for the pool) made within\n"
     "`read_your_writes_s` of the tenant's last accepted `send_raw_transaction` goes to the nodes\n"
     "that accepted it while one of them can serve. Both hold per gateway replica, not across\n"
-    "replicas (docs/DEPLOYMENT.md).\n";
+    "replicas (docs/DEPLOYMENT.md).\n"
+    "\n"
+    "**Checked** (gateway/rpc/agree.h): a wallet cannot check the decoys and fees its daemon\n"
+    "gives it. A node that lies in `get_outs` or the output distribution chooses the ring\n"
+    "members of every transaction the wallet signs; one that inflates `get_fee_estimate` takes\n"
+    "the tenant's money. A `two nodes` row is asked of two own nodes on the quorum tip at once\n"
+    "and served, and cached, only when their answers are the same values: JSON whatever its\n"
+    "key order, epee whatever its field order and integer width, with the top-level fields\n"
+    "honest nodes differ in masked (`credits`, `top_hash`, `untrusted`; a JSON-RPC answer's\n"
+    "`id`). When they differ a third own node is asked: the majority's answer is served and\n"
+    "the odd node counted a mismatch; `[nodes] mismatch_limit` (3) mismatches within an hour\n"
+    "take it out of service for `[nodes] cooldown`, doubling. With no majority the read is\n"
+    "answered 503 `answers_disagree` and neither node is blamed. When only one own node can\n"
+    "answer, it is served marked `X-Xmrgate-Unverified: true` and not cached, or, with\n"
+    "`[nodes] serve_unverified = false`, answered 503 `unverified_answer`. Public nodes never\n"
+    "answer these rows while an own node can. Everything else is served from one node as\n"
+    "before; \"not found\" and \"unspent\" answers are confirmed on a second node.\n";
 
 struct section {
     enum method_kind kind;
@@ -106,12 +122,13 @@ static void print_row(const struct method_info *m)
 {
     printf("| `%s` | ", m->name);
     print_aliases(m);
-    printf(" | %s | %s | %s | %s | %u | %s | ", methods_class_name(m->cls),
+    printf(" | %s | %s | %s | %s | %u | %s | %s | ", methods_class_name(m->cls),
            methods_key_name(m->key), methods_full_node_name(m->needs_full_node),
            m->writes ? "yes" : "no", m->weight,
            m->names_tip    ? "names tip"
            : m->own_writes ? "own writes"
-                           : "–");
+                           : "–",
+           m->agree ? "two nodes" : "–");
     print_cell_text(m->description);
     puts(" |");
 }
@@ -128,8 +145,8 @@ static void print_section(const struct section *sec)
     }
     printf("\n## %s\n\n%s %zu in all, %zu denied.\n\n", sec->title, sec->note, rows, denied);
     puts("| Name | Aliases | Class | Cache key | Full node | Writes | Weight | Per tenant | "
-         "Description |");
-    puts("| --- | --- | --- | --- | --- | --- | ---: | --- | --- |");
+         "Checked | Description |");
+    puts("| --- | --- | --- | --- | --- | --- | ---: | --- | --- | --- |");
     for (size_t i = 0; i < methods_count(); i++) {
         const struct method_info *m = methods_at(i);
         if (m->kind == sec->kind)

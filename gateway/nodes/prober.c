@@ -40,6 +40,7 @@ struct prober_node {
     int64_t last_good_ms;        /* when it last answered a client request usably (0: never) */
     double client_ms;            /* rank_peak_ewma of its timed good answers' latencies */
     int64_t client_at_ms;        /* when client_ms last took one in (0: never) */
+    struct honesty honesty;      /* its checked answers against the other own nodes' */
 };
 
 /* One job's completion target. */
@@ -602,6 +603,8 @@ static bool may_serve(struct prober *p, struct prober_node *n, const struct prob
         return false;
     if (n->tip_distance > (pick->need_tip ? 0 : p->opt.historical_lag))
         return false;
+    if (!honesty_allows(&n->honesty, now))
+        return false;
     return health_breaker_allows(&n->h, now, false);
 }
 
@@ -736,6 +739,19 @@ void prober_answered(struct prober *p, int32_t id, bool success, double ms)
     pthread_mutex_unlock(&p->lock);
 }
 
+void prober_agreement(struct prober *p, int32_t id, bool agreed)
+{
+    pthread_mutex_lock(&p->lock);
+    struct prober_node *n = find_node(p, id);
+    if (n && honesty_record(&n->honesty, agreed, xg_monotonic_ms(), &p->opt.honesty))
+        xg_log(XG_LOG_WARN, "node_misbehaving",
+               "node %s: %d answers differed from the other own nodes' within %lld s; it serves "
+               "no read for %lld s",
+               n->info.name, p->opt.honesty.limit, (long long)(p->opt.honesty.window_ms / 1000),
+               (long long)((n->honesty.out_until_ms - xg_monotonic_ms()) / 1000));
+    pthread_mutex_unlock(&p->lock);
+}
+
 int64_t prober_hedge_delay(struct prober *p, int32_t id)
 {
     if (p->opt.hedge.budget_pct == 0)
@@ -830,6 +846,13 @@ json_t *prober_status(struct prober *p)
         json_t *obj = json_array_get(nodes, json_array_size(nodes) - 1);
         json_object_set_new(obj, "cooldown_ms", json_integer((json_int_t)n->h.cooldown_ms));
         json_object_set_new(obj, "last_error", json_string(probe_problem(&n->h, &p->opt.health)));
+        int64_t out_ms = n->honesty.out_until_ms - xg_monotonic_ms();
+        json_object_set_new(obj, "answers",
+                            json_pack("{s:b,s:I,s:I,s:I,s:I}", "misbehaving", out_ms > 0, "agreed",
+                                      (json_int_t)n->honesty.agreed, "mismatched",
+                                      (json_int_t)n->honesty.mismatched, "times_marked",
+                                      (json_int_t)n->honesty.marked, "out_for_ms",
+                                      (json_int_t)(out_ms > 0 ? out_ms : 0)));
     }
     json_t *status = json_pack(
         "{s:o,s:{s:b,s:b,s:I,s:s,s:I,s:I,s:I}}", "nodes", nodes, "quorum", "known", p->quorum.known,

@@ -41,6 +41,7 @@
 #include "nodes/blockpub.h"
 #include "nodes/health.h"
 #include "nodes/hedge.h"
+#include "nodes/honesty.h"
 #include "nodes/nodes.h"
 #include "nodes/upstream.h"
 
@@ -51,6 +52,7 @@ struct prober_options {
     double latency_bucket_ms; /* latencies this close rank as equals [5] */
     struct health_params health;
     struct hedge_options hedge; /* budget_pct 0: reads are never hedged */
+    struct honesty_params honesty;
 };
 
 struct prober;
@@ -142,6 +144,10 @@ void prober_overtaken(struct prober *p, int32_t id);
  * outcome told to the breaker as prober_report does, and, for a good answer, its latency
  * ms (>= 0) added to the node's hedge window (its hedge delay follows them). */
 void prober_answered(struct prober *p, int32_t id, bool success, double ms);
+
+/* A checked answer of node id (rpc/agree.h) agreed with the other own nodes', or was the
+ * odd one out; enough mismatches take the node out of service (honesty.h). */
+void prober_agreement(struct prober *p, int32_t id, bool agreed);
 
 /* How long to wait for node id before hedging a read to the next node (hedge.h); -1 when
  * hedging is off. A read was sent: the budget earns its share. */

@@ -42,6 +42,9 @@ static const char *const node_outcome_values[] = {"ok",   "connect_error", "time
                                                   "busy", "broken",        NULL};
 static const char *const bcast_values[] = {"accepted", "rejected", "failed", NULL};
 static const char *const hedge_values[] = {"sent", "won", "no_budget", NULL};
+static const char *const checked_values[] = {"agreed",     "majority", "disagreed",
+                                             "unverified", "refused",  NULL};
+static const char *const answer_values[] = {"agreed", "mismatched", NULL};
 static const char *const scheme_values[] = {"digest", "basic", "bearer",    "api_key",
                                             "path",   "none",  "malformed", NULL};
 static const char *const limit_values[] = {"burst", "quota", NULL};
@@ -59,14 +62,14 @@ struct gw_metrics {
     struct gw_metrics_sources src;
     /* label sets */
     struct xg_metric_labels *cls, *method, *status, *outcome, *node, *node_outcome, *bcast, *scheme,
-        *limit, *channel, *hedge;
+        *limit, *channel, *hedge, *checked_outcome, *answer;
     const char **method_names; /* methods_at order, NULL-terminated (owned array) */
     struct method_slot method_slots[METHOD_SLOTS];
     /* the request path */
     struct xg_metric *requests, *outcomes, *duration, *auth_failures, *rate_limited, *burst_delay,
         *payment_required, *node_requests, *node_duration, *broadcasts, *broadcast_nodes, *slow,
-        *hedges, *behind_tip, *coalesced, *notify_applied, *notify_seconds, *full_reloads,
-        *client_closes, *xmr402_streams;
+        *hedges, *checked, *node_answers, *node_misbehaving, *behind_tip, *coalesced,
+        *notify_applied, *notify_seconds, *full_reloads, *client_closes, *xmr402_streams;
     atomic_long xmr402_streams_open; /* the gauge's count, and [xmr402] streams' cap */
     struct xg_metric_labels *close_reason;
     struct xg_guard_counts clients;
@@ -249,6 +252,20 @@ static bool request_families(struct gw_metrics *m)
                         "Reads asked of a second node while the first had not answered: sent, "
                         "won (its answer served), no_budget (due, not sent).",
                         m->hedge);
+    m->checked = COUNTER("xmrgate_gateway_checked_reads_total",
+                         "Reads of decoys and fees served only when own nodes agree: agreed, "
+                         "majority (a third node decided), disagreed (503), unverified (one "
+                         "node, served marked), refused (one node, 503).",
+                         m->checked_outcome);
+    m->node_answers = COUNTER("xmrgate_gateway_node_checked_answers_total",
+                              "Each node's checked answers: agreed with the other own nodes, or "
+                              "the odd one out.",
+                              m->node, m->answer);
+    m->node_misbehaving =
+        GAUGE("xmrgate_gateway_node_misbehaving",
+              "1 while the node serves no read because its checked answers differed from the "
+              "other own nodes' (nodes/honesty.h).",
+              m->node);
     m->behind_tip = xg_metric_counter(
         m->reg, "xmrgate_gateway_behind_served_tip_total",
         "Reads refused 503 because no node had reached the chain tip already served to the "
@@ -288,8 +305,8 @@ static bool request_families(struct gw_metrics *m)
     return m->xmr402_streams && m->client_closes && m->requests && m->outcomes && m->duration &&
            m->auth_failures && m->rate_limited && m->burst_delay && m->payment_required &&
            m->node_requests && m->node_duration && m->broadcasts && m->broadcast_nodes && m->slow &&
-           m->hedges && m->behind_tip && m->coalesced && m->notify_applied && m->notify_seconds &&
-           m->full_reloads;
+           m->hedges && m->checked && m->node_answers && m->node_misbehaving && m->behind_tip &&
+           m->coalesced && m->notify_applied && m->notify_seconds && m->full_reloads;
 }
 
 #define PLAIN_GAUGE(name, help)   xg_metric_gauge(m->reg, name, help, NULL, 0)
@@ -417,11 +434,14 @@ struct gw_metrics *gw_metrics_new(int64_t slow_ms)
     m->node_outcome = xg_metric_labels_fixed(m->reg, "outcome", node_outcome_values);
     m->bcast = xg_metric_labels_fixed(m->reg, "result", bcast_values);
     m->hedge = xg_metric_labels_fixed(m->reg, "event", hedge_values);
+    m->checked_outcome = xg_metric_labels_fixed(m->reg, "outcome", checked_values);
+    m->answer = xg_metric_labels_fixed(m->reg, "answer", answer_values);
     m->scheme = xg_metric_labels_fixed(m->reg, "scheme", scheme_values);
     m->limit = xg_metric_labels_fixed(m->reg, "limit", limit_values);
     m->channel = xg_metric_labels_fixed(m->reg, "channel", channel_values);
     if (!m->cls || !m->status || !m->outcome || !m->node || !m->node_outcome || !m->bcast ||
-        !m->hedge || !m->scheme || !m->limit || !m->channel || !methods_labels(m))
+        !m->hedge || !m->checked_outcome || !m->answer || !m->scheme || !m->limit || !m->channel ||
+        !methods_labels(m))
         goto fail;
     size_t nmethods = methods_count() + 1;
     m->slow_count = calloc(nmethods, sizeof *m->slow_count);
@@ -542,6 +562,12 @@ void gw_metrics_hedge(struct gw_metrics *m, enum gw_hedge_event event)
         xg_metric_inc(m->hedges, (unsigned[]){(unsigned)event});
 }
 
+void gw_metrics_checked(struct gw_metrics *m, enum gw_checked_outcome outcome)
+{
+    if (m)
+        xg_metric_inc(m->checked, (unsigned[]){(unsigned)outcome});
+}
+
 void gw_metrics_coalesced(struct gw_metrics *m)
 {
     if (m)
@@ -607,13 +633,20 @@ static void collect_node(struct gw_metrics *m, const json_t *node)
                   breaker_code(json_string_value(json_object_get(node, "breaker"))));
     xg_metric_set(m->node_cooldown, &n,
                   (double)json_integer_value(json_object_get(node, "cooldown_ms")) / 1000.0);
+    const json_t *answers = json_object_get(node, "answers");
+    xg_metric_set(m->node_misbehaving, &n, json_is_true(json_object_get(answers, "misbehaving")));
+    xg_metric_store(m->node_answers, (unsigned[]){n, 0},
+                    (uint64_t)json_integer_value(json_object_get(answers, "agreed")));
+    xg_metric_store(m->node_answers, (unsigned[]){n, 1},
+                    (uint64_t)json_integer_value(json_object_get(answers, "mismatched")));
 }
 
 /* Nodes come and go: the per-node gauges are republished whole on every scrape. */
 static void collect_prober(struct gw_metrics *m)
 {
-    struct xg_metric *per_node[] = {m->node_up,  m->node_dropped, m->node_height,  m->node_lag,
-                                    m->node_ema, m->node_breaker, m->node_cooldown};
+    struct xg_metric *per_node[] = {m->node_up,       m->node_dropped,    m->node_height,
+                                    m->node_lag,      m->node_ema,        m->node_breaker,
+                                    m->node_cooldown, m->node_misbehaving};
     for (size_t i = 0; i < sizeof per_node / sizeof per_node[0]; i++)
         xg_metric_reset(per_node[i]);
     json_t *status = prober_status(m->src.prober);

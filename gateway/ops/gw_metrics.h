@@ -57,6 +57,19 @@ enum gw_node_outcome {
  * due but not sent for want of budget (no_budget). */
 enum gw_hedge_event { GW_HEDGE_SENT, GW_HEDGE_WON, GW_HEDGE_NO_BUDGET };
 
+/* A checked read (rpc/agree.h): two own nodes agreed (agreed); two differed and a third
+ * sided with one (majority); they differed with no majority, answered 503 (disagreed); only
+ * one own node could answer, served marked unverified (unverified) or refused 503
+ * (refused). */
+enum gw_checked_outcome {
+    GW_CHECKED_AGREED,
+    GW_CHECKED_MAJORITY,
+    GW_CHECKED_DISAGREED,
+    GW_CHECKED_UNVERIFIED,
+    GW_CHECKED_REFUSED,
+};
+void gw_metrics_checked(struct gw_metrics *m, enum gw_checked_outcome outcome);
+
 /* A broadcast's per-node outcome. */
 enum gw_broadcast_outcome { GW_BCAST_ACCEPTED, GW_BCAST_REJECTED, GW_BCAST_FAILED };
 

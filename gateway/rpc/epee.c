@@ -386,6 +386,33 @@ bool epee_array_next(struct epee_array *a, struct epee_value *elem)
     return true;
 }
 
+bool epee_entries_open(const struct epee_section *s, struct epee_entries *out)
+{
+    struct epee_cursor c = {s->data, s->data + s->len};
+    uint64_t count = 0;
+    if (epee_read_count(&c, EPEE_MIN_ENTRY, &count) != EPEE_OK)
+        return false;
+    *out = (struct epee_entries){.left = count, .at = c.at, .end = c.end};
+    return true;
+}
+
+bool epee_entries_next(struct epee_entries *e, const char **name, size_t *name_len,
+                       struct epee_value *value)
+{
+    if (e->left == 0)
+        return false;
+    struct epee_cursor c = {e->at, e->end};
+    const uint8_t *entry_name;
+    if (epee_read_entry(&c, 1, &entry_name, name_len, value) != EPEE_OK) {
+        e->left = 0; /* not from a checked body: stop here */
+        return false;
+    }
+    *name = (const char *)entry_name;
+    e->at = c.at;
+    e->left--;
+    return true;
+}
+
 /* ---- stripping a field ---- */
 
 /* value as the shortest varint, at out; returns its bytes. */

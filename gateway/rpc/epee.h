@@ -133,6 +133,22 @@ EPEE_WUR bool epee_get_array(const struct epee_value *v, struct epee_array *out)
  * the arrays of an array of EPEE_ARRAY). False once all a->count elements were given. */
 EPEE_WUR bool epee_array_next(struct epee_array *a, struct epee_value *elem);
 
+/* A section's entries, walked in order with epee_entries_next. */
+struct epee_entries {
+    uint64_t left; /* entries not yet given */
+    /* Where the walk is: only epee_entries_next reads or changes these. */
+    const uint8_t *at, *end;
+};
+
+/* Sets up *out to walk section s from its first entry; false for a section whose count
+ * cannot be read (not from a checked body). */
+EPEE_WUR bool epee_entries_open(const struct epee_section *s, struct epee_entries *out);
+
+/* The next entry: its name in name[0..*name_len) (not NUL-terminated), its value in *value.
+ * False once every entry was given (or at a malformed one). */
+EPEE_WUR bool epee_entries_next(struct epee_entries *e, const char **name, size_t *name_len,
+                                struct epee_value *value);
+
 /* Copies the body in[0..in_len) into out without any top-level field named name (every
  * copy of it), sets *out_len to the bytes written and *removed to whether there was one.
  * The root entry count is written anew, in its shortest form, when a field was removed

@@ -19,17 +19,18 @@
  * (IMM_*); every other row is never cached. */
 #define ROW_KEY(kind_, name_, alias_, cls_, key_, full_, writes_, weight_, pool_, desc_)           \
     ROW_TENANT(kind_, name_, alias_, cls_, key_, full_, writes_, weight_, pool_, 0, desc_)
-/* tenant_: NAMES_TIP and OWN_WRITES (methods.h: names_tip, own_writes), or 0. */
+/* tenant_: NAMES_TIP, OWN_WRITES and AGREE (methods.h: names_tip, own_writes, agree), or 0. */
 #define ROW_TENANT(kind_, name_, alias_, cls_, key_, full_, writes_, weight_, pool_, tenant_,      \
                    desc_)                                                                          \
     {                                                                                              \
         .name = (name_), .aliases = {(alias_), NULL}, .kind = (kind_), .cls = (cls_),              \
         .key = (key_), .needs_full_node = (full_), .writes = (writes_), .weight = (weight_),       \
         .description = (desc_), .pool_info = (pool_), .names_tip = ((tenant_)&NAMES_TIP) != 0,     \
-        .own_writes = ((tenant_)&OWN_WRITES) != 0,                                                 \
+        .own_writes = ((tenant_)&OWN_WRITES) != 0, .agree = ((tenant_)&AGREE) != 0,                \
     }
 #define NAMES_TIP  1
 #define OWN_WRITES 2
+#define AGREE      4
 /* A tip or passthrough row with a per-tenant rule. */
 #define TENANT_ROW(kind_, name_, alias_, cls_, weight_, tenant_, desc_)                            \
     ROW_TENANT(kind_, name_, alias_, cls_,                                                         \
@@ -119,8 +120,9 @@ static const struct method_info RPC_ROWS[] = {
              "Sums coinbase rewards and fees over a height range (denied: restricted)"),
     DENY_RPC("get_connections", NO_ALIAS, READS,
              "Lists the node's peer connections (denied: restricted, exposes peers)"),
-    RPC("get_fee_estimate", NO_ALIAS, TIP, ANY, POINT,
-        "The dynamic per-byte fee estimate and fee levels"),
+    /* A node that inflates it takes the tenant's money: two own nodes must agree. */
+    TENANT_ROW(METHOD_JSON_RPC, "get_fee_estimate", NO_ALIAS, TIP, POINT, AGREE,
+               "The dynamic per-byte fee estimate and fee levels"),
     TENANT_ROW(METHOD_JSON_RPC, "get_info", NO_ALIAS, TIP, POINT, NAMES_TIP,
                "Node and chain state: height, top hash, difficulty, sync state"),
     /* Answers BUSY while the node is not synchronized. */
@@ -131,8 +133,8 @@ static const struct method_info RPC_ROWS[] = {
     /* to_height 0 means "up to the tip", which is what wallets send: a tip answer. With a
      * to_height deep below the quorum tip the router may treat it as immutable. Restricted
      * monerod only serves amounts == [0]. */
-    RPC("get_output_distribution", NO_ALIAS, TIP, ANY, BULK,
-        "Per-block output counts for decoy selection, as JSON"),
+    TENANT_ROW(METHOD_JSON_RPC, "get_output_distribution", NO_ALIAS, TIP, BULK, AGREE,
+               "Per-block output counts for decoy selection, as JSON"),
     /* Counts move with every block and recent_cutoff is wall-clock relative: never cached.
      * Restricted monerod refuses an empty amounts list and cutoffs older than 3 days. */
     RPC("get_output_histogram", NO_ALIAS, PASS, ANY, RANGE,
@@ -223,16 +225,20 @@ static const struct method_info PATH_ROWS[] = {
      * cannot tell how deep it is: not stored. */
     IMM_BIN("/get_o_indexes.bin", NO_ALIAS, UNKEYED, ANY, POINT,
             "Global output indices of a mined transaction"),
-    /* See get_output_distribution; the .bin form is what wallets call. */
-    BIN("/get_output_distribution.bin", NO_ALIAS, TIP, ANY, BULK,
-        "Per-block output counts for decoy selection, epee binary"),
+    /* See get_output_distribution; the .bin form is what wallets call. A node that lies in
+     * it steers the wallet's decoy selection: two own nodes must agree. */
+    TENANT_ROW(METHOD_BIN_PATH, "/get_output_distribution.bin", NO_ALIAS, TIP, BULK, AGREE,
+               "Per-block output counts for decoy selection, epee binary"),
     /* Output keys and commitments live in the output table, which pruning keeps: any node.
      * outs[].unlocked moves with the tip; cache only answers whose outputs are all unlocked
-     * and deep. */
-    IMM_JSON("/get_outs", NO_ALIAS, BY_INDEX, ANY, BATCH,
-             "Output keys, commitments and heights by global index, as JSON"),
-    IMM_BIN("/get_outs.bin", NO_ALIAS, BY_INDEX, ANY, BATCH,
-            "Ring members: output keys, commitments and heights by global index"),
+     * and deep. A node that lies in them chooses the wallet's ring members: two own nodes
+     * must agree. */
+    ROW_TENANT(METHOD_JSON_PATH, "/get_outs", NO_ALIAS, METHOD_IMMUTABLE, BY_INDEX, ANY, READS,
+               BATCH, false, AGREE,
+               "Output keys, commitments and heights by global index, as JSON"),
+    ROW_TENANT(METHOD_BIN_PATH, "/get_outs.bin", NO_ALIAS, METHOD_IMMUTABLE, BY_INDEX, ANY, READS,
+               BATCH, false, AGREE,
+               "Ring members: output keys, commitments and heights by global index"),
     DENY_JSON("/get_peer_list", READS, "The node's peer list (denied: restricted, exposes peers)"),
     /* Allowed by restricted monerod; lists only peers that advertise a public RPC port. */
     JSON("/get_public_nodes", NO_ALIAS, PASS, ANY, BATCH, "Peers that advertise a public RPC port"),

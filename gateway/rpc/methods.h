@@ -108,6 +108,9 @@ struct method_info {
      * the nodes that accepted the transaction. */
     bool names_tip;
     bool own_writes;
+    /* A positive answer is served, and cached, only when two own nodes gave the same one
+     * (gateway/rpc/agree.h): the decoys and fees a wallet cannot check for itself. */
+    bool agree;
 };
 
 /* The row for a JSON-RPC method name (canonical or alias), or NULL. `name` need not be

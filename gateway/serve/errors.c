@@ -36,6 +36,11 @@ static const struct errors_row errors_table[ERRORS_COUNT] = {
         "only a pruned node could answer and its answer is incomplete"),
     ROW(ERR_BEHIND_SERVED_TIP, "behind_served_tip", 503, JSONRPC_INTERNAL_ERROR,
         "no node has reached the chain tip already served to this access; retry shortly"),
+    ROW(ERR_ANSWERS_DISAGREE, "answers_disagree", 503, JSONRPC_INTERNAL_ERROR,
+        "the gateway's nodes disagree about this answer and none can be trusted; retry shortly"),
+    ROW(ERR_UNVERIFIED_ANSWER, "unverified_answer", 503, JSONRPC_INTERNAL_ERROR,
+        "only one node could answer and this answer is served only when two agree; retry "
+        "shortly"),
     ROW(ERR_BILLING_UNAVAILABLE, "billing_unavailable", 503, 0,
         "payments cannot be handled right now; try again shortly"),
     ROW(ERR_PAYMENT_REQUIRED, "payment_required", 402, 0,

@@ -41,6 +41,8 @@ enum errors_code {
     ERR_NO_NODE,
     ERR_PRUNED_ONLY,
     ERR_BEHIND_SERVED_TIP,
+    ERR_ANSWERS_DISAGREE,
+    ERR_UNVERIFIED_ANSWER,
     /* XMR402 (answered in its shape only) */
     ERR_BILLING_UNAVAILABLE,
     ERR_PAYMENT_REQUIRED,

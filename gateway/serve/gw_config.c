@@ -138,6 +138,14 @@ const struct xg_cfg_key gw_config_keys[] = {
         "the delay for a node with no latency history)"),
     KEY("nodes", "hedge_budget", XG_CFG_INT, hedge_budget_pct, "5", 0, 100, false,
         "hedged reads per 100 reads at most, a burst of 50 saved up; 0 = never hedge"),
+    KEY("nodes", "mismatch_limit", XG_CFG_INT, mismatch_limit, "3", 1, 16, false,
+        "answers to get_outs, the output distribution or the fee estimate that differ from "
+        "two other own nodes' agreeing answers within an hour that take a node out of service "
+        "(for cooldown, doubling each time it happens again, up to cooldown_ceiling)"),
+    KEY("nodes", "serve_unverified", XG_CFG_BOOL, serve_unverified, "true", 0, 0, false,
+        "when only one own node can answer get_outs, the output distribution or the fee "
+        "estimate: true = serve its answer marked X-Xmrgate-Unverified (never cached), false = "
+        "answer 503 unverified_answer"),
     KEY("nodes", "tip_wait", XG_CFG_DURATION, tip_wait_ms, "1s", 0, 60000, false,
         "how long a read waits for a node to reach the chain tip this gateway already served "
         "its tenant before it is answered 503 behind_served_tip (never with an older tip)"),

@@ -60,6 +60,8 @@ struct gw_config {
     int64_t hedge_floor_ms;
     int64_t hedge_cap_ms;
     int64_t hedge_budget_pct;
+    int64_t mismatch_limit;      /* checked answers at odds with the other nodes' (honesty.h) */
+    bool serve_unverified;       /* a checked read only one own node could answer */
     int64_t tip_wait_ms;         /* a read waits this long for a node at the tenant's tip */
     int64_t read_your_writes_ms; /* after a tenant's broadcast; 0 = off */
     int64_t cache_size;

@@ -775,6 +775,47 @@ static void test_find(void **state)
     free(buf);
 }
 
+/* The entries of a section in wire order, duplicates and odd names included. */
+static void test_entries(void **state)
+{
+    (void)state;
+    static const char in[] = H ""
+                               "heights"
+                               "dup"
+                               "dup"
+                               "a\000\010\005";
+    uint8_t *buf = copy_of(in, sizeof in - 1);
+    struct epee_section root = {0};
+    struct epee_entries e;
+    const char *name;
+    size_t len;
+    struct epee_value v;
+    uint64_t u = 0;
+    assert_int_equal(epee_open(buf, sizeof in - 1, &root), EPEE_OK);
+    assert_true(epee_entries_open(&root, &e));
+    assert_int_equal(e.left, 4);
+    static const struct {
+        const char *name;
+        size_t len;
+        uint64_t value;
+    } want[] = {{"heights", 7, 1}, {"dup", 3, 3}, {"dup", 3, 4}, {"a\0", 2, 5}};
+    for (size_t i = 0; i < 4; i++) {
+        assert_true(epee_entries_next(&e, &name, &len, &v));
+        assert_int_equal(len, want[i].len);
+        assert_memory_equal(name, want[i].name, len);
+        assert_true(epee_get_uint(&v, &u));
+        assert_int_equal(u, want[i].value);
+    }
+    assert_false(epee_entries_next(&e, &name, &len, &v));
+    /* an empty section; a section whose count cannot be read */
+    static const uint8_t empty_count[] = {0x00};
+    struct epee_section empty = {empty_count, 1}, none = {empty_count, 0};
+    assert_true(epee_entries_open(&empty, &e));
+    assert_false(epee_entries_next(&e, &name, &len, &v));
+    assert_false(epee_entries_open(&none, &e));
+    free(buf);
+}
+
 /* ---- what the gateway reads ---- */
 
 /* A node's answer: status and untrusted. */
@@ -1166,15 +1207,25 @@ static void test_mutations(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_varints),         cmocka_unit_test(test_varint_writer),
-        cmocka_unit_test(test_bodies),          cmocka_unit_test(test_status_text),
-        cmocka_unit_test(test_nesting),         cmocka_unit_test(test_nesting_read),
-        cmocka_unit_test(test_long_values),     cmocka_unit_test(test_long_name_and_count),
-        cmocka_unit_test(test_read_matrix),     cmocka_unit_test(test_read_nested),
-        cmocka_unit_test(test_read_arrays),     cmocka_unit_test(test_find),
-        cmocka_unit_test(test_patch_uint64),    cmocka_unit_test(test_node_status),
-        cmocka_unit_test(test_request_heights), cmocka_unit_test(test_outs),
-        cmocka_unit_test(test_strip),           cmocka_unit_test(test_strip_count_shrinks),
+        cmocka_unit_test(test_varints),
+        cmocka_unit_test(test_varint_writer),
+        cmocka_unit_test(test_bodies),
+        cmocka_unit_test(test_status_text),
+        cmocka_unit_test(test_nesting),
+        cmocka_unit_test(test_nesting_read),
+        cmocka_unit_test(test_long_values),
+        cmocka_unit_test(test_long_name_and_count),
+        cmocka_unit_test(test_read_matrix),
+        cmocka_unit_test(test_read_nested),
+        cmocka_unit_test(test_read_arrays),
+        cmocka_unit_test(test_find),
+        cmocka_unit_test(test_entries),
+        cmocka_unit_test(test_patch_uint64),
+        cmocka_unit_test(test_node_status),
+        cmocka_unit_test(test_request_heights),
+        cmocka_unit_test(test_outs),
+        cmocka_unit_test(test_strip),
+        cmocka_unit_test(test_strip_count_shrinks),
         cmocka_unit_test(test_mutations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,6 +48,11 @@ static const struct registry_row REGISTRY[] = {
      "only a pruned node could answer and its answer is incomplete"},
     {ERR_BEHIND_SERVED_TIP, "behind_served_tip", 503, -32603,
      "no node has reached the chain tip already served to this access; retry shortly"},
+    {ERR_ANSWERS_DISAGREE, "answers_disagree", 503, -32603,
+     "the gateway's nodes disagree about this answer and none can be trusted; retry shortly"},
+    {ERR_UNVERIFIED_ANSWER, "unverified_answer", 503, -32603,
+     "only one node could answer and this answer is served only when two agree; retry "
+     "shortly"},
     {ERR_BILLING_UNAVAILABLE, "billing_unavailable", 503, 0,
      "payments cannot be handled right now; try again shortly"},
     {ERR_PAYMENT_REQUIRED, "payment_required", 402, 0, "this endpoint is paid: see how_to_prove"},
