@@ -70,7 +70,7 @@ struct gw_config {
     bool limits_enabled;         /* burst rate and daily quota; off only to measure their cost */
     int64_t limits_max_delay_ms; /* longest hold of a request over its burst bucket */
     bool limits_share_burst;     /* each replica takes 1/N of a burst (limits/fleet.h) */
-    /* [xmr402]: agents buying access with HTTP 402 (gateway/xmr402/xmr402_flow.h) */
+    /* [xmr402]: agents buying access with HTTP 402 (gateway/serve/xmr402_flow.h) */
     bool xmr402_enabled;
     char *xmr402_billing_url;  /* billing's API base, for challenges and proofs */
     char *xmr402_public_url;   /* billing as agents reach it, for status URLs ("" = billing_url) */

@@ -4,7 +4,7 @@
  * (rpc/consistency.h: its served tip and the nodes that accepted its last transaction,
  * kept in state/sessions.h).
  *
- * Its parts, each working on the request's proxy_work (rpc/proxy_work.h):
+ * Its parts, each working on the request's proxy_work (serve/proxy_work.h):
  *   proxy_facts    what an answer says (pure)
  *   proxy_confirm  what a read does with it: pass it on, confirm it, ask a full node (pure)
  *   proxy_attempt  attempts, hedges, the retry on rank 2, the tenant's floor

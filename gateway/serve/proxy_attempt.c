@@ -2,7 +2,7 @@
  * time and a hedge alongside it, the retry on rank 2, the confirmation or full-node retry
  * proxy_confirm_step asks for, and the tenant's floor (a node behind the tip the tenant was
  * served is skipped, or the read waits once for the nodes to catch up). Everything runs on
- * the engine's loop thread (gateway/nodes/upstream.h), timers included (limits/hold.h). */
+ * the engine's loop thread (gateway/nodes/upstream.h), timers included (core/hold.h). */
 #include "serve/proxy_attempt.h"
 
 #include "serve/context.h"

@@ -1,5 +1,5 @@
 /* proxy_attempt — a read's attempts on its ranked nodes, their hedges, the retry on rank
- * 2, and the second ask of a confirmation or a full-node retry (gateway/rpc/proxy_confirm.h
+ * 2, and the second ask of a confirmation or a full-node retry (gateway/serve/proxy_confirm.h
  * says which). A connection error, timeout, 5xx, 429, BUSY or -32005 is retried once on
  * rank 2 inside the client's deadline, never a third time; an idempotent read its node has
  * not answered within that node's hedge delay (gateway/nodes/hedge.h) goes to the next node

@@ -3,7 +3,7 @@
  * reporting an image unspent, and an error to a historical read (which may have gone to a
  * node a few blocks behind: "height too big") are confirmed on a second node on the quorum
  * tip first; a pruned answer to a request that needs unpruned data is asked again of a full
- * node. proxy (gateway/rpc/proxy_attempt.c) follows the step; this rule is pure.
+ * node. proxy (gateway/serve/proxy_attempt.c) follows the step; this rule is pure.
  *
  * Ownership: nothing is allocated; the facts are only read. */
 #ifndef PROXY_CONFIRM_H

@@ -2,7 +2,7 @@
  * what a node's answer says (JSON-RPC, plain JSON or epee), whether a failed call may go
  * to the next node, and the opaque name a tenant sees for a node. Whether an answer so
  * read may be stored is plan_keep's (gateway/rpc/plan.h); what a read does with it next,
- * proxy_confirm's (gateway/rpc/proxy_confirm.h).
+ * proxy_confirm's (gateway/serve/proxy_confirm.h).
  *
  * Ownership: nothing is allocated; bodies are only read. All functions are thread-safe. */
 #ifndef PROXY_FACTS_H

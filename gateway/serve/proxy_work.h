@@ -85,7 +85,7 @@ struct proxy_work {
     /* Nodes given up on as too slow (a hedge won): not asked again for this request. */
     int32_t slow[PROXY_MAX_INFLIGHT];
     size_t nslow;
-    struct broadcast *bc; /* a broadcast's calls (gateway/rpc/broadcast.h; NULL for reads) */
+    struct broadcast *bc; /* a broadcast's calls (gateway/serve/broadcast.h; NULL for reads) */
 };
 
 /* req->px, allocated on first use: false when out of memory. */
