@@ -3,15 +3,15 @@
  * main wires the modules together: configuration, PostgreSQL readiness, the admin
  * listener, and the shutdown and reload signals. */
 #include "ops/admin_api.h"
-#include "core/context.h"
-#include "core/gw_config.h"
+#include "serve/context.h"
+#include "serve/gw_config.h"
 #include "ops/gw_metrics.h"
 #include "limits/limits.h"
 #include "nodes/nodes.h"
 #include "state/pgsync.h"
 #include "nodes/blocksub.h"
 #include "nodes/prober.h"
-#include "http/server.h"
+#include "serve/server.h"
 #include "http/tls_cert.h"
 #include "state/tenants.h"
 #include "nodes/upstream.h"

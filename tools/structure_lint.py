@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """structure_lint - fails when the code's structure breaks the rules of tools/layers.txt.
 
-A module is a .c file with its .h (gateway/rpc/proxy.c + proxy.h). Module A depends on B
+A module is a .c file with its .h (gateway/serve/proxy.c + proxy.h). Module A depends on B
 when A's .c or .h includes B's header (an include tie) or when A's object file uses a
 function or variable that B's object file defines (a call tie, read with nm). It fails on:
 
@@ -10,12 +10,13 @@ function or variable that B's object file defines (a call tie, read with nm). It
   - a circle of include ties, or of call ties, between modules (Tarjan's strongly
     connected components of more than one module);
   - a tie from a file of a block's room to a room listed above it in tools/layers.txt, to
-    another block, or from common/ to anything above it.
+    another block, or from common/ to anything above it;
+  - a module of a block's folder (gateway/, billing/) that is in none of its rooms.
 
     tools/structure_lint.py [--objects DIR] [ROOT...]
 
 ROOTs default to common gateway billing; DIR (default build/release) holds the object
-files, under the same paths as the sources (build/release/gateway/rpc/proxy.o). Without
+files, under the same paths as the sources (build/release/gateway/serve/proxy.o). Without
 them the call ties cannot be read: it fails and says to build first.
 """
 import os
@@ -165,6 +166,8 @@ def upward(ties, blocks, kind, problems):
                 continue
             if mb == "common":
                 problems.append(f"common/ stands under every daemon: {why} ({kind})")
+            elif mb is not None and db is None and d.startswith(mb + os.sep):
+                continue  # a module of the block in no room: unplaced() says so once
             elif mb is not None and db != mb:
                 problems.append(f"[{mb}] reaches into [{db or d.split(os.sep)[0]}]: {why} ({kind})")
             elif mb is not None and dr is None:
@@ -174,6 +177,14 @@ def upward(ties, blocks, kind, problems):
                 problems.append(
                     f"upward tie in [{mb}], {rooms[mr]} -> {rooms[dr]} (listed above it): {why} ({kind})"
                 )
+
+
+def unplaced(mods, blocks, problems):
+    """Every module under a block's folder stands in one of its rooms."""
+    for name, _ in blocks:
+        for m in sorted(mods):
+            if m.startswith(name + os.sep) and place(m, blocks)[0] != name:
+                problems.append(f"{m} is under {name}/ but in no room of [{name}] in tools/layers.txt")
 
 
 def main(argv):
@@ -189,6 +200,7 @@ def main(argv):
         for room in rooms:
             if not os.path.exists(room):
                 problems.append(f"tools/layers.txt [{name}]: {room} does not exist")
+    unplaced(mods, blocks, problems)
     inc = include_ties(mods, roots, problems)
     calls = call_ties(mods, objdir, problems)
     for kind, ties in (("include", inc), ("call", calls)):

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "http/http_text.h"
+#include "core/http_text.h"
 #include "xg_hex.h"
 
 #define HREQ_LENGTH_DIGITS_MAX 18   /* Content-Length */

@@ -5,7 +5,7 @@
  *
  * Order on the request path: authenticate → limits_burst (every request of a tenant that
  * it admits costs one burst token; one over the bucket is held by the caller until its
- * token is due, gateway/limits/hold.h, or refused when that wait would pass the bound) →
+ * token is due, gateway/core/hold.h, or refused when that wait would pass the bound) →
  * classify → limits_charge (the method's quota weight; whatever later answers it — a
  * node or a cache — it is counted here, before dispatch). Answers to an authenticated tenant carry
  * the quota headers from the struct limits_view filled by these calls.

@@ -3,7 +3,7 @@
  *
  * A node that has not answered within the hedge delay is probably stuck (frozen, or
  * behind a queue), and the client should not wait for its timeout: the same idempotent
- * read goes to the next node and the first good answer wins (gateway/rpc/proxy.h). The
+ * read goes to the next node and the first good answer wins (gateway/serve/proxy.h). The
  * delay comes from the node's own recent latency: the 95th percentile of its last
  * HEDGE_WINDOW good answers, kept within [floor, cap]; a node with no history yet gets the
  * cap. The budget bounds the extra load on the nodes: every read earns budget_pct hundredths

@@ -1,7 +1,7 @@
 /* http1 — see http1.h. */
 #include "nodes/http1.h"
 
-#include "http/http_text.h"
+#include "core/http_text.h"
 #include "xg_str.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* nodeconn — see nodeconn.h. */
 #include "nodes/nodeconn.h"
 
-#include "http/http_text.h"
+#include "core/http_text.h"
 #include "xg_clock.h"
 
 #include <arpa/inet.h>

@@ -21,7 +21,7 @@
 #include <openssl/x509v3.h>
 #include <sys/epoll.h>
 
-#include "http/http_text.h"
+#include "core/http_text.h"
 #include "xg_clock.h"
 
 #define UP_CURL_NS_PER_MS       1000000ULL

@@ -2,7 +2,7 @@
  * whether and under what its answer is cached, what depth makes that answer settled, and
  * whether it carries the node's pool. One pure function of the method table row
  * (gateway/rpc/methods.h) and the few facts of the request that change it (its params, the
- * heights of a .bin body, whether a .bin body asks for the pool). proxy (gateway/rpc/proxy.h)
+ * heights of a .bin body, whether a .bin body asks for the pool). proxy (gateway/serve/proxy.h)
  * follows the plan; the admin API's route explainer (gateway/ops/admin_api.h) prints it.
  *
  * The plan does not look at the chain: plan_store() adds the quorum tip and says whether an
@@ -134,7 +134,7 @@ bool plan_supplement_settled(const struct plan *p, const struct plan_chain *chai
 #define PLAN_HEIGHT_UNSETTLED -2
 
 /* What of a node's answer the rule for storing it reads (proxy fills it from the answer's
- * facts, gateway/rpc/proxy_facts.h, and the node that served it). */
+ * facts, gateway/serve/proxy_facts.h, and the node that served it). */
 struct plan_answer {
     enum plan_cache store; /* what plan_store allowed when the request was sent */
     int64_t deep;          /* plan_store's *deep then: the highest settled block height */

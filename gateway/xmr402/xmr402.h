@@ -37,7 +37,7 @@
 /* The draft's error names (its 400 and 403 bodies carry them as "code"), and the statuses
  * it answers with: 402 with a challenge, 403 for a proof that shows no payment, 400 for
  * credentials it cannot read. The gateway's registry rows of its own XMR402 errors
- * (http/errors.c: payment_required, malformed_xmr402) agree: a unit test holds them. */
+ * (serve/errors.c: payment_required, malformed_xmr402) agree: a unit test holds them. */
 #define XMR402_DRAFT_MALFORMED  "INVALID_XMR402_FORMAT"
 #define XMR402_DRAFT_REFUSED    "INVALID_PROOF_OR_FUNDS_MISSING"
 #define XMR402_STATUS_CHALLENGE 402

@@ -14,6 +14,12 @@
 # puts nodes A, B and C behind both the gateway and HAProxy (round-robin) instead of node A
 # alone ("direct" stays node A).
 #
+# XG_BENCH_GATEWAY_B=PATH (another build's xmrgate-gateway, e.g. a worktree of an older
+# commit) runs that build beside this one, on the same database, node and configuration,
+# and the table compares the two instead of HAProxy: node A directly, this build (A) and
+# build B take turns in each round, and each build's requests/s shows its median and the
+# range (lowest–highest) over the rounds.
+#
 # Starts a bench stack (XG_VAR=var/bench, XG_PORT_BASE=29100) unless one is running,
 # then, for get_info and get_block_count (/json_rpc) and get_blocks_by_height.bin (block 1,
 # which the gateway caches, and the top block, which it proxies every time), at
@@ -57,6 +63,21 @@ XMRGATE_DATABASE_URL=$db_url XMRGATE_SERVER_PORT=$GW_PORT XMRGATE_ADMIN_PORT=$GW
 	"$REPO/bin/xmrgate-gateway" --config "$XG_VAR/etc/gateway.ini" 2>"$work/gateway.log" &
 GW_PID=$!
 pids+=("$GW_PID")
+GW_B=${XG_BENCH_GATEWAY_B:-}
+if [[ -n $GW_B ]]; then
+	GWB_PORT=$((XG_PORT_BASE + 93)) GWB_ADMIN=$((XG_PORT_BASE + 94))
+	XMRGATE_DATABASE_URL=$db_url XMRGATE_SERVER_PORT=$GWB_PORT XMRGATE_ADMIN_PORT=$GWB_ADMIN \
+		XMRGATE_SERVER_FRONT_END=${XG_BENCH_FRONT_END:-native} XMRGATE_LOG_LEVEL=warn \
+		"$GW_B" --config "$XG_VAR/etc/gateway.ini" 2>"$work/gateway_b.log" &
+	GWB_PID=$!
+	pids+=("$GWB_PID")
+	for _ in $(seq 100); do
+		curl -sf -o /dev/null "http://127.0.0.1:$GWB_ADMIN/readyz" && break
+		sleep 0.1
+	done
+	curl -sf -o /dev/null "http://127.0.0.1:$GWB_ADMIN/readyz" ||
+		{ echo "gateway B ($GW_B) is not ready: $(tail -3 "$work/gateway_b.log")" >&2; exit 1; }
+fi
 servers="    server a ${NODE_A_URL#http://} maxconn 20"
 [[ $NODES == 3 ]] && servers+="
     server b ${NODE_B_URL#http://} maxconn 20
@@ -126,8 +147,15 @@ median_run() {
 	END { split(line[int((NR + 1) / 2)], m, " "); print m[1], m[2], m[3], failed, m[4] }'
 }
 
-echo "| call | conns | direct req/s | HAProxy req/s | gateway req/s | gw/direct | gw/HAProxy | p50 direct / HAProxy / gw (µs) | p99 direct / HAProxy / gw (µs) | failed direct / HAProxy / gw | proxy CPU per request HAProxy / gw (µs) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+# spread FILE → "lowest highest" requests/s over the rounds
+spread() { sort -n "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo, hi }'; }
+
+if [[ -n $GW_B ]]; then
+	echo "| call | conns | direct req/s | A req/s median (range) | B req/s median (range) | A/B | p50 direct / A / B (µs) | p99 direct / A / B (µs) | failed direct / A / B | gateway CPU per request A / B (µs) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+fi
+[[ -n $GW_B ]] || echo "| call | conns | direct req/s | HAProxy req/s | gateway req/s | gw/direct | gw/HAProxy | p50 direct / HAProxy / gw (µs) | p99 direct / HAProxy / gw (µs) | failed direct / HAProxy / gw | proxy CPU per request HAProxy / gw (µs) |"
+[[ -n $GW_B ]] || echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height blocks_at_tip pool_hashes}; do
 	case $call in
 	blocks_by_height | blocks_at_tip) path=/get_blocks_by_height.bin ctype="" ;;
@@ -142,8 +170,13 @@ for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height blocks_a
 			for ((k = 0; k < 3; k++)); do
 				case $(((round + k) % 3)) in
 				0) run_wrk "$NODE_A_URL$path" "$work/$call" "$ctype" "$conns" >>"$work/d" ;;
-				1) run_wrk "http://127.0.0.1:$HA_PORT$path" "$work/$call" "$ctype" "$conns" "$HA_PID" \
-					>>"$work/h" ;;
+				1) if [[ -n $GW_B ]]; then # build B takes HAProxy's turn (and file)
+					run_wrk "http://127.0.0.1:$GWB_PORT/v1/$TOKEN$path" "$work/$call" "$ctype" \
+						"$conns" "$GWB_PID" >>"$work/h"
+				else
+					run_wrk "http://127.0.0.1:$HA_PORT$path" "$work/$call" "$ctype" "$conns" \
+						"$HA_PID" >>"$work/h"
+				fi ;;
 				2) run_wrk "http://127.0.0.1:$GW_PORT/v1/$TOKEN$path" "$work/$call" "$ctype" "$conns" \
 					"$GW_PID" >>"$work/g" ;;
 				esac
@@ -153,6 +186,12 @@ for call in ${XG_BENCH_CALLS:-get_info get_block_count blocks_by_height blocks_a
 		read -r h_rps h_p50 h_p99 h_fail h_cpu < <(median_run "$work/h")
 		read -r g_rps g_p50 g_p99 g_fail g_cpu < <(median_run "$work/g")
 		ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "–" }'; }
+		if [[ -n $GW_B ]]; then
+			read -r g_lo g_hi < <(spread "$work/g")
+			read -r h_lo h_hi < <(spread "$work/h")
+			echo "| $call | $conns | $d_rps | $g_rps ($g_lo–$g_hi) | $h_rps ($h_lo–$h_hi) | $(ratio "$g_rps" "$h_rps") | $d_p50 / $g_p50 / $h_p50 | $d_p99 / $g_p99 / $h_p99 | $d_fail / $g_fail / $h_fail | $g_cpu / $h_cpu |"
+			continue
+		fi
 		echo "| $call | $conns | $d_rps | $h_rps | $g_rps | $(ratio "$g_rps" "$d_rps") | $(ratio "$g_rps" "$h_rps") | $d_p50 / $h_p50 / $g_p50 | $d_p99 / $h_p99 / $g_p99 | $d_fail / $h_fail / $g_fail | $h_cpu / $g_cpu |"
 	done
 done

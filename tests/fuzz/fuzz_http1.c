@@ -13,7 +13,7 @@
  * closes the connection after the last byte. */
 #include "fuzz.h"
 #include "nodes/http1.h"
-#include "http/http_text.h"
+#include "core/http_text.h"
 
 #define FUZZ_BODY_CAP_SMALL 64
 

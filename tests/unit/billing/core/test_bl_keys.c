@@ -15,7 +15,7 @@
 #include "core/bl_config.h"
 #include "core/bl_keys.h"
 #include "xmr402/bl_xmr402.h"
-#include "core/gw_config.h"
+#include "serve/gw_config.h"
 #include "core/credentials.h"
 
 #include "test_files.h"

@@ -13,7 +13,7 @@
 
 #include "ops/admin_api.h"
 #include "auth/auth.h"
-#include "core/gw_config.h"
+#include "serve/gw_config.h"
 #include "ops/gw_metrics.h"
 #include "rpc/methods.h"
 #include "nodes/upstream.h"

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "auth/auth.h"
-#include "http/errors.h"
+#include "serve/errors.h"
 #include "xmr402/xmr402.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
