@@ -194,6 +194,7 @@ static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
     popt.health.cooldown_ceiling_ms = cfg->cooldown_ceiling_ms;
     popt.health.breaker_failures = (int)cfg->breaker_failures;
     popt.health.breaker_open_ms = cfg->breaker_open_ms;
+    popt.fit = cfg->node_fit;
     popt.hedge = (struct hedge_options){
         .floor_ms = cfg->hedge_floor_ms,
         .cap_ms = cfg->hedge_cap_ms > cfg->hedge_floor_ms ? cfg->hedge_cap_ms : cfg->hedge_floor_ms,
