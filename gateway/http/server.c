@@ -309,11 +309,13 @@ static bool prepare_path(struct gw_request *req, enum front_result *rc)
          * (an RPC-payment signature that identifies it), stripped in place as from JSON
          * bodies. A body that is not portable storage (an empty one included) cannot be
          * stripped, so it is never forwarded: the gateway refuses it itself with what
-         * monerod answers such a body (MAP_URI_AUTO_BIN2: 400, no body). That includes
-         * bytes after the root section, which monerod would ignore (epee.h): nothing the
-         * gateway did not read reaches a node. */
+         * monerod answers such a body (MAP_URI_AUTO_BIN2: 400, no body). Bytes after the
+         * root section, which monerod ignores (load_from_binary), are dropped as monerod
+         * drops them: nothing the gateway did not read reaches a node. */
         bool removed;
-        size_t stripped_len;
+        size_t stripped_len, whole;
+        if (epee_measure(req->body, req->body_len, &whole) == EPEE_OK)
+            req->body_len = whole;
         enum epee_status st = epee_strip(req->body, req->body_len, "client", req->body,
                                          req->body_len, &stripped_len, &removed);
         if (st != EPEE_OK ||
@@ -330,8 +332,7 @@ static bool prepare_path(struct gw_request *req, enum front_result *rc)
     req->endpoint = GW_EP_JSON;
     if (req->body_len == 0)
         return true;
-    json_error_t error;
-    json_t *root = json_loadb(req->body, req->body_len, 0, &error);
+    json_t *root = jsonrpc_load_body(req->body, req->body_len);
     if (!root) {
         *rc = reply_error(req, ERR_BAD_JSON_BODY, NULL);
         return false;
