@@ -509,11 +509,25 @@ static enum front_result refuse_credential(struct gw_request *req)
     return answer_unauthorized(req, a->verdict == VERDICT_STALE);
 }
 
+/* The shape of an answer given before the request is classified (a body over the limit),
+ * by the path's last segment: a JSON-RPC error on /json_rpc, a bare status on an epee
+ * endpoint, {"status"} elsewhere, as each endpoint's clients read errors. */
+static enum gw_endpoint endpoint_of_path(const char *path)
+{
+    const char *last = strrchr(path, '/');
+    if (!last)
+        return GW_EP_JSON;
+    if (strcmp(last, METHODS_JSONRPC_PATH) == 0)
+        return GW_EP_JSONRPC;
+    const struct method_info *info = methods_find_path(last, strlen(last));
+    return info && info->kind == METHOD_BIN_PATH ? GW_EP_BIN : GW_EP_JSON;
+}
+
 /* The body arrived: on with the request the head's verdict admitted, or refuse it. */
 static enum front_result handle_request(struct gw_request *req)
 {
     if (req->body_too_large) {
-        req->endpoint = GW_EP_JSON;
+        req->endpoint = endpoint_of_path(req->path);
         return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
     struct gw_head_auth *a = req->head_auth;
@@ -659,7 +673,7 @@ static enum front_result refuse_on_head(struct gw_request *req, const char *meth
         return reply_error(req, ERR_METHOD_NOT_ALLOWED, NULL);
     }
     if (too_large) {
-        req->endpoint = GW_EP_JSON;
+        req->endpoint = endpoint_of_path(req->path);
         return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
     return FRONT_DONE;

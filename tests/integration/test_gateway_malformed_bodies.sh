@@ -137,13 +137,20 @@ table() {
 		'200 application/json {"error":{"code":-32700,"message":"Parse error"},"id":0,"jsonrpc":"2.0"}' \
 		"$gw $(shown "$dir/gw.out")"
 
-	# The second difference, the gateway's own limit: 413 before the body is read.
-	for path in /json_rpc /get_height /get_blocks.bin; do
+	# The second difference, the gateway's own limit: 413 before the body is read, in the
+	# shape of the endpoint's errors (a JSON-RPC error, {"status"}, a bare status without a
+	# body or content type, as every .bin error of the gateway's own).
+	local want
+	for want in '/json_rpc|413 application/json {"error":{"code":-32600,"message":"request body too large"},"id":0,"jsonrpc":"2.0"}' \
+		'/get_height|413 application/json {"status":"request body too large"}' \
+		'/get_blocks.bin|413  (empty)'; do
+		path=${want%%|*}
 		rm -f "$dir/node.out" "$dir/gw.out"
 		node=$(ask "$NODE_URL" "$path" oversized "$dir/node.out")
 		gw=$(ask "$GW_URL/v1/$TOKEN" "$path" oversized "$dir/gw.out")
-		echo "# $path, 1.1 MiB: monerod ${node:0:3} $(shown "$dir/node.out"); gateway $gw $(shown "$dir/gw.out")"
-		check "node $NODE, $path, a body over [server] max_body: 413 from the gateway" test "${gw%% *}" = 413
+		echo "# $path, 1.1 MiB: monerod ${node:0:3} $(shown "$dir/node.out")"
+		assert_eq "node $NODE, $path, a body over [server] max_body: 413 from the gateway, in the endpoint's shape" \
+			"${want#*|}" "$gw $(shown "$dir/gw.out")"
 	done
 	gateway_stop "bodies-$1"
 }
