@@ -198,6 +198,7 @@ static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
     popt.honesty.limit = (int)cfg->mismatch_limit;
     popt.honesty.cooldown_ms = cfg->cooldown_base_ms;
     popt.honesty.ceiling_ms = cfg->cooldown_ceiling_ms;
+    popt.fit = cfg->node_fit;
     popt.hedge = (struct hedge_options){
         .floor_ms = cfg->hedge_floor_ms,
         .cap_ms = cfg->hedge_cap_ms > cfg->hedge_floor_ms ? cfg->hedge_cap_ms : cfg->hedge_floor_ms,

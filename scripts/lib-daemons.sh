@@ -65,6 +65,8 @@ token = $GATEWAY_ADMIN_TOKEN
 url = $db
 
 [nodes]
+; the stack's nodes are regtest ones (get_info nettype "fakechain"): no other is pooled
+network = regtest
 ; the nodes' ZMQ publishers: a new block is probed at once
 zmq = a=$(node_zmq a),b=$(node_zmq b),c=$(node_zmq c)
 

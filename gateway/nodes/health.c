@@ -78,7 +78,7 @@ out:
 
 bool health_probe_good(const struct health_probe *p, const struct health_params *hp)
 {
-    if (!p->responded || !p->status_ok || !p->synchronized || p->busy_syncing)
+    if (!p->responded || !p->status_ok || !p->synchronized || p->busy_syncing || p->misfit)
         return false;
     /* target_height 0: the node knows of no higher peer, it is at the tip. */
     int64_t target = p->target_height > 0 ? p->target_height : p->height;

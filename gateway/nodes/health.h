@@ -4,7 +4,8 @@
  * a losing fork. The prober feeds one probe record per node per round (get_info plus
  * get_last_block_header) into these rules; they decide:
  *   - whether the probe itself was good (HTTP 200, status OK, synchronized, not busy
- *     syncing, its own target_height − height ≤ 2 with target 0 meaning "at the tip");
+ *     syncing, its own target_height − height ≤ 2 with target 0 meaning "at the tip", and
+ *     the node fits the pool: nodes/fit.h);
  *   - the node's up/down state with hysteresis (down after `fall` bad probes, up after
  *     `rise` good ones; the nodes the gateway starts with after their first good one), a
  *     doubling probe cooldown for nodes that keep failing, and a ceiling after which the
@@ -57,6 +58,9 @@ struct health_probe {
     char top_hash[HEALTH_HASH_LEN + 1]; /* the top block's hash */
     char prev_hash[HEALTH_HASH_LEN + 1];
     double rtt_ms; /* the slower of the two calls */
+    /* The node does not have the pool's settings (nodes/fit.h; set by the prober after
+     * health_probe_parse): never good, whatever else it shows. */
+    bool misfit;
 };
 
 /* Fills *out from the two answer bodies (either may be NULL: no answer). http_* are the

@@ -21,6 +21,9 @@
  * long the last client answer stands for the node before its probes' EMA is used again. */
 #define PROBER_CLIENT_DECAY_MS 2000
 #define PROBER_CLIENT_FRESH_MS 10000
+/* A node's error rate: a moving average of its client requests' outcomes (1 failed, 0 good)
+ * with this weight on the newest, about the last 20 requests. */
+#define PROBER_ERROR_ALPHA 0.05
 
 struct prober_node {
     struct node_info info;
@@ -32,8 +35,10 @@ struct prober_node {
     int64_t pub_length;   /* the longest chain it announced since then (0: none) */
     int64_t pub_checking; /* what the probe in flight should show */
     /* The round's answers, written by the engine thread under the lock. */
-    long info_http, header_http;
-    char *info_body, *header_body;
+    long info_http, header_http, version_http;
+    char *info_body, *header_body, *version_body;
+    struct fit_facts facts;      /* what its last answers said of it (nodes/fit.h) */
+    char misfit[FIT_REASON_LEN]; /* why it does not fit the pool, "" when it does */
     double rtt_ms;
     struct hedge_window latency; /* client requests' good answers */
     unsigned outstanding;        /* client requests sent to it and not answered (rank.h) */
@@ -41,13 +46,18 @@ struct prober_node {
     double client_ms;            /* rank_peak_ewma of its timed good answers' latencies */
     int64_t client_at_ms;        /* when client_ms last took one in (0: never) */
     struct honesty honesty;      /* its checked answers against the other own nodes' */
+    uint64_t client_requests;    /* client request outcomes heard (record_outcome) */
+    uint64_t client_failures;    /* of which failures */
+    double error_rate;           /* PROBER_ERROR_ALPHA average of the failures */
 };
+
+enum probe_kind { PROBE_INFO, PROBE_HEADER, PROBE_VERSION };
 
 /* One job's completion target. */
 struct probe_call {
     struct prober *p;
     int32_t node_id;
-    bool is_header;
+    enum probe_kind kind;
 };
 
 struct prober {
@@ -139,15 +149,24 @@ static void on_probe_done(const struct up_result *res, void *arg)
     if (n) {
         long http = res->outcome == UP_OK ? res->http_status : 0;
         char *body = res->outcome == UP_OK ? up_result_take_body(res) : NULL;
-        if (call->is_header) {
-            n->header_http = http;
-            n->header_body = body;
-        } else {
+        switch (call->kind) {
+        case PROBE_INFO:
             n->info_http = http;
             n->info_body = body;
+            break;
+        case PROBE_HEADER:
+            n->header_http = http;
+            n->header_body = body;
+            break;
+        case PROBE_VERSION:
+            n->version_http = http;
+            n->version_body = body;
+            break;
         }
+        /* The latency is the health calls'; get_version waits its turn behind them on the
+         * node's one probe connection. */
         double ms = res->seconds * 1000.0;
-        if (ms > n->rtt_ms)
+        if (call->kind != PROBE_VERSION && ms > n->rtt_ms)
             n->rtt_ms = ms;
     }
     p->pending--;
@@ -157,13 +176,13 @@ static void on_probe_done(const struct up_result *res, void *arg)
 }
 
 static bool submit_call(struct prober *p, const struct prober_node *n, const char *path,
-                        const char *body, bool is_header,
+                        const char *body, enum probe_kind kind,
                         void (*done)(const struct up_result *, void *))
 {
     struct probe_call *call = malloc(sizeof *call);
     if (!call)
         return false;
-    *call = (struct probe_call){p, n->info.id, is_header};
+    *call = (struct probe_call){p, n->info.id, kind};
     char url[512];
     static const struct up_header headers[] = {{"Content-Type", "application/json"}};
     struct up_job job;
@@ -192,19 +211,22 @@ static void send_probes(struct prober *p, int64_t now, bool publication)
     static const char info_req[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"get_info\"}";
     static const char header_req[] =
         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"get_last_block_header\"}";
+    static const char version_req[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"get_version\"}";
     for (size_t i = 0; i < p->count; i++) {
         struct prober_node *n = &p->nodes[i];
         n->probed_this_round = health_probe_due(&n->h, now) && (!publication || n->published);
-        n->info_http = n->header_http = 0;
+        n->info_http = n->header_http = n->version_http = 0;
         n->rtt_ms = 0;
         if (!n->probed_this_round)
             continue;
         n->published = false;
         n->pub_checking = n->pub_length;
         n->pub_length = 0;
-        if (submit_call(p, n, "/json_rpc", info_req, false, on_probe_done))
+        if (submit_call(p, n, "/json_rpc", info_req, PROBE_INFO, on_probe_done))
             p->pending++;
-        if (submit_call(p, n, "/json_rpc", header_req, true, on_probe_done))
+        if (submit_call(p, n, "/json_rpc", header_req, PROBE_HEADER, on_probe_done))
+            p->pending++;
+        if (submit_call(p, n, "/json_rpc", version_req, PROBE_VERSION, on_probe_done))
             p->pending++;
     }
 }
@@ -229,6 +251,7 @@ static void log_transition(const struct prober_node *n, bool was_dropped)
         xg_log(XG_LOG_WARN, "node_down", "node %s is down (%s)", n->info.name,
                !n->h.last.responded      ? "no answer"
                : !n->h.last.status_ok    ? "status not OK"
+               : n->h.last.misfit        ? n->misfit
                : !n->h.last.synchronized ? "not synchronized"
                : n->h.last.busy_syncing  ? "busy syncing"
                                          : "behind its target height");
@@ -246,6 +269,28 @@ static void check_publication(struct prober *p, struct prober_node *n)
     n->pub_checking = 0;
 }
 
+/* Whether the node fits the pool (fit.h), from this round's answers; a node that did not
+ * answer OK (no answer, BUSY) keeps what it told before, and fits or not as before. A change
+ * is logged. Lock held. */
+static void observe_fit(struct prober *p, struct prober_node *n, struct health_probe *probe)
+{
+    if (!probe->responded || !probe->status_ok) {
+        probe->misfit = n->misfit[0] != '\0';
+        return;
+    }
+    fit_facts_parse(&n->facts, n->info_http, n->info_body, n->version_http, n->version_body);
+    char reason[FIT_REASON_LEN];
+    probe->misfit = !fit_check(&n->facts, &p->opt.fit, reason, sizeof reason);
+    if (strcmp(reason, n->misfit) != 0) {
+        if (probe->misfit)
+            xg_log(XG_LOG_WARN, "node_refused", "node %s does not fit the pool: %s", n->info.name,
+                   reason);
+        else
+            xg_log(XG_LOG_INFO, "node_fits", "node %s fits the pool again", n->info.name);
+        memcpy(n->misfit, reason, sizeof n->misfit);
+    }
+}
+
 /* Folds the answers in; lock held. A node not probed in a round at the interval counts as
  * not responsive; in a publication round it keeps its last answer's standing. */
 static void observe_round(struct prober *p, int64_t now, bool publication)
@@ -260,13 +305,16 @@ static void observe_round(struct prober *p, int64_t now, bool publication)
         struct health_probe probe;
         health_probe_parse(&probe, n->info_http, n->info_body, n->header_http, n->header_body,
                            n->rtt_ms);
+        observe_fit(p, n, &probe);
         free(n->info_body);
         free(n->header_body);
-        n->info_body = n->header_body = NULL;
+        free(n->version_body);
+        n->info_body = n->header_body = n->version_body = NULL;
         bool was_dropped = n->h.dropped;
         if (health_node_observe(&n->h, &probe, now, &p->opt.health) || n->h.dropped != was_dropped)
             log_transition(n, was_dropped);
-        n->responsive = n->h.last.responded && n->h.last.status_ok;
+        /* A node that does not fit is not of the pool: no vote, no source of the chain. */
+        n->responsive = n->h.last.responded && n->h.last.status_ok && !n->h.last.misfit;
         check_publication(p, n);
     }
 }
@@ -282,8 +330,9 @@ static struct health_quorum compute_quorum(struct prober *p)
         views[i].responsive = n->responsive;
         views[i].history = n->h.history;
         /* Own nodes (primary and standby) vote; a third party's never does (with no own node
-         * answering, its tip is still the one served, degraded: health_quorum_compute). */
-        views[i].non_voting = !nodes_own(&n->info);
+         * answering, its tip is still the one served, degraded: health_quorum_compute), nor
+         * does a node that does not fit the pool (fit.h): it is not counted among the voters. */
+        views[i].non_voting = !nodes_own(&n->info) || n->misfit[0] != '\0';
     }
     q = health_quorum_compute(views, p->count);
     free(views);
@@ -346,7 +395,7 @@ static void refresh_chain(struct prober *p, const struct health_quorum *q)
              "\"params\":{\"start_height\":%lld,\"end_height\":%lld}}",
              (long long)first, (long long)top);
     p->range_body = NULL;
-    if (!submit_call(p, source, "/json_rpc", body, false, on_range_done))
+    if (!submit_call(p, source, "/json_rpc", body, PROBE_INFO, on_range_done))
         return;
     p->pending++;
     wait_pending(p);
@@ -682,6 +731,9 @@ bool prober_attempt_begin(struct prober *p, int32_t id)
 static void record_outcome(struct prober *p, struct prober_node *n, bool success)
 {
     enum health_breaker before = n->h.breaker;
+    n->client_requests++;
+    n->client_failures += !success;
+    n->error_rate += PROBER_ERROR_ALPHA * ((success ? 0.0 : 1.0) - n->error_rate);
     health_breaker_record(&n->h, success, xg_monotonic_ms(), &p->opt.health);
     if (before != n->h.breaker && n->h.breaker == HEALTH_BREAKER_OPEN)
         xg_log(XG_LOG_WARN, "breaker_open", "node %s: client requests failing, paused",
@@ -818,13 +870,14 @@ bool prober_alive(struct prober *p, char *reason, size_t len)
 }
 
 /* Why the last probe was not good, "" when it was. */
-static const char *probe_problem(const struct health_node *h, const struct health_params *hp)
+static const char *probe_problem(const struct prober_node *n, const struct health_params *hp)
 {
-    const struct health_probe *last = &h->last;
+    const struct health_probe *last = &n->h.last;
     if (health_probe_good(last, hp))
         return "";
     return !last->responded      ? "no answer in time"
            : !last->status_ok    ? "status not OK"
+           : last->misfit        ? n->misfit
            : !last->synchronized ? "not synchronized"
            : last->busy_syncing  ? "busy syncing"
                                  : "behind its target height";
@@ -845,7 +898,23 @@ json_t *prober_status(struct prober *p)
                       breakers[n->h.breaker], "top_hash", n->h.last.top_hash));
         json_t *obj = json_array_get(nodes, json_array_size(nodes) - 1);
         json_object_set_new(obj, "cooldown_ms", json_integer((json_int_t)n->h.cooldown_ms));
-        json_object_set_new(obj, "last_error", json_string(probe_problem(&n->h, &p->opt.health)));
+        json_object_set_new(obj, "last_error", json_string(probe_problem(n, &p->opt.health)));
+        char rpc_version[16];
+        fit_rpc_version_format(n->facts.rpc_version, rpc_version, sizeof rpc_version);
+        json_object_set_new(obj, "network",
+                            n->facts.network == FIT_NET_ANY
+                                ? json_null()
+                                : json_string(fit_network_name(n->facts.network)));
+        json_object_set_new(obj, "version", json_string(n->facts.version));
+        json_object_set_new(obj, "rpc_version", json_string(rpc_version));
+        json_object_set_new(obj, "restricted",
+                            n->facts.restricted_known ? json_boolean(n->facts.restricted)
+                                                      : json_null());
+        json_object_set_new(obj, "fits", json_boolean(n->misfit[0] == '\0'));
+        json_object_set_new(obj, "requests", json_integer((json_int_t)n->client_requests));
+        json_object_set_new(obj, "failures", json_integer((json_int_t)n->client_failures));
+        json_object_set_new(obj, "error_rate", json_real(n->error_rate));
+        json_object_set_new(obj, "refused", json_string(n->misfit));
         int64_t out_ms = n->honesty.out_until_ms - xg_monotonic_ms();
         json_object_set_new(obj, "answers",
                             json_pack("{s:b,s:I,s:I,s:I,s:I}", "misbehaving", out_ms > 0, "agreed",

@@ -1,7 +1,9 @@
 /* prober — watches every node semantically and decides which may serve.
  *
- * One thread. Every interval it sends get_info and get_last_block_header to every node due
- * for a probe, in parallel through the upstream engine, each with a hard timeout; folds the
+ * One thread. Every interval it sends get_info, get_last_block_header and get_version to
+ * every node due for a probe, in parallel through the upstream engine, each with a hard
+ * timeout; checks that the node fits the pool (gateway/nodes/fit.h: its network, RPC version
+ * and restricted mode; one that does not is never healthy and has no vote); folds the
  * answers into the per-node health state (gateway/nodes/health.h: hysteresis, cooldown, ceiling,
  * EMA latency); computes the quorum tip (own nodes vote; public ones only while no own node
  * answers); when the tip moves, fetches the last
@@ -39,6 +41,7 @@
 
 #include "cache/cache.h"
 #include "nodes/blockpub.h"
+#include "nodes/fit.h"
 #include "nodes/health.h"
 #include "nodes/hedge.h"
 #include "nodes/honesty.h"
@@ -53,6 +56,7 @@ struct prober_options {
     struct health_params health;
     struct hedge_options hedge; /* budget_pct 0: reads are never hedged */
     struct honesty_params honesty;
+    struct fit_settings fit; /* what a node must be to be healthy (all off: any node) */
 };
 
 struct prober;
@@ -91,7 +95,8 @@ struct prober_quorum {
     size_t healthy;  /* nodes up and on the tip */
     size_t up;       /* nodes up and not dropped, on the tip or not */
     size_t agreeing; /* own nodes on the quorum tip (0 when degraded) */
-    size_t voters;   /* own nodes configured (primary and standby): the majority is of these */
+    size_t voters;   /* own nodes configured (primary and standby) that fit the pool: the
+                      * majority is of these */
 };
 
 struct prober_quorum prober_quorum(struct prober *p);

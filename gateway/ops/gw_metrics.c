@@ -51,6 +51,11 @@ static const char *const limit_values[] = {"burst", "quota", NULL};
 static const char *const channel_values[] = {"xmrgate_tenants", "xmrgate_tiers", "xmrgate_nodes",
                                              NULL};
 static const char *const breaker_names[] = {"closed", "open", "half-open", NULL};
+/* What a node says it is (nodes/fit.h): "unknown" until it told. */
+static const char *const network_values[] = {"mainnet", "testnet", "stagenet",
+                                             "regtest", "unknown", NULL};
+static const char *const restricted_values[] = {"true", "false", "unknown", NULL};
+#define NODE_RPC_VERSIONS 8 /* distinct RPC versions labelled (more: "other") */
 
 struct method_slot {
     const struct method_info *info;
@@ -62,7 +67,7 @@ struct gw_metrics {
     struct gw_metrics_sources src;
     /* label sets */
     struct xg_metric_labels *cls, *method, *status, *outcome, *node, *node_outcome, *bcast, *scheme,
-        *limit, *channel, *hedge, *checked_outcome, *answer;
+        *limit, *channel, *hedge, *checked_outcome, *answer, *network, *rpc_version, *restricted;
     const char **method_names; /* methods_at order, NULL-terminated (owned array) */
     struct method_slot method_slots[METHOD_SLOTS];
     /* the request path */
@@ -81,6 +86,7 @@ struct gw_metrics {
         *cache_max_bytes, *cache_epoch, *tenants_loaded, *tenants_bytes, *database_up,
         *tenants_synced, *usage_flushes, *usage_flush_failures, *usage_rows_held, *fleet_replicas,
         *prober_round_age, *prober_round_took, *prober_stalled, *prober_rounds;
+    struct xg_metric *node_info, *node_refused, *node_error_rate; /* what each node is */
     /* set when the certificate is loaded (gw_metrics_set_tls_not_after) */
     struct xg_metric *tls_not_after;
     /* the slow-request summary */
@@ -333,6 +339,19 @@ static bool collected_families(struct gw_metrics *m)
     m->node_cooldown =
         GAUGE("xmrgate_gateway_node_cooldown_seconds",
               "Current probe cooldown of a failing node (0: probed every round).", m->node);
+    m->node_info = xg_metric_gauge(
+        m->reg, "xmrgate_gateway_node_info",
+        "1 for each node, labelled with what it says it is: its network (get_info nettype), "
+        "RPC version (get_version, MAJOR.MINOR) and restricted mode.",
+        (struct xg_metric_labels *[]){m->node, m->network, m->rpc_version, m->restricted}, 4);
+    m->node_refused = GAUGE("xmrgate_gateway_node_refused",
+                            "1 when the node does not fit the pool ([nodes] network, "
+                            "min_rpc_version, require_restricted) and is never healthy.",
+                            m->node);
+    m->node_error_rate = GAUGE("xmrgate_gateway_node_error_rate",
+                               "Share of the node's recent client requests that failed "
+                               "(moving average over about the last 20).",
+                               m->node);
     m->quorum_known =
         PLAIN_GAUGE("xmrgate_gateway_quorum_known", "1 once a probe round has found a tip.");
     m->quorum_height =
@@ -396,6 +415,8 @@ static bool collected_families(struct gw_metrics *m)
     m->tls_not_after = PLAIN_GAUGE("xmrgate_gateway_tls_cert_not_after_seconds",
                                    "The served TLS certificate's notAfter as a Unix time (absent "
                                    "when the gateway serves plain HTTP).");
+    if (!m->node_info || !m->node_refused || !m->node_error_rate)
+        return false;
     return m->prober_round_age && m->prober_round_took && m->prober_stalled && m->prober_rounds &&
            m->tls_not_after && m->node_up && m->node_dropped && m->node_height && m->node_lag &&
            m->node_ema && m->node_breaker && m->node_cooldown && m->quorum_known &&
@@ -439,9 +460,12 @@ struct gw_metrics *gw_metrics_new(int64_t slow_ms)
     m->scheme = xg_metric_labels_fixed(m->reg, "scheme", scheme_values);
     m->limit = xg_metric_labels_fixed(m->reg, "limit", limit_values);
     m->channel = xg_metric_labels_fixed(m->reg, "channel", channel_values);
+    m->network = xg_metric_labels_fixed(m->reg, "network", network_values);
+    m->rpc_version = xg_metric_labels_dynamic(m->reg, "rpc_version", NODE_RPC_VERSIONS);
+    m->restricted = xg_metric_labels_fixed(m->reg, "restricted", restricted_values);
     if (!m->cls || !m->status || !m->outcome || !m->node || !m->node_outcome || !m->bcast ||
         !m->hedge || !m->checked_outcome || !m->answer || !m->scheme || !m->limit || !m->channel ||
-        !methods_labels(m))
+        !m->network || !m->rpc_version || !m->restricted || !methods_labels(m))
         goto fail;
     size_t nmethods = methods_count() + 1;
     m->slow_count = calloc(nmethods, sizeof *m->slow_count);
@@ -639,14 +663,30 @@ static void collect_node(struct gw_metrics *m, const json_t *node)
                     (uint64_t)json_integer_value(json_object_get(answers, "agreed")));
     xg_metric_store(m->node_answers, (unsigned[]){n, 1},
                     (uint64_t)json_integer_value(json_object_get(answers, "mismatched")));
+    xg_metric_set(m->node_refused, &n, json_is_false(json_object_get(node, "fits")));
+    xg_metric_set(m->node_error_rate, &n, json_number_value(json_object_get(node, "error_rate")));
+    const char *network = json_string_value(json_object_get(node, "network"));
+    const char *rpc_version = json_string_value(json_object_get(node, "rpc_version"));
+    const json_t *restricted = json_object_get(node, "restricted");
+    unsigned info[] = {
+        n,
+        xg_metric_label_index(m->network, network ? network : "unknown"),
+        xg_metric_label_index(m->rpc_version,
+                              rpc_version && rpc_version[0] ? rpc_version : "unknown"),
+        xg_metric_label_index(m->restricted, json_is_boolean(restricted)
+                                                 ? (json_is_true(restricted) ? "true" : "false")
+                                                 : "unknown"),
+    };
+    xg_metric_set(m->node_info, info, 1);
 }
 
 /* Nodes come and go: the per-node gauges are republished whole on every scrape. */
 static void collect_prober(struct gw_metrics *m)
 {
-    struct xg_metric *per_node[] = {m->node_up,       m->node_dropped,    m->node_height,
-                                    m->node_lag,      m->node_ema,        m->node_breaker,
-                                    m->node_cooldown, m->node_misbehaving};
+    struct xg_metric *per_node[] = {m->node_up,         m->node_dropped,    m->node_height,
+                                    m->node_lag,        m->node_ema,        m->node_breaker,
+                                    m->node_cooldown,   m->node_info,       m->node_refused,
+                                    m->node_error_rate, m->node_misbehaving};
     for (size_t i = 0; i < sizeof per_node / sizeof per_node[0]; i++)
         xg_metric_reset(per_node[i]);
     json_t *status = prober_status(m->src.prober);

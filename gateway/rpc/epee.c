@@ -242,7 +242,7 @@ static enum epee_status epee_skip_value(struct epee_cursor *c, uint8_t type, uns
 
 /* ---- checking a body ---- */
 
-enum epee_status epee_open(const void *body, size_t len, struct epee_section *root)
+enum epee_status epee_measure(const void *body, size_t len, size_t *used)
 {
     const uint8_t *b = body;
     size_t head = len < EPEE_HEADER_LEN ? len : EPEE_HEADER_LEN;
@@ -254,7 +254,18 @@ enum epee_status epee_open(const void *body, size_t len, struct epee_section *ro
     enum epee_status st = epee_skip_section(&c, 1);
     if (st != EPEE_OK)
         return st;
-    if (c.at != c.end)
+    *used = (size_t)(c.at - b);
+    return EPEE_OK;
+}
+
+enum epee_status epee_open(const void *body, size_t len, struct epee_section *root)
+{
+    const uint8_t *b = body;
+    size_t used;
+    enum epee_status st = epee_measure(body, len, &used);
+    if (st != EPEE_OK)
+        return st;
+    if (used != len)
         return EPEE_TRAILING;
     *root = (struct epee_section){.data = b + EPEE_HEADER_LEN, .len = len - EPEE_HEADER_LEN};
     return EPEE_OK;

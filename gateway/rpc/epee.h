@@ -21,7 +21,8 @@
  *
  * Refused as monerod refuses them: an empty field name, a bool other than 0 or 1, an
  * unknown type code, an EPEE_ARRAY value whose type byte lacks EPEE_ARRAY_FLAG. Refused
- * although monerod accepts them: bytes after the root section (see epee_open). Accepted
+ * by epee_open although monerod ignores them: bytes after the root section; epee_measure
+ * finds where the root section ends, so that a caller can drop them first. Accepted
  * although monerod refuses them: a field named twice in one section (refused since
  * v0.18.0.0; epee_find will not read such a field, and epee_strip removes every copy), and
  * an array of EPEE_ARRAY with elements (monerod writes them so, but its reader reads only
@@ -101,6 +102,12 @@ struct epee_array {
  * them: no client or node sends them, and a body the gateway forwards or reads is then
  * exactly the bytes it checked, with nothing after them that it did not. */
 EPEE_WUR enum epee_status epee_open(const void *body, size_t len, struct epee_section *root);
+
+/* As epee_open, but for bytes after the root section, which monerod's reader
+ * (load_from_binary) ignores: on EPEE_OK, *used is the length of the whole body before them
+ * (len when there are none), and body[0..*used) is one epee_open accepts; otherwise *used is
+ * unchanged. */
+EPEE_WUR enum epee_status epee_measure(const void *body, size_t len, size_t *used);
 
 /* A short English description of st, for logs ("ok", "truncated", ...). Static storage. */
 const char *epee_status_text(enum epee_status st);

@@ -4,11 +4,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+json_t *jsonrpc_load_body(const char *body, size_t len)
+{
+    size_t lead = 0;
+    while (lead < len &&
+           (body[lead] == ' ' || body[lead] == '\t' || body[lead] == '\n' || body[lead] == '\r'))
+        lead++;
+    if (lead == len)
+        return json_object();
+    json_error_t error;
+    return json_loadb(body + lead, len - lead, JSON_DISABLE_EOF_CHECK, &error);
+}
+
 enum jsonrpc_parse jsonrpc_parse(const char *body, size_t len, struct jsonrpc_request *req)
 {
     memset(req, 0, sizeof *req);
-    json_error_t error;
-    json_t *root = json_loadb(body, len, 0, &error);
+    json_t *root = jsonrpc_load_body(body, len);
     if (!root)
         return JSONRPC_NOT_JSON;
     if (json_is_array(root)) {

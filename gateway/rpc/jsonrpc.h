@@ -6,7 +6,13 @@
  * (a top-level scalar is a parse error there too); all with
  * HTTP 200. monerod has no batches: a JSON array is refused here with -32600 and a
  * message saying so (monerod itself answers -32700). The plain JSON endpoints answer an
- * unparsable body with HTTP 400. */
+ * unparsable body with HTTP 400.
+ *
+ * A body is read as monerod's JSON reader (epee's load_from_json) reads it: the first JSON
+ * object or array, after optional whitespace, and nothing after it (`{} x`, `{}}`, `{}` and
+ * a NUL byte, which some C clients send, are `{}`); an empty or whitespace-only body is an
+ * empty object (so an empty /json_rpc body is -32600, as monerod answers). What follows the
+ * value is dropped: the gateway forwards what it parsed, re-serialized. */
 #ifndef JSONRPC_H
 #define JSONRPC_H
 
@@ -33,8 +39,12 @@ struct jsonrpc_request {
     const char *method; /* borrowed from root */
 };
 
-/* Parses a /json_rpc body. On JSONRPC_OK fills req; otherwise req is cleared (but for
- * NOT_REQUEST keeps root so the id can be echoed). */
+/* A request body as monerod reads it (above): a new reference, or NULL when monerod would
+ * not parse it (-32700 on /json_rpc, 400 on the plain JSON endpoints). */
+json_t *jsonrpc_load_body(const char *body, size_t len);
+
+/* Parses a /json_rpc body (jsonrpc_load_body). On JSONRPC_OK fills req; otherwise req is cleared
+ * (but for NOT_REQUEST keeps root so the id can be echoed). */
 enum jsonrpc_parse jsonrpc_parse(const char *body, size_t len, struct jsonrpc_request *req);
 void jsonrpc_request_clear(struct jsonrpc_request *req);
 

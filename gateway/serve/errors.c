@@ -18,7 +18,7 @@ static const struct errors_row errors_table[ERRORS_COUNT] = {
     BARE(ERR_NO_SUCH_PATH, "no_such_path", 404),
     BARE(ERR_BAD_BIN_BODY, "bad_bin_body", 400),
     BARE(ERR_METHOD_NOT_ALLOWED, "method_not_allowed", 405),
-    ROW(ERR_BAD_JSON_BODY, "bad_json_body", 400, 0, "Failed to parse the JSON body"),
+    BARE(ERR_BAD_JSON_BODY, "bad_json_body", 400), /* monerod: 400, an empty text/plain body */
     ROW(ERR_BODY_TOO_LARGE, "body_too_large", 413, JSONRPC_INVALID_REQUEST,
         "request body too large"),
     ROW(ERR_MALFORMED_CREDENTIALS, "malformed_credentials", 400, JSONRPC_INVALID_REQUEST,

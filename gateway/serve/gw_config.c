@@ -3,6 +3,7 @@
 
 #include "serve/gw_config.h"
 #include "nodes/blockpub.h"
+#include "nodes/fit.h"
 #include "xg_hex.h"
 #include "xg_log.h"
 
@@ -118,6 +119,14 @@ const struct xg_cfg_key gw_config_keys[] = {
         "tip answer is served from the cache"),
     KEY("nodes", "probe_timeout", XG_CFG_DURATION, probe_timeout_ms, "1500ms", 50, 60000, false,
         "hard deadline of one probe call; no answer in time counts as a failed probe"),
+    KEY("nodes", "network", XG_CFG_STRING, node_network, "any", 0, 0, false,
+        "the network every node must be on (get_info nettype): mainnet, stagenet, testnet or "
+        "regtest; a node on another is never healthy (any = no check)"),
+    KEY("nodes", "min_rpc_version", XG_CFG_STRING, node_min_rpc_version, "", 0, 0, false,
+        "lowest RPC version (get_version, MAJOR.MINOR: 0.18.0 is 3.10, 0.18.4 is 3.14) a node "
+        "must have to be healthy (\"\" = any)"),
+    KEY("nodes", "require_restricted", XG_CFG_BOOL, node_require_restricted, "false", 0, 0, false,
+        "only nodes in restricted RPC mode (monerod --restricted-rpc) may be healthy"),
     KEY("nodes", "historical_lag", XG_CFG_INT, historical_lag, "5", 0, 1000, false,
         "blocks a node may lag behind the quorum tip and still serve historical reads"),
     KEY("nodes", "cooldown", XG_CFG_DURATION, cooldown_base_ms, "1m", 1000, 86400000, false,
@@ -232,6 +241,20 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
     }
     if (!blockpub_map_check(cfg->node_zmq, err, errlen))
         goto bad;
+    if (!fit_network_parse(cfg->node_network, &cfg->node_fit.network)) {
+        snprintf(err, errlen,
+                 "[nodes] network: expected mainnet, stagenet, testnet, regtest or any, got \"%s\"",
+                 cfg->node_network);
+        goto bad;
+    }
+    if (!fit_rpc_version_parse(cfg->node_min_rpc_version, &cfg->node_fit.min_rpc_version)) {
+        snprintf(err, errlen,
+                 "[nodes] min_rpc_version: expected MAJOR.MINOR as get_version tells it (e.g. "
+                 "3.14), got \"%s\"",
+                 cfg->node_min_rpc_version);
+        goto bad;
+    }
+    cfg->node_fit.require_restricted = cfg->node_require_restricted;
     if (strcmp(cfg->front_end, "native") != 0 && strcmp(cfg->front_end, "libmicrohttpd") != 0) {
         snprintf(err, errlen, "[server] front_end: expected native or libmicrohttpd, got \"%s\"",
                  cfg->front_end);

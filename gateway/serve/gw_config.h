@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodes/fit.h"
 #include "nodes/tls_pin.h"
 #include "xg_config.h"
 #include "xg_proxy_addr.h"
@@ -50,6 +51,10 @@ struct gw_config {
     char *node_tls_fingerprints;   /* as written; parsed into node_tls_pins by gw_config_load */
     char *node_zmq;                /* name=tcp://host:port pairs (nodes/blockpub.h); "" = off */
     struct tls_pins node_tls_pins; /* certificates https:// nodes may present without a CA */
+    char *node_network;            /* as written; parsed into node_fit by gw_config_load */
+    char *node_min_rpc_version;    /* likewise */
+    bool node_require_restricted;
+    struct fit_settings node_fit; /* what a node must be to be healthy (nodes/fit.h) */
     int64_t probe_interval_ms;
     int64_t probe_timeout_ms;
     int64_t historical_lag;

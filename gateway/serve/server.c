@@ -309,11 +309,13 @@ static bool prepare_path(struct gw_request *req, enum front_result *rc)
          * (an RPC-payment signature that identifies it), stripped in place as from JSON
          * bodies. A body that is not portable storage (an empty one included) cannot be
          * stripped, so it is never forwarded: the gateway refuses it itself with what
-         * monerod answers such a body (MAP_URI_AUTO_BIN2: 400, no body). That includes
-         * bytes after the root section, which monerod would ignore (epee.h): nothing the
-         * gateway did not read reaches a node. */
+         * monerod answers such a body (MAP_URI_AUTO_BIN2: 400, no body). Bytes after the
+         * root section, which monerod ignores (load_from_binary), are dropped as monerod
+         * drops them: nothing the gateway did not read reaches a node. */
         bool removed;
-        size_t stripped_len;
+        size_t stripped_len, whole;
+        if (epee_measure(req->body, req->body_len, &whole) == EPEE_OK)
+            req->body_len = whole;
         enum epee_status st = epee_strip(req->body, req->body_len, "client", req->body,
                                          req->body_len, &stripped_len, &removed);
         if (st != EPEE_OK ||
@@ -330,8 +332,7 @@ static bool prepare_path(struct gw_request *req, enum front_result *rc)
     req->endpoint = GW_EP_JSON;
     if (req->body_len == 0)
         return true;
-    json_error_t error;
-    json_t *root = json_loadb(req->body, req->body_len, 0, &error);
+    json_t *root = jsonrpc_load_body(req->body, req->body_len);
     if (!root) {
         *rc = reply_error(req, ERR_BAD_JSON_BODY, NULL);
         return false;
@@ -508,11 +509,25 @@ static enum front_result refuse_credential(struct gw_request *req)
     return answer_unauthorized(req, a->verdict == VERDICT_STALE);
 }
 
+/* The shape of an answer given before the request is classified (a body over the limit),
+ * by the path's last segment: a JSON-RPC error on /json_rpc, a bare status on an epee
+ * endpoint, {"status"} elsewhere, as each endpoint's clients read errors. */
+static enum gw_endpoint endpoint_of_path(const char *path)
+{
+    const char *last = strrchr(path, '/');
+    if (!last)
+        return GW_EP_JSON;
+    if (strcmp(last, METHODS_JSONRPC_PATH) == 0)
+        return GW_EP_JSONRPC;
+    const struct method_info *info = methods_find_path(last, strlen(last));
+    return info && info->kind == METHOD_BIN_PATH ? GW_EP_BIN : GW_EP_JSON;
+}
+
 /* The body arrived: on with the request the head's verdict admitted, or refuse it. */
 static enum front_result handle_request(struct gw_request *req)
 {
     if (req->body_too_large) {
-        req->endpoint = GW_EP_JSON;
+        req->endpoint = endpoint_of_path(req->path);
         return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
     struct gw_head_auth *a = req->head_auth;
@@ -658,7 +673,7 @@ static enum front_result refuse_on_head(struct gw_request *req, const char *meth
         return reply_error(req, ERR_METHOD_NOT_ALLOWED, NULL);
     }
     if (too_large) {
-        req->endpoint = GW_EP_JSON;
+        req->endpoint = endpoint_of_path(req->path);
         return reply_error(req, ERR_BODY_TOO_LARGE, NULL);
     }
     return FRONT_DONE;

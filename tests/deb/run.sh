@@ -291,6 +291,7 @@ inside() {
 			ini_set /etc/xmrgate/gateway.ini admin port "$gw_admin" &&
 			ini_set /etc/xmrgate/gateway.ini admin token "$gw_token" &&
 			ini_set /etc/xmrgate/gateway.ini database url "$db" &&
+			ini_set /etc/xmrgate/gateway.ini nodes network regtest &&
 			ini_set /etc/xmrgate/billing.ini server port "$bl" &&
 			ini_set /etc/xmrgate/billing.ini admin port "$bl_admin" &&
 			ini_set /etc/xmrgate/billing.ini admin token "$bl_token" &&

@@ -1,6 +1,6 @@
 /* slow_node — a stand-in for a monerod node that takes its time: it answers the gateway's
- * health probes (get_info, get_last_block_header, get_block_headers_range) at once, as a
- * synchronized node at height 100, and every other request after DELAY_MS. Used by the
+ * health probes (get_info, get_last_block_header, get_version, get_block_headers_range) at
+ * once, as a synchronized node at height 100, and every other request after DELAY_MS. Used by the
  * drain test to have client requests in flight when SIGTERM arrives.
  *
  *   slow_node PORT DELAY_MS
@@ -19,7 +19,7 @@ static int is_probe(const char *url, const char *body)
 {
     return strcmp(url, "/json_rpc") == 0 && body &&
            (strstr(body, "\"get_info\"") || strstr(body, "\"get_last_block_header\"") ||
-            strstr(body, "\"get_block_headers_range\""));
+            strstr(body, "\"get_version\"") || strstr(body, "\"get_block_headers_range\""));
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

@@ -90,16 +90,17 @@ static void test_probe_verdict_table(void **state)
     struct {
         bool responded, status_ok, synced, busy;
         int64_t height, target;
-        bool good;
+        bool misfit, good;
     } rows[] = {
-        {true, true, true, false, 100, 0, true},    /* target 0: at the tip */
-        {true, true, true, false, 100, 100, true},  /* target = height */
-        {true, true, true, false, 100, 102, true},  /* 2 behind its target: allowed */
-        {true, true, true, false, 100, 103, false}, /* 3 behind */
-        {true, true, false, false, 100, 0, false},  /* not synchronized */
-        {true, true, true, true, 100, 0, false},    /* busy syncing */
-        {true, false, true, false, 100, 0, false},  /* status not OK */
-        {false, true, true, false, 100, 0, false},  /* no answer */
+        {true, true, true, false, 100, 0, false, true},    /* target 0: at the tip */
+        {true, true, true, false, 100, 100, false, true},  /* target = height */
+        {true, true, true, false, 100, 102, false, true},  /* 2 behind its target: allowed */
+        {true, true, true, false, 100, 103, false, false}, /* 3 behind */
+        {true, true, false, false, 100, 0, false, false},  /* not synchronized */
+        {true, true, true, true, 100, 0, false, false},    /* busy syncing */
+        {true, false, true, false, 100, 0, false, false},  /* status not OK */
+        {false, true, true, false, 100, 0, false, false},  /* no answer */
+        {true, true, true, false, 100, 0, true, false},    /* not of the pool (fit.h) */
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct health_probe p = {.responded = rows[i].responded,
@@ -107,7 +108,8 @@ static void test_probe_verdict_table(void **state)
                                  .synchronized = rows[i].synced,
                                  .busy_syncing = rows[i].busy,
                                  .height = rows[i].height,
-                                 .target_height = rows[i].target};
+                                 .target_height = rows[i].target,
+                                 .misfit = rows[i].misfit};
         assert_int_equal(health_probe_good(&p, &hp), rows[i].good);
     }
 }

@@ -24,7 +24,14 @@ static void test_parse_table(void **state)
         {"{\"id\":{\"a\":[1]},\"method\":\"x\"}", JSONRPC_OK, "x", true},
         {"{\"id\":null,\"method\":\"x\"}", JSONRPC_OK, "x", true},
         {"not json", JSONRPC_NOT_JSON, NULL, false},
-        {"", JSONRPC_NOT_JSON, NULL, false},
+        {"", JSONRPC_NOT_REQUEST, NULL, false}, /* monerod: an empty object, -32600 */
+        {" \r\n\t", JSONRPC_NOT_REQUEST, NULL, false},
+        /* What follows the first value is ignored, as monerod's reader ignores it. */
+        {"{\"method\":\"get_info\"} x", JSONRPC_OK, "get_info", false},
+        {"{\"method\":\"get_info\"}}", JSONRPC_OK, "get_info", false},
+        {" {\"method\":\"get_info\"}\n\n", JSONRPC_OK, "get_info", false},
+        {"{} x", JSONRPC_NOT_REQUEST, NULL, false},
+        {"x {}", JSONRPC_NOT_JSON, NULL, false},
         {"{\"method\":\"get_info\"", JSONRPC_NOT_JSON, NULL, false},
         {"[{\"method\":\"get_info\"}]", JSONRPC_BATCH, NULL, false},
         {"[]", JSONRPC_BATCH, NULL, false},
@@ -45,6 +52,47 @@ static void test_parse_table(void **state)
             assert_int_equal(req.id != NULL, cases[i].has_id);
         jsonrpc_request_clear(&req);
     }
+}
+
+/* The plain JSON endpoints' reading: the same rule, a NUL byte after the value included. */
+static void test_load_body(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body;
+        size_t len;
+        const char *dumped; /* NULL: refused */
+    } cases[] = {
+        {"{}\0", 3, "{}"},
+        {"{\"txs_hashes\":[]}\0garbage", 25, "{\"txs_hashes\":[]}"},
+        {"{}}", 3, "{}"},
+        {"", 0, "{}"},
+        {"\n", 1, "{}"},
+        {"[1] x", 5, "[1]"},
+        {"{\"txs_hashes\":[", 15, NULL},
+        {"not json", 8, NULL},
+        {"\0{}", 3, NULL},
+        {"7", 1, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *root = jsonrpc_load_body(cases[i].body, cases[i].len);
+        if (!cases[i].dumped) {
+            if (root)
+                fail_msg("case %zu: parsed, want refused", i);
+            continue;
+        }
+        if (!root)
+            fail_msg("case %zu: refused, want %s", i, cases[i].dumped);
+        size_t len;
+        char *text = jsonrpc_dump(root, &len);
+        assert_string_equal(text, cases[i].dumped);
+        free(text);
+        json_decref(root);
+    }
+    struct jsonrpc_request req;
+    assert_int_equal(jsonrpc_parse("{\"method\":\"get_info\"}\0", 22, &req), JSONRPC_OK);
+    assert_string_equal(req.method, "get_info");
+    jsonrpc_request_clear(&req);
 }
 
 static void test_strip_client(void **state)
@@ -94,6 +142,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_table),
+        cmocka_unit_test(test_load_body),
         cmocka_unit_test(test_strip_client),
         cmocka_unit_test(test_error_body_echoes_id),
     };
