@@ -38,6 +38,15 @@ const struct xg_cfg_key bl_config_keys[] = {
         "bytes per second a request body must average once body_grace is over (0 = any rate)"),
     KEY("server", "body_grace", XG_CFG_DURATION, body_grace_ms, "5s", 0, 600000, false,
         "time a request body may take before body_min_rate applies"),
+    KEY("server", "proxy_header_timeout", XG_CFG_DURATION, proxy_header_timeout_ms, "2s", 100,
+        60000, false,
+        "with proxy_protocol: the PROXY header must be complete this long after accept (a "
+        "balancer sends it at connect)"),
+    KEY("server", "proxy_max_pending", XG_CFG_INT, proxy_max_pending, "1024", 1, 1000000, false,
+        "with proxy_protocol: connections reading their PROXY header at once"),
+    KEY("server", "proxy_reserve", XG_CFG_INT, proxy_reserve, "128", 0, 1000000, false,
+        "with proxy_protocol: of proxy_max_pending, places only trusted_proxies peers may "
+        "take (less than proxy_max_pending)"),
     KEY("server", "max_connections_per_address", XG_CFG_INT, max_connections_per_address, "64", 0,
         1000000, false,
         "connections one client address may hold open; more are refused at accept (0 = no "
@@ -272,6 +281,10 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     char why[160];
     if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
         snprintf(err, errlen, "[server] trusted_proxies: %s", why);
+        goto bad;
+    }
+    if (cfg->proxy_reserve >= cfg->proxy_max_pending) {
+        snprintf(err, errlen, "[server] proxy_reserve: must be less than proxy_max_pending");
         goto bad;
     }
     if (cfg->proxy_protocol && cfg->trust.n == 0) {

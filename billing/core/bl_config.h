@@ -21,6 +21,7 @@ struct bl_config {
     char *web_dir;
     char *trusted_proxies; /* as configured; parsed into trust */
     bool proxy_protocol;   /* a PROXY header starts each API connection */
+    int64_t proxy_header_timeout_ms, proxy_max_pending, proxy_reserve; /* xg_proxy_admit.h */
     /* [admin] */
     char *admin_bind;
     int64_t admin_port;

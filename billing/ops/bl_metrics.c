@@ -259,7 +259,8 @@ static bool families(struct bl_metrics *m)
     m->client_closes = xg_metric_counter(
         m->reg, "xmrgate_billing_client_closes_total",
         "API connections closed for a head not complete within header_timeout or a body "
-        "under body_min_rate, or refused at accept over max_connections_per_address.",
+        "under body_min_rate, or refused at accept over max_connections_per_address or, with "
+        "proxy_protocol, when the PROXY reader has no place left (proxy_full).",
         (struct xg_metric_labels *[]){m->close_reason}, 1);
     m->invoices = xg_metric_gauge(m->reg, "xmrgate_billing_invoices", "Invoices by state.",
                                   (struct xg_metric_labels *[]){m->invoice_state}, 1);
