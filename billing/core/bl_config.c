@@ -207,6 +207,19 @@ const struct xg_cfg_key bl_config_keys[] = {
         "largest receiver answer read; a longer one fails the attempt"),
     KEY("webhooks", "poll_interval", XG_CFG_DURATION, hook_poll_interval_ms, "1s", 100, 60000,
         false, "how often the sender looks for due webhook events"),
+    KEY("webhooks", "senders", XG_CFG_INT, hook_senders, "4", 1, 64, false,
+        "sender threads per instance, each with a database connection: a dead receiver holds "
+        "at most per_destination of them"),
+    KEY("webhooks", "per_destination", XG_CFG_INT, hook_per_destination, "1", 1, 64, false,
+        "attempts to one destination (host and port) under way at once on an instance"),
+    KEY("webhooks", "breaker_threshold", XG_CFG_INT, hook_breaker_threshold, "5", 1, 1000, false,
+        "failed attempts in a row (timeout, no connection, TLS, 5xx) after which a "
+        "destination's events wait breaker_cooldown unsent"),
+    KEY("webhooks", "breaker_cooldown", XG_CFG_DURATION, hook_breaker_cooldown_ms, "30s", 100,
+        3600000, false,
+        "how long an opened breaker holds a destination's events; a failed probe doubles it"),
+    KEY("webhooks", "breaker_cooldown_max", XG_CFG_DURATION, hook_breaker_cooldown_max_ms, "30m",
+        100, 86400000, false, "the longest a breaker's cooldown grows to"),
     KEY("xmr402", "challenge_retention", XG_CFG_DURATION, xmr402_challenge_retention_ms, "7d",
         60000, INT64_C(31536000000), false,
         "an XMR402 challenge that expired with nothing paid is deleted this long after its "
