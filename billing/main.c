@@ -154,6 +154,11 @@ static bool start_services(struct billing *bl)
         .timeout_ms = c->hook_timeout_ms,
         .max_response = c->hook_max_response,
         .interval_ms = c->hook_poll_interval_ms,
+        .senders = c->hook_senders,
+        .per_destination = c->hook_per_destination,
+        .breaker = {.threshold = (int)c->hook_breaker_threshold,
+                    .cooldown_ms = c->hook_breaker_cooldown_ms,
+                    .cooldown_max_ms = c->hook_breaker_cooldown_max_ms},
     };
     memcpy(hopt.key, c->hook_key, sizeof hopt.key);
     bl->hooks = hook_sender_new(&hopt);

@@ -138,7 +138,7 @@ void xg_guard_count(struct xg_guard_counts *c, enum xg_guard_verdict v)
 }
 
 const char *const xg_guard_count_reasons[XG_GUARD_NREASONS + 1] = {
-    "header_timeout", "slow_body", "over_address_cap", "slow_reader", NULL};
+    "header_timeout", "slow_body", "over_address_cap", "slow_reader", "proxy_full", NULL};
 
 void xg_guard_counts_read(const struct xg_guard_counts *c, uint64_t out[XG_GUARD_NREASONS])
 {
@@ -146,4 +146,5 @@ void xg_guard_counts_read(const struct xg_guard_counts *c, uint64_t out[XG_GUARD
     out[1] = atomic_load(&c->slow_bodies);
     out[2] = atomic_load(&c->refused_over_cap);
     out[3] = atomic_load(&c->slow_readers);
+    out[4] = atomic_load(&c->proxy_full);
 }

@@ -91,11 +91,12 @@ struct xg_guard_counts {
     _Atomic uint64_t slow_bodies;      /* closed: the body came too slowly */
     _Atomic uint64_t refused_over_cap; /* refused at accept: the address had too many */
     _Atomic uint64_t slow_readers;     /* closed: the client took the answer too slowly */
+    _Atomic uint64_t proxy_full;       /* refused at accept: the PROXY reader had no place */
 };
 
 /* The counts as a metric's label values, in the order of xg_guard_count_reasons
- * (NULL-terminated): header_timeout, slow_body, over_address_cap, slow_reader. */
-#define XG_GUARD_NREASONS 4
+ * (NULL-terminated): header_timeout, slow_body, over_address_cap, slow_reader, proxy_full. */
+#define XG_GUARD_NREASONS 5
 extern const char *const xg_guard_count_reasons[XG_GUARD_NREASONS + 1];
 void xg_guard_counts_read(const struct xg_guard_counts *c, uint64_t out[XG_GUARD_NREASONS]);
 

@@ -390,8 +390,7 @@ static bool start_proxy(struct xg_httpd *srv, const struct xg_httpd_options *opt
         .addr = (const struct sockaddr *)addr,
         .addrlen = ipv6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
         .trust = &srv->trust,
-        .header_timeout_ms = opt->guard.header_timeout_ms > 0 ? opt->guard.header_timeout_ms
-                                                              : XG_GUARD_HEADER_TIMEOUT_MS,
+        .limits = opt->proxy,
         .counts = &srv->counts,
         .hand = on_proxied,
         .ctx = srv,

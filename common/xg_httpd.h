@@ -26,6 +26,7 @@
 
 #include "xg_guard.h"
 #include "xg_proxy_addr.h"
+#include "xg_proxy_admit.h"
 
 struct xg_httpd_request {
     struct MHD_Connection *conn;
@@ -82,6 +83,8 @@ struct xg_httpd_options {
      * max_per_address: connections one client address may hold open (0 = no cap). */
     struct xg_guard_limits guard;
     size_t max_per_address;
+    /* proxy_protocol: the PROXY reader's places and header deadline (0s: the defaults) */
+    struct xg_proxy_admit_limits proxy;
     void *closure;
     xg_httpd_answered_fn answered; /* NULL: nothing reported */
 };

@@ -5,9 +5,11 @@
  * until the rule has decided, so a trusted peer's plain HTTP reaches libmicrohttpd whole;
  * edge-triggered, every new segment wakes the thread again although the peeked bytes stay
  * queued. Pending connections sit in a list in accept order, so the oldest is the first
- * to time out. */
+ * to time out. Untrusted ones are also counted by network in a private address cap
+ * (xg_addrcap.h, keyed by the network), which is what per_network bounds. */
 #include "xg_mhd_proxy.h"
 
+#include "xg_addrcap.h"
 #include "xg_clock.h"
 
 #include <assert.h>
@@ -24,14 +26,15 @@
 
 /* The longest header taken: a v1 header is at most 107 bytes; v2 with HAProxy's TLVs
  * (ALPN, authority, SSL details) stays well under this. */
-#define PROXY_MAX_HEADER      2048
-#define PROXY_DEFAULT_PENDING 1024
+#define PROXY_MAX_HEADER 2048
 
 struct pending {
     struct pending *prev, *next;
     int fd;
     int64_t deadline_ms;
     struct xg_proxy_ip peer;
+    bool trusted;
+    struct xg_proxy_ip network; /* untrusted: the key its place in netcap is under */
 };
 
 struct xg_mhd_proxy {
@@ -42,8 +45,12 @@ struct xg_mhd_proxy {
     pthread_t thread;
     bool running;
     atomic_bool stopping, quiesce;
-    struct pending *head, *tail; /* thread-owned */
-    size_t npending;
+    struct pending *head, *tail; /* thread-owned, as everything below */
+    size_t npending, nuntrusted;
+    struct xg_addrcap *netcap; /* untrusted places by network; NULL: per_network 0 */
+    bool accept_paused;        /* out of descriptors: the listener is not watched */
+    bool dropped;              /* a pending connection went since the pause */
+    int64_t accept_retry_ms;
 };
 
 static void pending_drop(struct xg_mhd_proxy *p, struct pending *c, bool close_fd)
@@ -61,6 +68,11 @@ static void pending_drop(struct xg_mhd_proxy *p, struct pending *c, bool close_f
     else
         p->tail = c->prev;
     p->npending--;
+    if (!c->trusted) {
+        p->nuntrusted--;
+        xg_addrcap_release(p->netcap, &c->network);
+    }
+    p->dropped = true;
     epoll_ctl(p->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
     if (close_fd)
         close(c->fd);
@@ -132,26 +144,75 @@ static void pending_read(struct xg_mhd_proxy *p, struct pending *c)
     p->opt.hand(p->opt.ctx, fd, (const struct sockaddr *)&ss, len);
 }
 
+/* Whether the newcomer from peer gets a place (xg_proxy_admit.h); counts a refusal. */
+static bool admit(struct xg_mhd_proxy *p, struct pending *c)
+{
+    const struct xg_proxy_admit_limits *l = &p->opt.limits;
+    c->trusted = xg_proxy_trusted(&p->trust, &c->peer);
+    if (!c->trusted)
+        c->network = xg_proxy_ip_network(&c->peer, l->ipv4_bits, l->ipv6_bits);
+    struct xg_proxy_admit_state st = {.pending = p->npending,
+                                      .untrusted = p->nuntrusted,
+                                      .network =
+                                          c->trusted ? 0 : xg_addrcap_held(p->netcap, &c->network)};
+    enum xg_proxy_admit_verdict v = xg_proxy_admit(l, c->trusted, &st);
+    if (v == XG_PROXY_ADMIT_OK && !c->trusted && !xg_addrcap_acquire(p->netcap, &c->network))
+        v = XG_PROXY_ADMIT_NETWORK; /* out of memory for its entry */
+    if (v != XG_PROXY_ADMIT_OK && p->opt.counts)
+        atomic_fetch_add(v == XG_PROXY_ADMIT_NETWORK ? &p->opt.counts->refused_over_cap
+                                                     : &p->opt.counts->proxy_full,
+                         1);
+    return v == XG_PROXY_ADMIT_OK;
+}
+
+static void pause_accepting(struct xg_mhd_proxy *p)
+{
+    /* The listener stays readable while the queue holds connections: unwatched, it no
+     * longer wakes the thread, which spun a core here before. */
+    epoll_ctl(p->epoll_fd, EPOLL_CTL_DEL, p->listen_fd, NULL);
+    p->accept_paused = true;
+    p->dropped = false;
+    p->accept_retry_ms = xg_monotonic_coarse_ms() + XG_ACCEPT_PAUSE_MS;
+}
+
+static void resume_accepting(struct xg_mhd_proxy *p)
+{
+    if (!p->accept_paused || (!p->dropped && xg_monotonic_coarse_ms() < p->accept_retry_ms))
+        return;
+    struct epoll_event lev = {.events = EPOLLIN, .data.ptr = &p->listen_fd};
+    if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, p->listen_fd, &lev) == 0)
+        p->accept_paused = false;
+    else
+        p->accept_retry_ms = xg_monotonic_coarse_ms() + XG_ACCEPT_PAUSE_MS;
+}
+
 static void accept_some(struct xg_mhd_proxy *p)
 {
     for (int i = 0; i < 64; i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(p->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            enum xg_accept_step step = xg_accept_error(errno);
+            if (step == XG_ACCEPT_RETRY)
+                continue;
+            if (step == XG_ACCEPT_PAUSE)
+                pause_accepting(p);
             return;
-        struct xg_proxy_ip peer;
-        struct pending *c = p->npending < p->opt.max_pending ? calloc(1, sizeof *c) : NULL;
-        if (!c || !xg_proxy_ip_from_sockaddr((const struct sockaddr *)&ss, &peer)) {
+        }
+        struct pending *c = calloc(1, sizeof *c);
+        if (!c || !xg_proxy_ip_from_sockaddr((const struct sockaddr *)&ss, &c->peer) ||
+            !admit(p, c)) {
             free(c);
             close(fd);
             continue;
         }
         c->fd = fd;
-        c->peer = peer;
-        c->deadline_ms = xg_monotonic_coarse_ms() + p->opt.header_timeout_ms;
+        c->deadline_ms = xg_monotonic_coarse_ms() + p->opt.limits.header_timeout_ms;
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = c};
         if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            if (!c->trusted)
+                xg_addrcap_release(p->netcap, &c->network);
             free(c);
             close(fd);
             continue;
@@ -163,6 +224,8 @@ static void accept_some(struct xg_mhd_proxy *p)
             p->head = c;
         p->tail = c;
         p->npending++;
+        if (!c->trusted)
+            p->nuntrusted++;
         pending_read(p, c); /* the header often came with the connection */
     }
 }
@@ -176,10 +239,13 @@ static int sweep(struct xg_mhd_proxy *p)
             atomic_fetch_add(&p->opt.counts->header_timeouts, 1);
         pending_drop(p, p->head, true);
     }
-    if (!p->head)
+    int64_t due = p->head ? p->head->deadline_ms : INT64_MAX;
+    if (p->accept_paused && p->accept_retry_ms < due)
+        due = p->accept_retry_ms;
+    if (due == INT64_MAX)
         return -1;
-    int64_t ms = p->head->deadline_ms - now;
-    return ms > 1000 ? 1000 : (int)ms + 1;
+    int64_t ms = due - now;
+    return ms > 1000 ? 1000 : ms < 0 ? 0 : (int)ms + 1;
 }
 
 static void *proxy_main(void *arg)
@@ -191,7 +257,10 @@ static void *proxy_main(void *arg)
             epoll_ctl(p->epoll_fd, EPOLL_CTL_DEL, p->listen_fd, NULL);
             shutdown(p->listen_fd, SHUT_RDWR); /* new clients are refused, not queued */
             listening = false;
+            p->accept_paused = false;
         }
+        if (listening)
+            resume_accepting(p);
         struct epoll_event ev[32];
         int n = epoll_wait(p->epoll_fd, ev, 32, sweep(p));
         for (int i = 0; i < n; i++) {
@@ -223,6 +292,7 @@ static void proxy_free(struct xg_mhd_proxy *p)
         close(p->listen_fd);
     if (p->epoll_fd >= 0)
         close(p->epoll_fd);
+    xg_addrcap_free(p->netcap);
     if (p->wake_fd >= 0)
         close(p->wake_fd);
     free(p);
@@ -267,9 +337,13 @@ struct xg_mhd_proxy *xg_mhd_proxy_start(const struct xg_mhd_proxy_options *opt, 
     if (opt->trust)
         p->trust = *opt->trust;
     p->opt.trust = &p->trust;
-    if (p->opt.max_pending == 0)
-        p->opt.max_pending = PROXY_DEFAULT_PENDING;
+    p->opt.limits = xg_proxy_admit_resolve(&opt->limits);
     p->listen_fd = p->epoll_fd = p->wake_fd = -1;
+    if (p->opt.limits.per_network > 0 && !(p->netcap = xg_addrcap_new(p->opt.limits.per_network))) {
+        snprintf(err, errlen, "out of memory");
+        proxy_free(p);
+        return NULL;
+    }
     if (!listen_on(p, err, errlen)) {
         proxy_free(p);
         return NULL;

@@ -10,7 +10,14 @@
  * client's address, which libmicrohttpd then reports as the connection's (so
  * X-Forwarded-For handling, the per-client limits and the address cap all see the real
  * client). A refused connection is closed unanswered, as the spec asks; one whose header
- * is not complete within header_timeout likewise (counted as a header timeout).
+ * is not complete within limits.header_timeout_ms likewise (counted as a header timeout).
+ *
+ * Hostile peers (xg_proxy_admit.h): at accept, an untrusted peer takes a place only if
+ * its network holds fewer than limits.per_network and the untrusted places
+ * (max_pending - reserve) are not all taken, so the balancer always finds room (a refusal
+ * is counted as over_address_cap or proxy_full). When accept4 runs out of descriptors
+ * (EMFILE, ENFILE) or memory, the listener is left unwatched for XG_ACCEPT_PAUSE_MS, or
+ * until a waiting connection goes, instead of waking the thread again at once.
  *
  * Threads: one of its own; hand runs on it (MHD_add_connection is safe there for a daemon
  * with an internal thread and MHD_USE_ITC; an externally run daemon queues the socket to
@@ -25,6 +32,7 @@
 
 #include "xg_guard.h"
 #include "xg_proxy_addr.h"
+#include "xg_proxy_admit.h"
 
 /* The socket (non-blocking, header skipped) and the client's address, owned by the callee
  * from now on. */
@@ -34,11 +42,10 @@ typedef void (*xg_mhd_proxy_hand_fn)(void *ctx, int fd, const struct sockaddr *a
 struct xg_mhd_proxy_options {
     const struct sockaddr *addr; /* where to listen */
     socklen_t addrlen;
-    bool reuse_port;                    /* SO_REUSEPORT: several listeners on one port */
-    const struct xg_proxy_trust *trust; /* copied */
-    int64_t header_timeout_ms;          /* > 0 */
-    size_t max_pending;                 /* connections still reading a header; 0: 1024 */
-    struct xg_guard_counts *counts;     /* borrowed; NULL: not counted */
+    bool reuse_port;                     /* SO_REUSEPORT: several listeners on one port */
+    const struct xg_proxy_trust *trust;  /* copied */
+    struct xg_proxy_admit_limits limits; /* 0s: the defaults (xg_proxy_admit_resolve) */
+    struct xg_guard_counts *counts;      /* borrowed; NULL: not counted */
     xg_mhd_proxy_hand_fn hand;
     void *ctx;
 };

@@ -374,6 +374,15 @@ RETURNING e.id, e.event_id, e.invoice_id::text, coalesce(i.webhook_url, ''), e.b
           e.attempts, (extract(epoch FROM now() - e.created_at) * 1000)::bigint,
           extract(epoch FROM now())::bigint;
 
+-- name: bl_hook_release
+-- idempotent: moving the next attempt again only moves it a moment later
+-- Events a sender claimed and does not send now (their destination busy or its breaker
+-- open, billing/hooks/hook_dest.h): ids $1 due again $2 ms from now each, no attempt counted.
+UPDATE webhook_events w
+   SET next_attempt_at = now() + make_interval(secs => u.delay_ms::double precision / 1000)
+  FROM unnest($1::bigint[], $2::bigint[]) AS u(id, delay_ms)
+ WHERE w.id = u.id AND w.delivered_at IS NULL AND w.failed_at IS NULL;
+
 -- name: bl_hook_result
 -- One attempt's outcome: delivered ($4), or the next attempt in $5 ms, or given up ($6).
 UPDATE webhook_events

@@ -255,6 +255,12 @@ struct api *api_start(const struct api_options *opt, char *err, size_t errlen)
                   .body_grace_ms = cfg->body_grace_ms,
                   .body_min_rate = (uint64_t)cfg->body_min_rate},
         .max_per_address = (size_t)cfg->max_connections_per_address,
+        .proxy = {.max_pending = (size_t)cfg->proxy_max_pending,
+                  .reserve = (size_t)cfg->proxy_reserve,
+                  .per_network = (size_t)cfg->max_connections_per_address,
+                  .header_timeout_ms = cfg->proxy_header_timeout_ms,
+                  .ipv4_bits = (int)cfg->clients_ipv4_prefix,
+                  .ipv6_bits = (int)cfg->clients_ipv6_prefix},
         .closure = api,
         .answered = on_answered,
     };

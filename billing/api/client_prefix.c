@@ -1,12 +1,10 @@
 /* client_prefix — see client_prefix.h. */
 #include "api/client_prefix.h"
 
-#include <arpa/inet.h>
-#include <stdint.h>
+#include "xg_proxy_admit.h"
+
 #include <stdio.h>
 #include <string.h>
-
-static const uint8_t V4_MAPPED[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 bool client_prefix_policy_ok(const struct client_prefix_policy *p)
 {
@@ -15,44 +13,26 @@ bool client_prefix_policy_ok(const struct client_prefix_policy *p)
            p->ipv6_network_bits >= 1 && p->ipv6_network_bits <= p->ipv6_bits;
 }
 
-/* Clears every bit of the len-byte address past the first bits. */
-static void mask(uint8_t *a, size_t len, int bits)
-{
-    for (size_t i = 0; i < len; i++) {
-        int keep = bits - (int)(i * 8);
-        if (keep >= 8)
-            continue;
-        a[i] &= keep <= 0 ? 0 : (uint8_t)(0xff << (8 - keep));
-    }
-}
-
-static int clamp(int bits, int max)
-{
-    return bits < 1 ? 1 : bits > max ? max : bits;
-}
-
+/* The bits are cut by the one rule both daemons count networks with (xg_proxy_admit.h). */
 bool client_prefix_key(const char *addr, int ipv4_bits, int ipv6_bits,
                        char out[CLIENT_PREFIX_KEY_SIZE])
 {
-    uint8_t a[16];
-    char text[INET6_ADDRSTRLEN];
-    if (inet_pton(AF_INET6, addr, a) == 1 && memcmp(a, V4_MAPPED, sizeof V4_MAPPED) != 0) {
-        int bits = clamp(ipv6_bits, 128);
-        mask(a, 16, bits);
-        if (inet_ntop(AF_INET6, a, text, sizeof text)) {
-            snprintf(out, CLIENT_PREFIX_KEY_SIZE, "6:%s/%d", text, bits);
-            return true;
-        }
-    } else if (inet_pton(AF_INET6, addr, a) == 1 || inet_pton(AF_INET, addr, a + 12) == 1) {
-        int bits = clamp(ipv4_bits, 32);
-        mask(a + 12, 4, bits);
-        if (inet_ntop(AF_INET, a + 12, text, sizeof text)) {
-            snprintf(out, CLIENT_PREFIX_KEY_SIZE, "4:%s/%d", text, bits);
-            return true;
-        }
+    struct xg_proxy_ip ip;
+    if (!xg_proxy_ip_parse(addr, strlen(addr), &ip)) {
+        snprintf(out, CLIENT_PREFIX_KEY_SIZE, "%s", addr);
+        return false;
     }
-    snprintf(out, CLIENT_PREFIX_KEY_SIZE, "%s", addr);
-    return false;
+    struct xg_proxy_ip net = xg_proxy_ip_network(&ip, ipv4_bits, ipv6_bits);
+    int bits = net.family == 4 ? (ipv4_bits < 1    ? 1
+                                  : ipv4_bits > 32 ? 32
+                                                   : ipv4_bits)
+                               : (ipv6_bits < 1     ? 1
+                                  : ipv6_bits > 128 ? 128
+                                                    : ipv6_bits);
+    char text[XG_PROXY_ADDR_TEXT];
+    xg_proxy_ip_format(&net, text, sizeof text);
+    snprintf(out, CLIENT_PREFIX_KEY_SIZE, "%d:%s/%d", net.family, text, bits);
+    return true;
 }
 
 bool client_prefix_keys(const char *addr, const struct client_prefix_policy *p,

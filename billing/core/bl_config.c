@@ -38,6 +38,15 @@ const struct xg_cfg_key bl_config_keys[] = {
         "bytes per second a request body must average once body_grace is over (0 = any rate)"),
     KEY("server", "body_grace", XG_CFG_DURATION, body_grace_ms, "5s", 0, 600000, false,
         "time a request body may take before body_min_rate applies"),
+    KEY("server", "proxy_header_timeout", XG_CFG_DURATION, proxy_header_timeout_ms, "2s", 100,
+        60000, false,
+        "with proxy_protocol: the PROXY header must be complete this long after accept (a "
+        "balancer sends it at connect)"),
+    KEY("server", "proxy_max_pending", XG_CFG_INT, proxy_max_pending, "1024", 1, 1000000, false,
+        "with proxy_protocol: connections reading their PROXY header at once"),
+    KEY("server", "proxy_reserve", XG_CFG_INT, proxy_reserve, "128", 0, 1000000, false,
+        "with proxy_protocol: of proxy_max_pending, places only trusted_proxies peers may "
+        "take (less than proxy_max_pending)"),
     KEY("server", "max_connections_per_address", XG_CFG_INT, max_connections_per_address, "64", 0,
         1000000, false,
         "connections one client address may hold open; more are refused at accept (0 = no "
@@ -198,6 +207,19 @@ const struct xg_cfg_key bl_config_keys[] = {
         "largest receiver answer read; a longer one fails the attempt"),
     KEY("webhooks", "poll_interval", XG_CFG_DURATION, hook_poll_interval_ms, "1s", 100, 60000,
         false, "how often the sender looks for due webhook events"),
+    KEY("webhooks", "senders", XG_CFG_INT, hook_senders, "4", 1, 64, false,
+        "sender threads per instance, each with a database connection: a dead receiver holds "
+        "at most per_destination of them"),
+    KEY("webhooks", "per_destination", XG_CFG_INT, hook_per_destination, "1", 1, 64, false,
+        "attempts to one destination (host and port) under way at once on an instance"),
+    KEY("webhooks", "breaker_threshold", XG_CFG_INT, hook_breaker_threshold, "5", 1, 1000, false,
+        "failed attempts in a row (timeout, no connection, TLS, 5xx) after which a "
+        "destination's events wait breaker_cooldown unsent"),
+    KEY("webhooks", "breaker_cooldown", XG_CFG_DURATION, hook_breaker_cooldown_ms, "30s", 100,
+        3600000, false,
+        "how long an opened breaker holds a destination's events; a failed probe doubles it"),
+    KEY("webhooks", "breaker_cooldown_max", XG_CFG_DURATION, hook_breaker_cooldown_max_ms, "30m",
+        100, 86400000, false, "the longest a breaker's cooldown grows to"),
     KEY("xmr402", "challenge_retention", XG_CFG_DURATION, xmr402_challenge_retention_ms, "7d",
         60000, INT64_C(31536000000), false,
         "an XMR402 challenge that expired with nothing paid is deleted this long after its "
@@ -272,6 +294,10 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     char why[160];
     if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
         snprintf(err, errlen, "[server] trusted_proxies: %s", why);
+        goto bad;
+    }
+    if (cfg->proxy_reserve >= cfg->proxy_max_pending) {
+        snprintf(err, errlen, "[server] proxy_reserve: must be less than proxy_max_pending");
         goto bad;
     }
     if (cfg->proxy_protocol && cfg->trust.n == 0) {

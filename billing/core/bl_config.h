@@ -21,6 +21,7 @@ struct bl_config {
     char *web_dir;
     char *trusted_proxies; /* as configured; parsed into trust */
     bool proxy_protocol;   /* a PROXY header starts each API connection */
+    int64_t proxy_header_timeout_ms, proxy_max_pending, proxy_reserve; /* xg_proxy_admit.h */
     /* [admin] */
     char *admin_bind;
     int64_t admin_port;
@@ -86,6 +87,8 @@ struct bl_config {
     int64_t hook_timeout_ms;
     int64_t hook_max_response;
     int64_t hook_poll_interval_ms;
+    int64_t hook_senders, hook_per_destination; /* hook_sender.h */
+    int64_t hook_breaker_threshold, hook_breaker_cooldown_ms, hook_breaker_cooldown_max_ms;
     int64_t xmr402_challenge_retention_ms;
     /* [log] */
     char *log_level;

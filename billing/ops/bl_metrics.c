@@ -63,7 +63,9 @@ struct bl_metrics {
     struct xg_http_client *http;
     struct xg_metric_labels *invoice_state, *pay_state, *close_reason;
     struct xg_metric_labels *hook_reason, *route, *status_class, *step, *error_code;
+    struct xg_metric_labels *breaker_state;
     struct xg_metric *hook_backlog, *hook_oldest, *hook_failures, *hook_query_ok;
+    struct xg_metric *hook_destinations;
     struct xg_metric *challenges, *verifies, *refusals, *requests, *latency;
     int64_t outbox_read_ms; /* when the outbox was last read (monotonic; 0: never) */
     struct xg_metric *invoices, *invoice_age, *payments, *piconero, *cycles, *failures,
@@ -180,6 +182,10 @@ static void on_collect(void *arg)
         hook_sender_failures(m->src.hooks, n);
         for (unsigned i = 0; i < HOOK_FAILURE_COUNT; i++)
             xg_metric_store(m->hook_failures, &i, n[i]);
+        uint64_t b[HOOK_BREAKER_NSTATES];
+        hook_sender_breakers(m->src.hooks, b);
+        for (unsigned i = 0; i < HOOK_BREAKER_NSTATES; i++)
+            xg_metric_set(m->hook_destinations, &i, (double)b[i]);
     }
     if (m->src.poller) {
         struct poller_stats st;
@@ -219,12 +225,13 @@ static bool families(struct bl_metrics *m)
     for (unsigned i = 0; i < BL_ERROR_COUNT; i++)
         error_codes[i] = bl_error_code((enum bl_error)i);
     m->hook_reason = xg_metric_labels_fixed(m->reg, "reason", hook_failure_names);
+    m->breaker_state = xg_metric_labels_fixed(m->reg, "state", hook_breaker_state_names);
     m->route = xg_metric_labels_fixed(m->reg, "route", api_route_paths);
     m->status_class = xg_metric_labels_fixed(m->reg, "code", status_classes);
     m->step = xg_metric_labels_fixed(m->reg, "step", xmr402_steps);
     m->error_code = xg_metric_labels_fixed(m->reg, "reason", error_codes);
     if (!m->invoice_state || !m->pay_state || !m->close_reason || !m->hook_reason || !m->route ||
-        !m->status_class || !m->step || !m->error_code)
+        !m->status_class || !m->step || !m->error_code || !m->breaker_state)
         return false;
     m->hook_backlog = GAUGE("xmrgate_billing_webhook_backlog",
                             "Webhook events neither delivered nor given up (all instances).");
@@ -236,6 +243,12 @@ static bool families(struct bl_metrics *m)
         m->reg, "xmrgate_billing_webhook_failures_total",
         "Webhook attempts that failed on this instance, by reason (each retry counts).",
         (struct xg_metric_labels *[]){m->hook_reason}, 1);
+    m->hook_destinations = xg_metric_gauge(
+        m->reg, "xmrgate_billing_webhook_destinations",
+        "Webhook destinations (host and port) this instance keeps a breaker for, by its state: "
+        "closed (an attempt under way, or failures below breaker_threshold), open (its events "
+        "wait), half_open (one probe may go).",
+        (struct xg_metric_labels *[]){m->breaker_state}, 1);
     m->challenges = xg_metric_counter(m->reg, "xmrgate_billing_xmr402_challenges_total",
                                       "XMR402 challenges issued (2xx answers).", NULL, 0);
     m->verifies = xg_metric_counter(m->reg, "xmrgate_billing_xmr402_verifies_total",
@@ -254,12 +267,14 @@ static bool families(struct bl_metrics *m)
         (struct xg_metric_labels *[]){m->route}, 1, bl_metrics_latency_bounds,
         bl_metrics_latency_nbounds);
     if (!m->hook_backlog || !m->hook_oldest || !m->hook_query_ok || !m->hook_failures ||
-        !m->challenges || !m->verifies || !m->refusals || !m->requests || !m->latency)
+        !m->hook_destinations || !m->challenges || !m->verifies || !m->refusals || !m->requests ||
+        !m->latency)
         return false;
     m->client_closes = xg_metric_counter(
         m->reg, "xmrgate_billing_client_closes_total",
         "API connections closed for a head not complete within header_timeout or a body "
-        "under body_min_rate, or refused at accept over max_connections_per_address.",
+        "under body_min_rate, or refused at accept over max_connections_per_address or, with "
+        "proxy_protocol, when the PROXY reader has no place left (proxy_full).",
         (struct xg_metric_labels *[]){m->close_reason}, 1);
     m->invoices = xg_metric_gauge(m->reg, "xmrgate_billing_invoices", "Invoices by state.",
                                   (struct xg_metric_labels *[]){m->invoice_state}, 1);

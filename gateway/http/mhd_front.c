@@ -398,9 +398,7 @@ static bool start_proxy(struct mhd_front *m, const struct mhd_front_options *opt
         .addrlen = sizeof opt->addr,
         .reuse_port = true, /* one port, all loops */
         .trust = opt->trust,
-        .header_timeout_ms = opt->guard.header_timeout_ms > 0 ? opt->guard.header_timeout_ms
-                                                              : XG_GUARD_HEADER_TIMEOUT_MS,
-        .max_pending = opt->max_connections,
+        .limits = opt->proxy,
         .counts = opt->counts,
         .hand = on_proxied,
         .ctx = m,

@@ -32,6 +32,7 @@
 #include "core/loop.h"
 #include "http/front.h"
 #include "http/tls_cert.h"
+#include "xg_proxy_admit.h"
 
 struct mhd_front;
 
@@ -53,6 +54,7 @@ struct mhd_front_options {
      * thread of its own; the socket then reaches the daemon on the loop's thread with the
      * client's address. */
     bool proxy_protocol;
+    struct xg_proxy_admit_limits proxy; /* its places and header deadline (0s: defaults) */
 };
 
 /* Starts the daemon on addr (SO_REUSEPORT) and hands it to loop l; app (copied) gets the

@@ -302,7 +302,8 @@ static bool request_families(struct gw_metrics *m)
                                 "header_timeout (408), a body under body_min_rate over "
                                 "body_window or past body_timeout (408), an answer taken "
                                 "under send_min_rate (slow_reader), or refused at accept over "
-                                "max_connections_per_address.",
+                                "max_connections_per_address or with no place left in the "
+                                "PROXY reader (proxy_full).",
                                 (struct xg_metric_labels *[]){m->close_reason}, 1)
             : NULL;
     m->xmr402_streams = xg_metric_gauge(

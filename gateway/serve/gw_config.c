@@ -67,6 +67,17 @@ const struct xg_cfg_key gw_config_keys[] = {
         "kernel send buffer of each client connection on the own front end (SO_SNDBUF; 0 = "
         "the kernel's autotuning, which may take megabytes of an answer a slow reader never "
         "reads, beyond send_min_rate)"),
+    KEY("server", "proxy_header_timeout", XG_CFG_DURATION, proxy_header_timeout_ms, "2s", 100,
+        60000, false,
+        "with proxy_protocol on the libmicrohttpd front ends (HTTPS, front_end = "
+        "libmicrohttpd): the PROXY header must be complete this long after accept (a "
+        "balancer sends it at connect; the own front end reads it under header_timeout)"),
+    KEY("server", "proxy_max_pending", XG_CFG_INT, proxy_max_pending, "1024", 1, 1000000, false,
+        "with proxy_protocol on the libmicrohttpd front ends: connections reading their PROXY "
+        "header at once, per loop"),
+    KEY("server", "proxy_reserve", XG_CFG_INT, proxy_reserve, "128", 0, 1000000, false,
+        "with proxy_protocol: of proxy_max_pending, places only trusted_proxies peers may "
+        "take (less than proxy_max_pending)"),
     KEY("server", "max_connections_per_address", XG_CFG_INT, max_connections_per_address, "64", 0,
         1000000, false,
         "connections one client address may hold open; more are refused at accept (0 = no "
@@ -267,6 +278,10 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
     char why[160];
     if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
         snprintf(err, errlen, "[server] trusted_proxies: %s", why);
+        goto bad;
+    }
+    if (cfg->proxy_reserve >= cfg->proxy_max_pending) {
+        snprintf(err, errlen, "[server] proxy_reserve: must be less than proxy_max_pending");
         goto bad;
     }
     if (cfg->proxy_protocol && cfg->trust.n == 0) {

@@ -22,6 +22,7 @@ struct gw_config {
     char *front_end;       /* "native" or "libmicrohttpd" (plain HTTP; HTTPS is libmicrohttpd) */
     char *trusted_proxies; /* as configured; parsed into trust */
     bool proxy_protocol;   /* a PROXY header starts each connection (every front end) */
+    int64_t proxy_header_timeout_ms, proxy_max_pending, proxy_reserve; /* xg_proxy_admit.h */
     int64_t max_body;
     int64_t connection_timeout_ms;
     int64_t header_timeout_ms, body_grace_ms, body_min_rate; /* slow clients (xg_guard.h) */

@@ -874,6 +874,10 @@ static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
         .counts = gw_metrics_client_counts(loop->ctx.metrics),
         .trust = &cfg->trust,
         .proxy_protocol = cfg->proxy_protocol,
+        .proxy = {.max_pending = (size_t)cfg->proxy_max_pending,
+                  .reserve = (size_t)cfg->proxy_reserve,
+                  .per_network = (size_t)cfg->max_connections_per_address,
+                  .header_timeout_ms = cfg->proxy_header_timeout_ms},
     };
     loop->mhd = mhd_front_start(&opt, &loop->app, up_engine_loop(loop->ctx.up), err, errlen);
     return loop->mhd != NULL;

@@ -229,6 +229,7 @@ static void test_idle_and_counts(void **state)
     assert_int_equal(n[2], 4);
     assert_int_equal(n[3], 1);
     assert_string_equal(xg_guard_count_reasons[3], "slow_reader");
+    assert_string_equal(xg_guard_count_reasons[4], "proxy_full");
     assert_string_equal(xg_guard_count_reasons[0], "header_timeout");
     assert_null(xg_guard_count_reasons[XG_GUARD_NREASONS]);
 }
