@@ -13,6 +13,7 @@
 #include "api/api_xmr402_challenge.h"
 #include "api/api_xmr402_receipt_key.h"
 #include "api/api_xmr402_verify.h"
+#include "api/fair_share.h"
 #include "api/web.h"
 #include "wallet/txnode.h"
 #include "xg_hex.h"
@@ -162,11 +163,17 @@ static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
     api->xmr402_credentials_window_s = cfg->xmr402_credentials_window_ms / 1000;
     api->verify_global = client_limit_table_new(1, cfg->xmr402_verifies_per_second * 3600,
                                                 cfg->xmr402_verifies_per_second, NULL, 1);
+    api->xmr402_challenge_share = cfg->xmr402_challenge_share;
+    /* keyed by network key: a network refills its share of the global rate */
+    api->verify_share = client_limit_table_new(
+        RATE_TABLE_SIZE,
+        fair_share_of(cfg->xmr402_verifies_per_second * 3600, cfg->xmr402_verify_share),
+        fair_share_of(cfg->xmr402_verifies_per_second, cfg->xmr402_verify_share), NULL, 1);
     api->txnode = txnode_new(cfg->daemon_url, TXNODE_TIMEOUT_MS);
     api->verify_hold =
         verify_hold_new((size_t)cfg->xmr402_max_held, (size_t)cfg->xmr402_max_held_per_client);
-    return api->receipt_key && api->verify_limit && api->verify_global && api->txnode &&
-           api->verify_hold &&
+    return api->receipt_key && api->verify_limit && api->verify_global && api->verify_share &&
+           api->txnode && api->verify_hold &&
            bl_xmr402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
 }
 
@@ -181,6 +188,7 @@ static void api_free(struct api *api)
     bl_xmr402_receipt_key_free(api->receipt_key);
     client_limit_table_free(api->verify_limit);
     client_limit_table_free(api->verify_global);
+    client_limit_table_free(api->verify_share);
     txnode_free(api->txnode);
     verify_hold_free(api->verify_hold);
     OPENSSL_cleanse(api->hook_key, sizeof api->hook_key);
@@ -278,6 +286,11 @@ void api_stop(struct api *api)
 const struct xg_guard_counts *api_client_counts(const struct api *api)
 {
     return xg_httpd_counts(api->httpd);
+}
+
+size_t api_held_proofs(const struct api *api)
+{
+    return api ? verify_hold_count(api->verify_hold) : 0;
 }
 
 unsigned api_port(const struct api *api)

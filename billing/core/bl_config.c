@@ -163,6 +163,12 @@ const struct xg_cfg_key bl_config_keys[] = {
         false,
         "XMR402 proofs checked per second over all clients (each costs wallet calls on the "
         "one wallet-rpc the poller also needs); beyond it 429"),
+    KEY("xmr402", "challenge_share", XG_CFG_INT, xmr402_challenge_share, "5", 1, 100, false,
+        "percent of max_open_challenges one network ([clients] ipv4_network_prefix, "
+        "ipv6_network_prefix) may hold open, at least one; beyond it 429 rate_limited"),
+    KEY("xmr402", "verify_share", XG_CFG_INT, xmr402_verify_share, "10", 1, 100, false,
+        "percent of verifies_per_second one network ([clients] ipv4_network_prefix, "
+        "ipv6_network_prefix) may use, at least one a second; beyond it 429 rate_limited"),
     KEY("xmr402", "credentials_window", XG_CFG_DURATION, xmr402_credentials_window_ms, "24h", 60000,
         INT64_C(2592000000), false,
         "how long after provisioning the same proof still returns the tenant's token (later it "

@@ -77,6 +77,7 @@ struct bl_config {
     int64_t xmr402_verifies_per_second;
     int64_t xmr402_credentials_window_ms;
     int64_t xmr402_max_held, xmr402_max_held_per_client; /* proofs waiting (verify_hold.h) */
+    int64_t xmr402_challenge_share, xmr402_verify_share; /* one network's % (fair_share.h) */
     /* [webhooks]: events for programs that buy through the API (billing/hook_*.h) */
     char *hook_allow; /* as configured; parsed into hook_allow_list */
     char *hook_secret_key;
