@@ -16,11 +16,11 @@ static void test_share_of(void **state)
     static const struct {
         int64_t cap, percent, want;
     } rows[] = {
-        {2000, 5, 100},  /* the defaults: 20 networks fill the open challenges */
-        {10, 10, 1},     /* 10 verifies a second, 10 %: one a second per network */
-        {10, 25, 2},     /* floored */
-        {10, 1, 1},      /* at least one */
-        {1, 5, 1},       /* a cap of one is everyone's */
+        {2000, 5, 100}, /* the defaults: 20 networks fill the open challenges */
+        {10, 10, 1},    /* 10 verifies a second, 10 %: one a second per network */
+        {10, 25, 2},    /* floored */
+        {10, 1, 1},     /* at least one */
+        {1, 5, 1},      /* a cap of one is everyone's */
         {2000, 100, 2000},
         {2000, 150, 2000}, /* never more than the cap */
         {199, 50, 99},
@@ -41,12 +41,12 @@ static void test_admit(void **state)
         enum fair_share_admission want;
     } rows[] = {
         {0, 0, 2000, 5, FAIR_SHARE_ADMIT},
-        {1999, 99, 2000, 5, FAIR_SHARE_ADMIT},      /* the last one, within the share */
-        {100, 100, 2000, 5, FAIR_SHARE_NETWORK_FULL}, /* a flooding network, room elsewhere */
+        {1999, 99, 2000, 5, FAIR_SHARE_ADMIT},         /* the last one, within the share */
+        {100, 100, 2000, 5, FAIR_SHARE_NETWORK_FULL},  /* a flooding network, room elsewhere */
         {2000, 100, 2000, 5, FAIR_SHARE_NETWORK_FULL}, /* it is told it is the one */
-        {2000, 0, 2000, 5, FAIR_SHARE_FULL},          /* a quiet network, a full cap */
-        {2500, 3, 2000, 5, FAIR_SHARE_FULL},          /* over (a cap lowered by a restart) */
-        {1900, 0, 2000, 5, FAIR_SHARE_ADMIT},         /* 19 full networks leave room */
+        {2000, 0, 2000, 5, FAIR_SHARE_FULL},           /* a quiet network, a full cap */
+        {2500, 3, 2000, 5, FAIR_SHARE_FULL},           /* over (a cap lowered by a restart) */
+        {1900, 0, 2000, 5, FAIR_SHARE_ADMIT},          /* 19 full networks leave room */
         {0, 0, 1, 5, FAIR_SHARE_ADMIT},
         {1, 1, 1, 5, FAIR_SHARE_NETWORK_FULL},
         {1, 0, 1, 5, FAIR_SHARE_FULL},
