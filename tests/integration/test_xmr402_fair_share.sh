@@ -65,7 +65,10 @@ check_here "billing restarted with max_open_challenges = $CAP and no share (100 
 	restart_with 100
 defer stack_billing_restart
 challenge_flood
-assert_eq "no share: the flood holds the whole cap" "$CAP" "$(open_now)"
+# the cap is soft by the challenges billing's 4 API threads create at the same instant
+open=$(open_now)
+check "no share: the flood holds the whole cap ($open of $CAP, + at most 4 in flight)" \
+	test "$open" -ge "$CAP" -a "$open" -le $((CAP + 4))
 X4_FROM=$FRESH_NET.1
 x4_call ""
 assert_eq "… and a fresh network is refused (429)" 429 "$X4_STATUS"
