@@ -17,12 +17,14 @@
 #include "api/web.h"
 #include "wallet/txnode.h"
 #include "xg_hex.h"
+#include "xg_log.h"
 
 #include <openssl/crypto.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define RATE_TABLE_SIZE 4096
 /* XMR402 proofs a client address may present: an agent retries every Retry-After while
@@ -131,8 +133,14 @@ void api_observe(struct api *api, const struct api_observer *obs)
 static bool retired_receipt_setup(struct api *api, const struct bl_config *cfg)
 {
     api->receipt_retired_hex[0] = '\0';
+    api->receipt_retired_until = cfg->xmr402_legacy_until_unix;
     if (!cfg->xmr402_legacy_receipt_key)
         return true;
+    if ((int64_t)time(NULL) >= api->receipt_retired_until)
+        xg_log(XG_LOG_WARN, "legacy_receipt_past",
+               "[xmr402] legacy_receipt_until %s has passed: the retired receipt key is no longer "
+               "listed; remove legacy_receipt_key",
+               cfg->xmr402_legacy_receipt_until);
     uint8_t seed[BL_XMR402_ED25519_LEN];
     struct bl_xmr402_receipt_key *k =
         bl_xmr402_receipt_seed_derive(api->keys.ha1, seed) ? bl_xmr402_receipt_key_new(seed) : NULL;
