@@ -199,6 +199,7 @@ static bool billing_start(struct billing *bl)
         .dbwatch = bl->dbwatch,
         .clients = api_client_counts(bl->api),
         .hooks = bl->hooks,
+        .api = bl->api,
     };
     bl->metrics = bl_metrics_new(&msrc);
     if (!bl->metrics) {

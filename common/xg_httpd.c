@@ -578,6 +578,30 @@ bool xg_httpd_header_join(struct MHD_Connection *conn, const char *name, char *o
     return !j.overflow;
 }
 
+struct header_tail {
+    const char *name;
+    char *out;
+    size_t cap, len;
+};
+
+static enum MHD_Result join_tail(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    (void)kind;
+    struct header_tail *j = cls;
+    if (strcasecmp(key, j->name) == 0 && value)
+        (void)xg_proxy_list_append(j->out, j->cap, &j->len, value, strlen(value));
+    return MHD_YES;
+}
+
+void xg_httpd_header_join_tail(struct MHD_Connection *conn, const char *name, char *out,
+                               size_t outlen)
+{
+    struct header_tail j = {.name = name, .out = out, .cap = outlen};
+    out[0] = '\0';
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, join_tail, &j);
+}
+
 void xg_httpd_client_addr(const struct xg_httpd_request *req, char *buf, size_t len)
 {
     const union MHD_ConnectionInfo *info =
@@ -585,14 +609,11 @@ void xg_httpd_client_addr(const struct xg_httpd_request *req, char *buf, size_t 
     struct xg_proxy_ip peer;
     char addr[XG_PROXY_ADDR_TEXT] = "";
     if (info && xg_proxy_ip_from_sockaddr(info->client_addr, &peer)) {
-        char xff[XG_HTTPD_MAX_FORWARDED];
-        /* a list too long to hold is read as none: the peer (a balancer) is the client */
-        const char *list =
-            xg_proxy_trusted(req->trust, &peer) &&
-                    xg_httpd_header_join(req->conn, "X-Forwarded-For", xff, sizeof xff)
-                ? xff
-                : NULL;
-        (void)xg_proxy_client_addr(req->trust, &peer, list, addr, sizeof addr);
+        char xff[XG_HTTPD_MAX_FORWARDED] = "";
+        /* a list too long to hold keeps its tail: the hops the balancers appended */
+        if (xg_proxy_trusted(req->trust, &peer))
+            xg_httpd_header_join_tail(req->conn, "X-Forwarded-For", xff, sizeof xff);
+        (void)xg_proxy_client_addr(req->trust, &peer, xff, addr, sizeof addr);
     }
     snprintf(buf, len, "%s", addr[0] ? addr : "unknown");
 }

@@ -130,6 +130,12 @@ const char *xg_httpd_header(const struct xg_httpd_request *req, const char *name
 __attribute__((warn_unused_result)) bool
 xg_httpd_header_join(struct MHD_Connection *conn, const char *name, char *out, size_t outlen);
 
+/* As xg_httpd_header_join, but a list too long for out keeps its tail, whole entries only
+ * (xg_proxy_list_append): what X-Forwarded-For is read with, so that a client padding the
+ * header is still the address the balancer appended. outlen >= 2. */
+void xg_httpd_header_join_tail(struct MHD_Connection *conn, const char *name, char *out,
+                               size_t outlen);
+
 /* Writes the client's address as text ("127.0.0.1") into buf: the socket peer, or, when
  * the peer is in trusted_proxies, the rightmost untrusted address of X-Forwarded-For
  * (xg_proxy_client_addr; every copy of the header, in order). "unknown" when there is

@@ -21,7 +21,7 @@
 
 /* The schema version this build expects: the highest migration number. A unit test
  * checks that it matches the files in migrations/. */
-#define XG_SCHEMA_VERSION 9
+#define XG_SCHEMA_VERSION 10
 
 /* The migration that adds schema_migrations.compatible_with: its row and every later one
  * record their floor; earlier rows keep NULL (= their own version). */

@@ -379,6 +379,41 @@ bool xg_proxy_client_addr(const struct xg_proxy_trust *t, const struct xg_proxy_
     return true;
 }
 
+/* Drops out's first entry, the separator after it included; none left without one. */
+static size_t drop_first_entry(char *out, size_t len)
+{
+    const char *comma = memchr(out, ',', len);
+    size_t drop = comma ? (size_t)(comma + 1 - out) : len;
+    memmove(out, out + drop, len - drop);
+    out[len - drop] = '\0';
+    return len - drop;
+}
+
+bool xg_proxy_list_append(char *out, size_t cap, size_t *len, const char *value, size_t n)
+{
+    size_t sep = *len > 0 ? 1 : 0;
+    if (*len + sep + n < cap) {
+        if (sep)
+            out[(*len)++] = ',';
+        memcpy(out + *len, value, n);
+        *len += n;
+        out[*len] = '\0';
+        return true;
+    }
+    /* the last cap - 1 bytes of the list with value, less the entry the cut fell in */
+    size_t room = cap - 1;
+    if (n >= room) {
+        memcpy(out, value + (n - room), room);
+    } else {
+        size_t keep = room - n - 1; /* of the list's end; then "," + value */
+        memmove(out, out + (*len - keep), keep);
+        out[keep] = ',';
+        memcpy(out + keep + 1, value, n);
+    }
+    *len = drop_first_entry(out, room);
+    return false;
+}
+
 enum xg_proxy_opening_verdict xg_proxy_opening_read(const struct xg_proxy_trust *t,
                                                     const struct xg_proxy_ip *peer, const void *buf,
                                                     size_t len, size_t max_len,

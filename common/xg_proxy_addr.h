@@ -123,4 +123,14 @@ enum xg_proxy_opening_verdict xg_proxy_opening_read(const struct xg_proxy_trust 
 bool xg_proxy_client_addr(const struct xg_proxy_trust *t, const struct xg_proxy_ip *peer,
                           const char *xff, char *out, size_t outlen);
 
+/* Appends value (n bytes) to the ','-joined list in out (cap >= 2 bytes, *len its length,
+ * NUL-terminated), as X-Forwarded-For values are joined for xg_proxy_client_addr. A list
+ * too long for out keeps its tail: the hops nearest us, which the balancers wrote and the
+ * walk reads first; its leftmost entries go, the first one kept too (the cut may fall in
+ * it), so what is left holds only whole entries (none when the last entry alone is too
+ * long). Dropping the left can only
+ * stop the walk earlier at an entry the client wrote, never make the client a balancer.
+ * Returns false when something was dropped. */
+bool xg_proxy_list_append(char *out, size_t cap, size_t *len, const char *value, size_t n);
+
 #endif

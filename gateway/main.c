@@ -14,6 +14,7 @@
 #include "serve/server.h"
 #include "http/tls_cert.h"
 #include "state/tenants.h"
+#include "xmr402/xmr402_streams.h"
 #include "nodes/upstream.h"
 #include "xg_admin.h"
 #include "xg_cli.h"
@@ -254,6 +255,14 @@ static bool context_init(struct gateway *gw, char *err, size_t errlen)
     ctx->tenants = tenants_new();
     ctx->sessions = sessions_new();
     ctx->nodes = nodes_new();
+    if (gw->cfg.xmr402_streams > 0) {
+        ctx->xmr402_streams =
+            xmr402_streams_new((size_t)gw->cfg.xmr402_streams, gw->cfg.xmr402_streams_per_payment);
+        if (!ctx->xmr402_streams) {
+            snprintf(err, errlen, "out of memory");
+            return false;
+        }
+    }
     ctx->tip_wait_ms = gw->cfg.tip_wait_ms;
     ctx->serve_unverified = gw->cfg.serve_unverified;
     ctx->read_your_writes_ms = gw->cfg.read_your_writes_ms;
@@ -477,6 +486,7 @@ static void gateway_stop(struct gateway *gw)
     nodes_free(gw->ctx.nodes);
     cache_free(gw->ctx.cache);
     flight_free(gw->ctx.flight);
+    xmr402_streams_free(gw->ctx.xmr402_streams);
     digest_verifier_free(gw->ctx.digest);
     /* Last: the summary thread logs what it still holds; nothing counts any more. */
     gw_metrics_stop(gw->metrics);

@@ -256,10 +256,11 @@ UPDATE invoices SET tenant_id = $2::bigint WHERE id = $1::uuid;
 -- An agent's purchase: like bl_invoice_insert, with the challenge nonce its proof must sign.
 INSERT INTO invoices (kind, channel, tier_id, months, token_hash, digest_ha1, handle, amount,
                       subaddress_index, subaddress, confirmations_required, price_currency,
-                      price_minor, rate_fiat_per_xmr, expires_at, challenge_nonce)
+                      price_minor, rate_fiat_per_xmr, expires_at, challenge_nonce,
+                      client_network)
 VALUES ('purchase', 'xmr402', $1, 1, decode($2, 'hex'), decode($3, 'hex'), $4, $5::bigint,
         $6::int, $7, $8::int, $9, $10::bigint, $11::numeric,
-        now() + make_interval(secs => $12::int), $13)
+        now() + make_interval(secs => $12::int), $13, $14)
 RETURNING id::text;
 
 -- name: bl_xmr402_invoice_on_subaddress
@@ -332,10 +333,15 @@ RETURNING $2::int - i.xmr402_pending_used, tr.burst_rps, tr.burst_size, tr.daily
 
 -- name: bl_xmr402_open_challenges
 -- XMR402 challenges nobody has paid yet and that still hold their quote, over all clients
--- ([xmr402] max_open_challenges); invoices_xmr402_open (0003) keeps it an index scan.
-SELECT count(*)
-  FROM invoices
- WHERE channel = 'xmr402' AND state = 'pending' AND expires_at > now();
+-- ([xmr402] max_open_challenges) and of the network $1 ([xmr402] challenge_share);
+-- invoices_xmr402_open (0003) and invoices_xmr402_open_network (0010) keep them index scans.
+SELECT (SELECT count(*)
+          FROM invoices
+         WHERE channel = 'xmr402' AND state = 'pending' AND expires_at > now()),
+       (SELECT count(*)
+          FROM invoices
+         WHERE channel = 'xmr402' AND state = 'pending' AND expires_at > now()
+           AND client_network = $1);
 
 -- name: bl_xmr402_tenant
 -- idempotent: a read

@@ -13,15 +13,18 @@
 #include "api/api_xmr402_challenge.h"
 #include "api/api_xmr402_receipt_key.h"
 #include "api/api_xmr402_verify.h"
+#include "api/fair_share.h"
 #include "api/web.h"
 #include "wallet/txnode.h"
 #include "xg_hex.h"
+#include "xg_log.h"
 
 #include <openssl/crypto.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define RATE_TABLE_SIZE 4096
 /* XMR402 proofs a client address may present: an agent retries every Retry-After while
@@ -130,8 +133,14 @@ void api_observe(struct api *api, const struct api_observer *obs)
 static bool retired_receipt_setup(struct api *api, const struct bl_config *cfg)
 {
     api->receipt_retired_hex[0] = '\0';
+    api->receipt_retired_until = cfg->xmr402_legacy_until_unix;
     if (!cfg->xmr402_legacy_receipt_key)
         return true;
+    if ((int64_t)time(NULL) >= api->receipt_retired_until)
+        xg_log(XG_LOG_WARN, "legacy_receipt_past",
+               "[xmr402] legacy_receipt_until %s has passed: the retired receipt key is no longer "
+               "listed; remove legacy_receipt_key",
+               cfg->xmr402_legacy_receipt_until);
     uint8_t seed[BL_XMR402_ED25519_LEN];
     struct bl_xmr402_receipt_key *k =
         bl_xmr402_receipt_seed_derive(api->keys.ha1, seed) ? bl_xmr402_receipt_key_new(seed) : NULL;
@@ -162,11 +171,17 @@ static bool xmr402_setup(struct api *api, const struct bl_config *cfg)
     api->xmr402_credentials_window_s = cfg->xmr402_credentials_window_ms / 1000;
     api->verify_global = client_limit_table_new(1, cfg->xmr402_verifies_per_second * 3600,
                                                 cfg->xmr402_verifies_per_second, NULL, 1);
+    api->xmr402_challenge_share = cfg->xmr402_challenge_share;
+    /* keyed by network key: a network refills its share of the global rate */
+    api->verify_share = client_limit_table_new(
+        RATE_TABLE_SIZE,
+        fair_share_of(cfg->xmr402_verifies_per_second * 3600, cfg->xmr402_verify_share),
+        fair_share_of(cfg->xmr402_verifies_per_second, cfg->xmr402_verify_share), NULL, 1);
     api->txnode = txnode_new(cfg->daemon_url, TXNODE_TIMEOUT_MS);
     api->verify_hold =
         verify_hold_new((size_t)cfg->xmr402_max_held, (size_t)cfg->xmr402_max_held_per_client);
-    return api->receipt_key && api->verify_limit && api->verify_global && api->txnode &&
-           api->verify_hold &&
+    return api->receipt_key && api->verify_limit && api->verify_global && api->verify_share &&
+           api->txnode && api->verify_hold &&
            bl_xmr402_receipt_public_hex(api->receipt_key, api->receipt_public_hex);
 }
 
@@ -181,6 +196,7 @@ static void api_free(struct api *api)
     bl_xmr402_receipt_key_free(api->receipt_key);
     client_limit_table_free(api->verify_limit);
     client_limit_table_free(api->verify_global);
+    client_limit_table_free(api->verify_share);
     txnode_free(api->txnode);
     verify_hold_free(api->verify_hold);
     OPENSSL_cleanse(api->hook_key, sizeof api->hook_key);
@@ -284,6 +300,11 @@ void api_stop(struct api *api)
 const struct xg_guard_counts *api_client_counts(const struct api *api)
 {
     return xg_httpd_counts(api->httpd);
+}
+
+size_t api_held_proofs(const struct api *api)
+{
+    return api ? verify_hold_count(api->verify_hold) : 0;
 }
 
 unsigned api_port(const struct api *api)

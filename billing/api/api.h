@@ -48,4 +48,7 @@ void api_observe(struct api *api, const struct api_observer *obs);
 struct xg_guard_counts;
 const struct xg_guard_counts *api_client_counts(const struct api *api);
 
+/* XMR402 proofs waiting now for their transaction (verify_hold.h); 0 for NULL. */
+size_t api_held_proofs(const struct api *api);
+
 #endif

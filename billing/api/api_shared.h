@@ -48,10 +48,13 @@ struct api {
     struct client_limit_table *verify_limit; /* proofs per client: each costs wallet calls */
     char receipt_public_hex[2 * 32 + 1];
     char receipt_retired_hex[2 * 32 + 1]; /* [xmr402] legacy_receipt_key; "" when off */
+    int64_t receipt_retired_until;        /* unix: listed only before (legacy_receipt_until) */
     int64_t xmr402_zero_conf_max, xmr402_retry_after_s;
     int64_t xmr402_pending_requests, xmr402_unseen_hold_ms;
     int64_t xmr402_max_open_challenges, xmr402_credentials_window_s;
     struct client_limit_table *verify_global; /* one bucket: proofs per second, all clients */
+    struct client_limit_table *verify_share;  /* a network's share of it (fair_share.h) */
+    int64_t xmr402_challenge_share;           /* percent of max_open_challenges a network holds */
     /* webhooks (hook_*.h) */
     struct xg_proxy_trust hook_allow;
     uint8_t hook_key[32];

@@ -22,6 +22,13 @@ void api_xmr402_client_key(const struct xg_httpd_request *req, char *out, size_t
     xg_httpd_client_addr(req, out, len);
 }
 
+void api_xmr402_network_key(const struct xg_httpd_request *req, char out[CLIENT_PREFIX_KEY_SIZE])
+{
+    char addr[256], client[CLIENT_PREFIX_KEY_SIZE];
+    api_xmr402_client_key(req, addr, sizeof addr);
+    (void)client_prefix_keys(addr[0] ? addr : "unknown", &api_of(req)->clients, client, out);
+}
+
 enum api_load api_xmr402_load_invoice(struct xg_pg *pg, const char *id, struct invoice_row *inv)
 {
     switch (invoice_row_load(pg, id, inv)) {

@@ -37,6 +37,11 @@ json_t *api_xmr402_challenge_json(const struct api *api, const struct invoice_ro
  * the gateway vouches for it (its signed client header), else the request's. */
 void api_xmr402_client_key(const struct xg_httpd_request *req, char *out, size_t len);
 
+/* The network key (client_prefix.h, [clients] ipv4_network_prefix, ipv6_network_prefix) of
+ * that client address: what a network's fair share of a global cap is counted by
+ * (fair_share.h). Never empty: an address that is no IP counts as its own text. */
+void api_xmr402_network_key(const struct xg_httpd_request *req, char out[CLIENT_PREFIX_KEY_SIZE]);
+
 /* A token from table for this client (global: one bucket for all clients; what names the
  * requests in the refusal's message); false with the 429 queued in *mr. */
 bool api_xmr402_take_limit(const struct xg_httpd_request *req, struct client_limit_table *table,

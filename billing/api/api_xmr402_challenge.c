@@ -7,6 +7,7 @@
 
 #include "api/api_shared.h"
 #include "api/api_xmr402.h"
+#include "api/fair_share.h"
 #include "core/credentials.h"
 #include "xg_log.h"
 #include "xg_reply.h"
@@ -27,6 +28,7 @@ struct challenge {
     char nonce[BL_XMR402_NONCE_SIZE];
     struct cred cred;
     char invoice_id[API_INVOICE_ID_SIZE];
+    char network[CLIENT_PREFIX_KEY_SIZE]; /* the client's network key: its fair share */
     const struct api *api;
 };
 
@@ -108,8 +110,9 @@ static enum xg_tx_result on_challenge_tx(struct xg_pg *pg, void *ctx)
                             minor,
                             c->rate_e8 > 0 ? rate : NULL,
                             ttl,
-                            c->nonce};
-    PGresult *res = xg_pg_exec(pg, "bl_xmr402_invoice_insert", 13, params);
+                            c->nonce,
+                            c->network};
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_invoice_insert", 14, params);
     if (!res)
         return xg_pg_tx_classify(pg);
     snprintf(c->invoice_id, sizeof c->invoice_id, "%s", PQgetvalue(res, 0, 0));
@@ -156,24 +159,36 @@ static enum xg_httpd_result insert_challenge(const struct xg_httpd_request *req,
     return api_errorf(req, BL_ERROR_WALLET_UNAVAILABLE, "the wallet keeps reusing subaddresses");
 }
 
-/* The global cap on open challenges; false with the answer queued. Each challenge is a
- * subaddress and an invoice: the per-address limiter alone lets many addresses open many. */
+/* The global cap on open challenges, and the client's network's share of it
+ * (fair_share.h); false with the answer queued. Each challenge is a subaddress and an
+ * invoice: the per-address limiter alone lets many addresses open many, and the cap alone
+ * lets a few networks hold every one. */
 static bool open_challenges_allow(const struct xg_httpd_request *req, struct xg_pg *pg,
-                                  enum xg_httpd_result *mr)
+                                  const struct challenge *c, enum xg_httpd_result *mr)
 {
     struct api *api = api_of(req);
-    PGresult *res = xg_pg_exec(pg, "bl_xmr402_open_challenges", 0, NULL);
+    const char *params[] = {c->network};
+    PGresult *res = xg_pg_exec(pg, "bl_xmr402_open_challenges", 1, params);
     if (!res) {
         *mr = api_db_error(req, pg);
         return false;
     }
-    int64_t open = xg_pg_int64(res, 0, 0);
+    int64_t open = xg_pg_int64(res, 0, 0), mine = xg_pg_int64(res, 0, 1);
     PQclear(res);
-    if (open < api->xmr402_max_open_challenges)
+    enum fair_share_admission a =
+        fair_share_admit(open, mine, api->xmr402_max_open_challenges, api->xmr402_challenge_share);
+    if (a == FAIR_SHARE_ADMIT)
         return true;
-    xg_log(XG_LOG_WARN, "xmr402_open_cap", "%lld open challenges", (long long)open);
-    *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED,
-                          "too many XMR402 challenges are open; try again later",
+    const char *message = "too many XMR402 challenges are open; try again later";
+    if (a == FAIR_SHARE_NETWORK_FULL) {
+        xg_log(XG_LOG_WARN, "xmr402_open_share", "%lld open challenges of one network",
+               (long long)mine);
+        message = "this network holds its share of the open XMR402 challenges; pay one, let one "
+                  "expire or try again later";
+    } else {
+        xg_log(XG_LOG_WARN, "xmr402_open_cap", "%lld open challenges", (long long)open);
+    }
+    *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED, message,
                           json_pack("{s:i}", "retry_after", OPEN_CAP_RETRY_S), OPEN_CAP_RETRY_S);
     return false;
 }
@@ -186,10 +201,11 @@ enum xg_httpd_result api_handle_xmr402_challenge(const struct xg_httpd_request *
     enum xg_httpd_result mr;
     if (!parse_challenge_body(req->body, &c, msg, sizeof msg))
         return api_errorf(req, BL_ERROR_MALFORMED_JSON, "%s", msg);
+    api_xmr402_network_key(req, c.network);
     struct xg_pg *pg = pgpool_get(api->pool);
     if (quote_tier(req, pg, &c, &mr) &&
         api_xmr402_take_limit(req, api->create_limit, "challenges", false, &mr) &&
-        open_challenges_allow(req, pg, &mr))
+        open_challenges_allow(req, pg, &c, &mr))
         mr = insert_challenge(req, pg, &c);
     pgpool_put(api->pool, pg);
     cred_wipe(&c.cred);

@@ -736,9 +736,25 @@ static enum xg_httpd_result after_node(const struct xg_httpd_request *req, struc
     return after_wallet(req, v);
 }
 
-/* A new proof: its shape, the client's limit, then the one bucket of all clients (before
- * any hold, so that a flood of waiting proofs is bounded by it too), what billing recorded
- * of the txid, and the node's first look. */
+/* A network's share of the verify rate ([xmr402] verify_share, fair_share.h); false with
+ * the 429 queued. */
+static bool take_verify_share(const struct xg_httpd_request *req, enum xg_httpd_result *mr)
+{
+    char network[CLIENT_PREFIX_KEY_SIZE];
+    int64_t retry = 0;
+    api_xmr402_network_key(req, network);
+    if (client_limit_table_take(api_of(req)->verify_share, network, xg_monotonic_ms(), &retry))
+        return true;
+    *mr = api_error_reply(req, BL_ERROR_RATE_LIMITED,
+                          "this network uses its share of the XMR402 proofs checked per second; "
+                          "try again later",
+                          json_pack("{s:I}", "retry_after", (json_int_t)retry), retry);
+    return false;
+}
+
+/* A new proof: its shape, the client's limit, its network's share of the global rate, then
+ * the one bucket of all clients (before any hold, so that a flood of waiting proofs is
+ * bounded by it too), what billing recorded of the txid, and the node's first look. */
 static enum xg_httpd_result verify_start(const struct xg_httpd_request *req, struct verify *v)
 {
     struct api *api = api_of(req);
@@ -747,6 +763,7 @@ static enum xg_httpd_result verify_start(const struct xg_httpd_request *req, str
     if (!parse_verify_body(req->body, v, msg, sizeof msg))
         return api_errorf(req, BL_ERROR_MALFORMED_PROOF, "%s", msg);
     if (!api_xmr402_take_limit(req, api->verify_limit, "proofs", false, &mr) ||
+        !take_verify_share(req, &mr) ||
         !api_xmr402_take_limit(req, api->verify_global, "proofs", true, &mr))
         return mr;
     v->until_ms = xg_monotonic_ms() + api->xmr402_unseen_hold_ms;

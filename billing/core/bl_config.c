@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 /* reload: true when SIGHUP applies the key without a restart; the reload takes it from
  * this table (xg_config_take_reloadable) and billing/main.c's apply_reloadable hands it to what
@@ -155,7 +156,13 @@ const struct xg_cfg_key bl_config_keys[] = {
     KEY("xmr402", "legacy_receipt_key", XG_CFG_BOOL, xmr402_legacy_receipt_key, "false", 0, 0,
         false,
         "also publish, as retired, the public key of the receipt seed derived from [gateway] "
-        "ha1_key, which signed receipts before [billing] token_key existed (docs/DEPLOYMENT.md)"),
+        "ha1_key, which signed receipts before [billing] token_key existed (docs/DEPLOYMENT.md); "
+        "needs legacy_receipt_until"),
+    KEY("xmr402", "legacy_receipt_until", XG_CFG_STRING, xmr402_legacy_receipt_until, "", 0, 0,
+        false,
+        "YYYY-MM-DD (UTC), at most 366 days ahead: the last day legacy_receipt_key's retired "
+        "key is listed; every gateway host can sign receipts with it, backdated too "
+        "(docs/SECURITY.md)"),
     KEY("xmr402", "zero_conf_max", XG_CFG_INT, xmr402_zero_conf_max, "0", 0,
         INT64_C(1000000000000000), false,
         "XMR402 invoices up to this many piconero are provisioned at 0 confirmations (0 = off)"),
@@ -172,6 +179,12 @@ const struct xg_cfg_key bl_config_keys[] = {
         false,
         "XMR402 proofs checked per second over all clients (each costs wallet calls on the "
         "one wallet-rpc the poller also needs); beyond it 429"),
+    KEY("xmr402", "challenge_share", XG_CFG_INT, xmr402_challenge_share, "5", 1, 100, false,
+        "percent of max_open_challenges one network ([clients] ipv4_network_prefix, "
+        "ipv6_network_prefix) may hold open, at least one; beyond it 429 rate_limited"),
+    KEY("xmr402", "verify_share", XG_CFG_INT, xmr402_verify_share, "10", 1, 100, false,
+        "percent of verifies_per_second one network ([clients] ipv4_network_prefix, "
+        "ipv6_network_prefix) may use, at least one a second; beyond it 429 rate_limited"),
     KEY("xmr402", "credentials_window", XG_CFG_DURATION, xmr402_credentials_window_ms, "24h", 60000,
         INT64_C(2592000000), false,
         "how long after provisioning the same proof still returns the tenant's token (later it "
@@ -232,6 +245,65 @@ const size_t bl_config_key_count = sizeof bl_config_keys / sizeof bl_config_keys
 /* [webhooks] secret_key, or the key derived from [billing] token_key (checked before),
  * which the gateways never hold. Without either (migrate, grant: billing refuses to serve
  * without token_key) the key stays zero and no webhook is signed. */
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    y -= m <= 2;
+    int64_t era = y / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+bool bl_config_day_end(const char *text, int64_t *end_unix)
+{
+    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int y, m, d, n = 0;
+    if (!text || strlen(text) != 10 || sscanf(text, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 ||
+        n != 10 || text[4] != '-' || text[7] != '-' || y < 2000 || y > 9999 || m < 1 || m > 12 ||
+        d < 1 || d > mdays[m - 1])
+        return false;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (m == 2 && d == 29 && !leap)
+        return false;
+    *end_unix = (days_from_civil(y, m, d) + 1) * 86400;
+    return true;
+}
+
+/* legacy_receipt_key lists a key every gateway host can derive: only with a cut-off date,
+ * no more than BL_CONFIG_LEGACY_RECEIPT_MAX_DAYS ahead. A date past already is accepted
+ * (a restart after it must not fail): the key is then no longer listed. */
+static bool legacy_receipt_ok(struct bl_config *cfg, char *err, size_t errlen)
+{
+    cfg->xmr402_legacy_until_unix = 0;
+    const char *until = cfg->xmr402_legacy_receipt_until;
+    if (!cfg->xmr402_legacy_receipt_key) {
+        if (!until[0])
+            return true;
+        snprintf(err, errlen, "[xmr402] legacy_receipt_until: set without legacy_receipt_key");
+        return false;
+    }
+    if (!until[0]) {
+        snprintf(err, errlen,
+                 "[xmr402] legacy_receipt_key: needs legacy_receipt_until (YYYY-MM-DD), the last "
+                 "day the retired key is listed: every gateway host can sign receipts with it, "
+                 "backdated too (docs/SECURITY.md)");
+        return false;
+    }
+    if (!bl_config_day_end(until, &cfg->xmr402_legacy_until_unix)) {
+        snprintf(err, errlen, "[xmr402] legacy_receipt_until: expected a date YYYY-MM-DD");
+        return false;
+    }
+    if (cfg->xmr402_legacy_until_unix >
+        (int64_t)time(NULL) + BL_CONFIG_LEGACY_RECEIPT_MAX_DAYS * 86400) {
+        snprintf(err, errlen, "[xmr402] legacy_receipt_until: at most %d days ahead",
+                 BL_CONFIG_LEGACY_RECEIPT_MAX_DAYS);
+        return false;
+    }
+    return true;
+}
+
 static bool hook_key(struct bl_config *cfg)
 {
     if (cfg->hook_secret_key[0])
@@ -291,6 +363,8 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
         snprintf(err, errlen, "[xmr402] receipt_key: expected 64 hex digits");
         goto bad;
     }
+    if (!legacy_receipt_ok(cfg, err, errlen))
+        goto bad;
     char why[160];
     if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
         snprintf(err, errlen, "[server] trusted_proxies: %s", why);

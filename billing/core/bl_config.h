@@ -70,6 +70,8 @@ struct bl_config {
     /* [xmr402]: agents buying through HTTP 402 (billing/api/api_xmr402.h) */
     char *xmr402_receipt_key;
     bool xmr402_legacy_receipt_key;
+    char *xmr402_legacy_receipt_until; /* "YYYY-MM-DD": the retired key's last day listed */
+    int64_t xmr402_legacy_until_unix;  /* the day after it, 00:00 UTC (0: none) */
     int64_t xmr402_zero_conf_max;
     int64_t xmr402_retry_after_ms;
     int64_t xmr402_pending_requests;
@@ -78,6 +80,7 @@ struct bl_config {
     int64_t xmr402_verifies_per_second;
     int64_t xmr402_credentials_window_ms;
     int64_t xmr402_max_held, xmr402_max_held_per_client; /* proofs waiting (verify_hold.h) */
+    int64_t xmr402_challenge_share, xmr402_verify_share; /* one network's % (fair_share.h) */
     /* [webhooks]: events for programs that buy through the API (billing/hook_*.h) */
     char *hook_allow; /* as configured; parsed into hook_allow_list */
     char *hook_secret_key;
@@ -105,5 +108,12 @@ extern const size_t bl_config_key_count;
 __attribute__((warn_unused_result)) bool bl_config_load(struct bl_config *cfg, const char *path,
                                                         char *err, size_t errlen);
 void bl_config_free(struct bl_config *cfg);
+
+/* Pure: a "YYYY-MM-DD" day (UTC, a real date of 2000..9999) into *end_unix, the unix time
+ * the day ends (the next day's 00:00 UTC). False when text is no such date. */
+__attribute__((warn_unused_result)) bool bl_config_day_end(const char *text, int64_t *end_unix);
+
+/* The longest a retired receipt key may stay listed after billing starts. */
+#define BL_CONFIG_LEGACY_RECEIPT_MAX_DAYS 366
 
 #endif

@@ -32,8 +32,8 @@
 bool hook_dest_key(const char *url, char out[HOOK_DEST_KEY_SIZE]);
 
 struct hook_breaker_policy {
-    int threshold;                          /* failures in a row that open it; >= 1 */
-    int64_t cooldown_ms, cooldown_max_ms;   /* the first open, the longest */
+    int threshold;                        /* failures in a row that open it; >= 1 */
+    int64_t cooldown_ms, cooldown_max_ms; /* the first open, the longest */
 };
 
 enum hook_breaker_state { HOOK_BREAKER_CLOSED, HOOK_BREAKER_OPEN, HOOK_BREAKER_HALF_OPEN };
@@ -41,8 +41,8 @@ enum hook_breaker_state { HOOK_BREAKER_CLOSED, HOOK_BREAKER_OPEN, HOOK_BREAKER_H
 extern const char *const hook_breaker_state_names[HOOK_BREAKER_NSTATES + 1]; /* NULL-ended */
 
 struct hook_breaker {
-    int failures;         /* in a row, while closed */
-    int64_t cooldown_ms;  /* the last open's (0: never opened since the last success) */
+    int failures;        /* in a row, while closed */
+    int64_t cooldown_ms; /* the last open's (0: never opened since the last success) */
     int64_t open_until_ms;
     bool probing; /* half-open: the probe is under way */
 };
@@ -57,12 +57,12 @@ bool hook_dest_breaker_counts(bool timeout, bool connect, bool tls, long status)
 
 /* What to do with one claimed event whose destination has `in_flight` attempts now. */
 enum hook_dest_verdict {
-    HOOK_DEST_SEND,  /* send it (the caller then counts it in flight; a half-open breaker
-                      * is probing from now) */
-    HOOK_DEST_BUSY,  /* its destination has per_destination attempts under way: put back */
-    HOOK_DEST_OPEN,  /* the breaker is open (or half-open with its probe out): put back
-                      * until *retry_at_ms (the end of the cooldown; with the probe out,
-                      * one cooldown from now) */
+    HOOK_DEST_SEND, /* send it (the caller then counts it in flight; a half-open breaker
+                     * is probing from now) */
+    HOOK_DEST_BUSY, /* its destination has per_destination attempts under way: put back */
+    HOOK_DEST_OPEN, /* the breaker is open (or half-open with its probe out): put back
+                     * until *retry_at_ms (the end of the cooldown; with the probe out,
+                     * one cooldown from now) */
 };
 enum hook_dest_verdict hook_dest_decide(struct hook_breaker *b, int in_flight, int per_destination,
                                         int64_t now_ms, int64_t *retry_at_ms);

@@ -70,7 +70,7 @@ struct bl_metrics {
     int64_t outbox_read_ms; /* when the outbox was last read (monotonic; 0: never) */
     struct xg_metric *invoices, *invoice_age, *payments, *piconero, *cycles, *failures,
         *cycle_seconds, *last_transfers, *wallet_height, *wallet_lag, *wallet_up, *cursor, *leader,
-        *rate_age, *database_up, *aggregates_ok, *swept, *client_closes;
+        *rate_age, *database_up, *aggregates_ok, *swept, *client_closes, *held_proofs;
 };
 
 static void collect_database(struct bl_metrics *m)
@@ -209,6 +209,8 @@ static void on_collect(void *arg)
         for (unsigned i = 0; i < XG_GUARD_NREASONS; i++)
             xg_metric_store(m->client_closes, &i, n[i]);
     }
+    if (m->src.api)
+        xg_metric_set(m->held_proofs, NULL, (double)api_held_proofs(m->src.api));
     if (m->src.prices) {
         int64_t age = price_source_age_ms(m->src.prices);
         xg_metric_set(m->rate_age, NULL, age < 0 ? -1 : (double)age / 1000.0);
@@ -311,6 +313,9 @@ static bool families(struct bl_metrics *m)
                       "1 on the instance holding the advisory lock (it polls and provisions).");
     m->rate_age = GAUGE("xmrgate_billing_rate_age_seconds",
                         "Age of the exchange rate held (-1: none yet, or no rate source).");
+    m->held_proofs = GAUGE("xmrgate_billing_xmr402_held_proofs",
+                           "XMR402 proofs waiting now for their transaction ([xmr402] unseen_hold; "
+                           "bounded by max_held_proofs).");
     m->database_up = GAUGE("xmrgate_billing_database_up",
                            "1 when PostgreSQL answers and the schema is current.");
     m->aggregates_ok = GAUGE("xmrgate_billing_metrics_query_ok",
@@ -318,7 +323,7 @@ static bool families(struct bl_metrics *m)
     return m->invoices && m->invoice_age && m->payments && m->piconero && m->cycles &&
            m->failures && m->cycle_seconds && m->last_transfers && m->wallet_height &&
            m->wallet_lag && m->wallet_up && m->cursor && m->leader && m->rate_age &&
-           m->database_up && m->aggregates_ok && m->swept && m->client_closes;
+           m->database_up && m->aggregates_ok && m->swept && m->client_closes && m->held_proofs;
 }
 
 struct bl_metrics *bl_metrics_new(const struct bl_metrics_sources *src)

@@ -4,7 +4,8 @@
  * and its lag behind monerod, whether this instance leads, the exchange rate's age, and
  * PostgreSQL's state; the webhook outbox (its backlog and the age of its oldest pending
  * event, read at most every BL_METRICS_OUTBOX_EVERY_MS, and the failed attempts by reason);
- * XMR402 challenges issued, proofs answered and refusals by step and error code; and the
+ * XMR402 challenges issued, proofs answered, proofs held waiting for their transaction and
+ * refusals by step and error code; and the
  * API's requests by route pattern and status class with a latency histogram. Nothing that
  * identifies a buyer (invoice, address, token) is a label.
  *
@@ -41,6 +42,7 @@ struct bl_metrics_sources {
     struct xg_dbwatch *dbwatch;
     const struct xg_guard_counts *clients; /* the API's slow-client closes and refusals */
     struct hook_sender *hooks;             /* the webhook sender's failed attempts */
+    const struct api *api;                 /* the XMR402 proofs held (api_held_proofs) */
 };
 
 /* NULL when out of memory. */

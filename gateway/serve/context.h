@@ -21,6 +21,7 @@
 #include "nodes/upstream.h"
 
 struct hold_set;
+struct xmr402_streams;
 
 struct gw_context {
     const struct gw_config *cfg;
@@ -37,6 +38,7 @@ struct gw_context {
     int64_t cache_min_depth;    /* blocks below the quorum tip before a height is cached */
     struct gw_limits *limits;   /* burst rate and daily quota (limits.h) */
     struct gw_metrics *metrics; /* counters and histograms (gw_metrics.h); may be NULL */
+    struct xmr402_streams *xmr402_streams; /* event streams per payment; NULL: no streams */
     size_t max_body;
     int64_t request_timeout_ms;
     int64_t node_timeout_ms;

@@ -202,6 +202,10 @@ const struct xg_cfg_key gw_config_keys[] = {
         "event streams (v2.1 SSE: accepted, then confirmed) open at once, served by the own "
         "front end (front_end = native); beyond, 503 streams_full (0 = none: challenges carry "
         "no features=\"sse\")"),
+    KEY("xmr402", "streams_per_payment", XG_CFG_INT, xmr402_streams_per_payment, "2", 1, 1000,
+        false,
+        "event streams one payment (its txid) may hold open at once, of streams; beyond, 503 "
+        "streams_full before billing is asked"),
     KEY("xmr402", "stream_max_duration", XG_CFG_DURATION, xmr402_stream_max_ms, "1h", 1000,
         86400000, false,
         "an event stream still short of the tier's confirmations after this long ends with "

@@ -14,6 +14,7 @@
 #include "xg_str.h"
 #include "xg_xmr402.h"
 #include "xmr402/xmr402.h"
+#include "xmr402/xmr402_streams.h"
 #include "xg_clock.h"
 
 #include <jansson.h>
@@ -641,6 +642,19 @@ static const char *requested_tier(const struct gw_request *req, char *buf, size_
     return h ? h : req->ctx->cfg->xmr402_default_tier;
 }
 
+/* One of [xmr402] streams' places, and one of the payment's (xmr402_streams.h); both or
+ * neither. */
+static bool stream_place_take(struct xmr402_work *w)
+{
+    struct gw_context *ctx = w->req->ctx;
+    if (!gw_metrics_xmr402_stream_open(ctx->metrics, ctx->cfg->xmr402_streams))
+        return false;
+    if (xmr402_streams_take(ctx->xmr402_streams, w->auth.txid))
+        return true;
+    gw_metrics_xmr402_stream_closed(ctx->metrics);
+    return false;
+}
+
 bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cred)
 {
     struct xmr402_work *w = calloc(1, sizeof *w);
@@ -679,8 +693,7 @@ bool xmr402_flow_begin(struct gw_request *req, const struct auth_credential *cre
     /* a stream waits through the confirmations itself: the 202 mode has no stream */
     w->wants_stream = !w->extended && stream_offered(req) &&
                       xmr402_accepts_stream(gw_request_header(req, "Accept"));
-    if (w->wants_stream &&
-        !gw_metrics_xmr402_stream_open(req->ctx->metrics, req->ctx->cfg->xmr402_streams)) {
+    if (w->wants_stream && !stream_place_take(w)) {
         work_header(w, "Retry-After", "30");
         answer_xmr402_error(req, ERR_STREAMS_FULL, NULL);
         return false; /* before billing: the allowance is not touched */
@@ -731,8 +744,10 @@ void xmr402_flow_request_free(struct gw_request *req)
         free(w->headers[i].value);
     if (hold_queued(&w->tick))
         hold_cancel(req->ctx->timers, &w->tick);
-    if (w->stream_counted)
+    if (w->stream_counted) {
         gw_metrics_xmr402_stream_closed(req->ctx->metrics);
+        xmr402_streams_give(req->ctx->xmr402_streams, w->auth.txid);
+    }
     free(w->first_event);
     json_decref(w->carry);
     memset(&w->auth, 0, sizeof w->auth);

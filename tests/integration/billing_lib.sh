@@ -71,6 +71,9 @@ url = ${GATEWAY_URL:-http://127.0.0.1:18089}
 ha1_key = $BT_HA1_KEY
 [billing]
 token_key = $BT_TOKEN_KEY
+[xmr402]
+challenge_share = 100
+verify_share = 100
 [invoices]
 free_network_per_hour = 100000
 free_network_per_day = 100000

@@ -322,6 +322,73 @@ static void test_client_addr(void **state)
     assert_string_equal(out, "127.0.0.1"); /* nobody trusted: X-Forwarded-For never read */
 }
 
+/* Joins values into a list of cap bytes; the list and whether nothing was dropped. */
+static bool join(size_t cap, const char *const *values, char *out)
+{
+    size_t len = 0;
+    bool whole = true;
+    out[0] = '\0';
+    for (size_t i = 0; values[i]; i++)
+        whole &= xg_proxy_list_append(out, cap, &len, values[i], strlen(values[i]));
+    assert_int_equal(len, strlen(out));
+    assert_true(len < cap);
+    return whole;
+}
+
+static void test_list_append(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t cap;
+        const char *values[4];
+        const char *want;
+        bool whole;
+    } cases[] = {
+        {64, {"198.51.100.1", NULL}, "198.51.100.1", true},
+        {64, {"6.6.6.6", "198.51.100.1", NULL}, "6.6.6.6,198.51.100.1", true},
+        {21, {"6.6.6.6", "198.51.100.1", NULL}, "6.6.6.6,198.51.100.1", true}, /* just fits */
+        {20, {"6.6.6.6", "198.51.100.1", NULL}, "198.51.100.1", false},        /* cut: the tail */
+        {20, {"1.1.1.1, 2.2.2.2, 3.3.3.3", "4.4.4.4", NULL}, " 3.3.3.3,4.4.4.4", false},
+        {14, {"1.1.1.1, 2.2.2.2", "198.51.100.1", NULL}, "198.51.100.1", false}, /* value whole */
+        {12, {"1.1.1.1", "198.51.100.1", NULL}, "", false}, /* the last alone is too long */
+        {12, {"aaaaaaaaaaaaaaaaaaaa,5.5.5.5", NULL}, "5.5.5.5", false}, /* one long value */
+        {12, {"1.1.1.1", "2.2.2.2", "3.3.3.3", NULL}, "3.3.3.3", false},
+        {2, {"x", NULL}, "x", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[64];
+        print_message("case %zu\n", i);
+        assert_int_equal(join(cases[i].cap, cases[i].values, out), cases[i].whole);
+        assert_string_equal(out, cases[i].want);
+    }
+}
+
+/* A client padding X-Forwarded-For past the buffer is still the address the balancer
+ * appended, never the balancer (issue #30: 4 KiB of padding made it 127.0.0.1). */
+static void test_padded_forwarded_for(void **state)
+{
+    (void)state;
+    struct xg_proxy_trust t;
+    char err[128];
+    assert_true(xg_proxy_trust_parse("127.0.0.1", &t, err, sizeof err));
+    static char pad[6000];
+    for (size_t i = 0; i + 8 < sizeof pad; i += 8)
+        memcpy(pad + i, "6.6.6.6,", 8);
+    pad[sizeof pad - 9] = '\0';
+    static const char *const padded[][3] = {
+        {pad, "203.0.113.9", NULL},          /* the client's padding, then what the balancer saw */
+        {"6.6.6.6, 203.0.113.9", pad, NULL}, /* padding in a second header */
+    };
+    static const char *const want[] = {"203.0.113.9", "6.6.6.6"};
+    for (size_t i = 0; i < 2; i++) {
+        char xff[4096], out[XG_PROXY_ADDR_TEXT];
+        assert_false(join(sizeof xff, padded[i], xff));
+        struct xg_proxy_ip lo = ip("127.0.0.1");
+        assert_true(xg_proxy_client_addr(&t, &lo, xff, out, sizeof out));
+        assert_string_equal(out, want[i]);
+    }
+}
+
 static void test_opening(void **state)
 {
     (void)state;
@@ -386,10 +453,15 @@ static void test_opening(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ip_parse),        cmocka_unit_test(test_trust_parse),
-        cmocka_unit_test(test_trusted),         cmocka_unit_test(test_header_parse),
-        cmocka_unit_test(test_header_v1_bound), cmocka_unit_test(test_client_addr),
+        cmocka_unit_test(test_ip_parse),
+        cmocka_unit_test(test_trust_parse),
+        cmocka_unit_test(test_trusted),
+        cmocka_unit_test(test_header_parse),
+        cmocka_unit_test(test_header_v1_bound),
+        cmocka_unit_test(test_client_addr),
         cmocka_unit_test(test_opening),
+        cmocka_unit_test(test_list_append),
+        cmocka_unit_test(test_padded_forwarded_for),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,9 +59,9 @@ static void test_counts(void **state)
         long status;
         bool want;
     } cases[] = {
-        {true, false, false, 0, true},    {false, true, false, 0, true},
-        {false, false, true, 0, true},    {false, false, false, 500, true},
-        {false, false, false, 503, true}, {false, false, false, 404, false},
+        {true, false, false, 0, true},     {false, true, false, 0, true},
+        {false, false, true, 0, true},     {false, false, false, 500, true},
+        {false, false, false, 503, true},  {false, false, false, 404, false},
         {false, false, false, 410, false}, {false, false, false, 0, false}, /* SSRF, no URL */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -75,8 +75,8 @@ static void test_counts(void **state)
 static void test_breaker(void **state)
 {
     (void)state;
-    const struct hook_breaker_policy p = {.threshold = 3, .cooldown_ms = 1000,
-                                          .cooldown_max_ms = 3000};
+    const struct hook_breaker_policy p = {
+        .threshold = 3, .cooldown_ms = 1000, .cooldown_max_ms = 3000};
     enum { FAIL, FAIL_4XX, OK, DECIDE };
     static const struct {
         int64_t t;
@@ -149,9 +149,9 @@ static void test_decide(void **state)
         {0, 0, false, 1, 1, 100, HOOK_DEST_BUSY, 100}, /* one at a time per destination */
         {0, 0, false, 1, 2, 100, HOOK_DEST_SEND, 100},
         {0, 0, false, 2, 2, 100, HOOK_DEST_BUSY, 100},
-        {500, 900, false, 0, 4, 100, HOOK_DEST_OPEN, 900}, /* until it half-opens */
-        {500, 900, false, 0, 4, 900, HOOK_DEST_SEND, 900}, /* half-open: the probe */
-        {500, 900, true, 1, 4, 950, HOOK_DEST_OPEN, 1450}, /* the probe is out */
+        {500, 900, false, 0, 4, 100, HOOK_DEST_OPEN, 900},  /* until it half-opens */
+        {500, 900, false, 0, 4, 900, HOOK_DEST_SEND, 900},  /* half-open: the probe */
+        {500, 900, true, 1, 4, 950, HOOK_DEST_OPEN, 1450},  /* the probe is out */
         {500, 900, false, 1, 4, 950, HOOK_DEST_OPEN, 1450}, /* an attempt from before */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -178,7 +178,7 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_key),    cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_key),     cmocka_unit_test(test_counts),
         cmocka_unit_test(test_breaker), cmocka_unit_test(test_decide),
         cmocka_unit_test(test_names),
     };
