@@ -572,9 +572,42 @@ static bool store_all(struct load_ctx *ctx, void *target)
     return true;
 }
 
+/* A key's field must be as wide as its type stores: a table that names an `int` for an
+ * XG_CFG_INT would have eight bytes written into four. Caught on the first load, in every test. */
+static size_t type_size(enum xg_cfg_type type)
+{
+    switch (type) {
+    case XG_CFG_STRING:
+        return sizeof(char *);
+    case XG_CFG_BOOL:
+        return sizeof(bool);
+    case XG_CFG_INT:
+    case XG_CFG_DURATION:
+    case XG_CFG_SIZE:
+        return sizeof(int64_t);
+    }
+    return 0;
+}
+
+static bool check_table(const struct xg_cfg_key *keys, size_t nkeys, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < nkeys; i++) {
+        if (keys[i].size != type_size(keys[i].type)) {
+            char label[160];
+            format_key(&keys[i], label, sizeof label);
+            snprintf(err, errlen, "key table: the field of %s is %zu bytes, its type stores %zu",
+                     label, keys[i].size, type_size(keys[i].type));
+            return false;
+        }
+    }
+    return true;
+}
+
 bool xg_config_load(const struct xg_cfg_key *keys, size_t nkeys, void *target, const char *path,
                     char *const *env, char *err, size_t errlen)
 {
+    if (!check_table(keys, nkeys, err, errlen))
+        return false;
     bool ok = false;
     struct load_ctx ctx = {
         .keys = keys, .nkeys = nkeys, .path = path, .err = err, .errlen = errlen};

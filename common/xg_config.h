@@ -31,6 +31,7 @@ struct xg_cfg_key {
     const char *name;
     enum xg_cfg_type type;
     size_t offset;             /* offsetof(the daemon's struct, field)             */
+    size_t size;               /* sizeof the field: checked against the type on load */
     const char *default_value; /* NULL: required                                   */
     int64_t min, max;          /* for INT, DURATION and SIZE; both 0: unbounded     */
     bool reloadable;           /* may change on SIGHUP without a restart           */

@@ -15,7 +15,8 @@
  * uses it, so a key marked reloadable here must be applied there. */
 #define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                       \
     {                                                                                              \
-        sec, nm, type, offsetof(struct bl_config, field), def, lo, hi, reload, help                \
+        sec, nm, type, offsetof(struct bl_config, field), sizeof(((struct bl_config *)0)->field),  \
+            def, lo, hi, reload, help                                                              \
     }
 
 const struct xg_cfg_key bl_config_keys[] = {

@@ -17,7 +17,8 @@
  * uses it, so a key marked reloadable here must be applied there. */
 #define KEY(sec, nm, type, field, def, lo, hi, reload, help)                                       \
     {                                                                                              \
-        sec, nm, type, offsetof(struct gw_config, field), def, lo, hi, reload, help                \
+        sec, nm, type, offsetof(struct gw_config, field), sizeof(((struct gw_config *)0)->field),  \
+            def, lo, hi, reload, help                                                              \
     }
 
 const struct xg_cfg_key gw_config_keys[] = {

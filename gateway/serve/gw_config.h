@@ -82,8 +82,8 @@ struct gw_config {
     char *xmr402_public_url;   /* billing as agents reach it, for status URLs ("" = billing_url) */
     char *xmr402_default_tier; /* what a bare 402 sells */
     int64_t xmr402_max_proof;  /* longest proof accepted in Authorization: XMR402 */
-    int xmr402_streams;        /* event streams open at once (0: no features="sse") */
-    int xmr402_streams_per_payment;     /* of them, one payment's (xmr402_streams.h) */
+    int64_t xmr402_streams;    /* event streams open at once (0: no features="sse") */
+    int64_t xmr402_streams_per_payment; /* of them, one payment's (xmr402_streams.h) */
     int64_t xmr402_stream_max_ms;       /* longest event stream */
     int64_t xmr402_stream_keepalive_ms; /* between keep-alive comments */
     /* [log] */

@@ -42,7 +42,7 @@ static void test_parse(void **state)
 {
     (void)state;
     static const struct xg_cfg_key keys[] = {
-        {"log", "level", XG_CFG_STRING, 0, "info", 0, 0, true, "level"},
+        {"log", "level", XG_CFG_STRING, 0, sizeof(char *), "info", 0, 0, true, "level"},
     };
     const struct xg_cli_daemon d = {
         .name = "xmrgate-test", .operands = "[run]", .keys = keys, .nkeys = 1};

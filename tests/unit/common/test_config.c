@@ -26,7 +26,7 @@ struct test_cfg {
     int64_t pool_size;
 };
 
-#define F(field) offsetof(struct test_cfg, field)
+#define F(field) offsetof(struct test_cfg, field), sizeof(((struct test_cfg *)0)->field)
 static const struct xg_cfg_key keys[] = {
     {"", "name", XG_CFG_STRING, F(name), "xmrgate", 0, 0, false, "instance name"},
     {"gateway", "listen_addr", XG_CFG_STRING, F(listen_addr), "127.0.0.1", 0, 0, false,
@@ -385,13 +385,30 @@ static void test_invalid_default_is_reported(void **state)
 {
     (void)state;
     static const struct xg_cfg_key broken[] = {
-        {"x", "n", XG_CFG_INT, 0, "four", 0, 0, false, "a key with a bad default"},
+        {"x", "n", XG_CFG_INT, 0, sizeof(int64_t), "four", 0, 0, false, "a key with a bad default"},
     };
     int64_t target = 0;
     char err[512] = "";
     assert_false(xg_config_load(broken, 1, &target, NULL, no_env, err, sizeof err));
     assert_string_equal(err,
                         "built-in default of [x] n is invalid: expected an integer, got \"four\"");
+}
+
+/* A field narrower than its type stores is refused before anything is written to it. */
+static void test_wrong_field_size_is_refused(void **state)
+{
+    (void)state;
+    struct narrow {
+        int n, after;
+    };
+    static const struct xg_cfg_key narrow_keys[] = {
+        {"x", "n", XG_CFG_INT, offsetof(struct narrow, n), sizeof(int), "4", 0, 0, false, "int"},
+    };
+    struct narrow target = {0, 7};
+    char err[512] = "";
+    assert_false(xg_config_load(narrow_keys, 1, &target, NULL, no_env, err, sizeof err));
+    assert_string_equal(err, "key table: the field of [x] n is 4 bytes, its type stores 8");
+    assert_int_equal(target.after, 7);
 }
 
 /* ---- reload ----------------------------------------------------------------------- */
@@ -406,7 +423,7 @@ static void test_take_reloadable(void **state)
         bool cache;
         int64_t timeout_ms, port;
     };
-#define R(field) offsetof(struct reload_cfg, field)
+#define R(field) offsetof(struct reload_cfg, field), sizeof(((struct reload_cfg *)0)->field)
     static const struct xg_cfg_key rkeys[] = {
         {"log", "level", XG_CFG_STRING, R(level), "info", 0, 0, true, "level"},
         {"db", "url", XG_CFG_STRING, R(url), "postgres://a", 0, 0, false, "url"},
@@ -500,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_bad_env_value),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_invalid_default_is_reported),
+        cmocka_unit_test(test_wrong_field_size_is_refused),
         cmocka_unit_test(test_take_reloadable),
         cmocka_unit_test(test_print_reference),
     };
