@@ -15,7 +15,7 @@
 #include "rpc/epee.h"
 #include "rpc/methods.h"
 #include "rpc/plan.h"
-#include "serve/proxy.h"
+#include "serve/proxy_facts.h"
 
 static const char *const field_names[] = {
     "status",    "untrusted",      "outs",      "blocks",       "heights",

@@ -7,8 +7,8 @@
 # C as the own nodes:
 #   1. a stock wallet-rpc sends a transfer through the gateway;
 #   2. 1,000 wallet-shaped calls (fee estimate, outs as JSON and .bin, the distribution as
-#      JSON-RPC and .bin), with a block mined every 100, come back unaltered: each equals a
-#      direct honest node's answer (masked as agree.h masks);
+#      JSON-RPC and .bin), with a block mined every 100 (and the gateway's quorum on it), come
+#      back unaltered: each equals a direct honest node's answer (masked as agree.h masks);
 #   3. the liar is marked misbehaving within [nodes] mismatch_limit (3) mismatches, and
 #      the metrics say so;
 # and with fewer nodes:
@@ -72,10 +72,11 @@ check "mine a block for it" mine 1
 outputs=$(curl -s "$NODE_A_URL/json_rpc" -d '{"jsonrpc":"2.0","id":0,"method":"get_output_distribution","params":{"amounts":[0],"cumulative":true,"binary":false}}' |
 	jq -r '.result.distributions[0].distribution[-1]')
 check "node A counts its RingCT outputs ($outputs)" test "${outputs:-0}" -gt 10
-XG_REPO=$XG_REPO python3 - "$GW_URL/v1/$TOKEN" "$NODE_A_URL" "$NODE_B_URL" \
-	"$outputs" >"$work/calls.out" 2>"$work/calls.err" <<'PY'
-import json, os, random, struct, subprocess, sys, urllib.request
-gw, a, b, outputs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+XG_REPO=$XG_REPO XG_TEST_ADMIN_TOKEN=$XG_TEST_ADMIN_TOKEN python3 - "$GW_URL/v1/$TOKEN" \
+	"$NODE_A_URL" "$NODE_B_URL" "$outputs" "$GW_ADMIN" >"$work/calls.out" 2>"$work/calls.err" <<'PY'
+import json, os, random, struct, subprocess, sys, time, urllib.request
+gw, a, b, outputs, admin = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+repo, admin_token = os.environ["XG_REPO"], os.environ["XG_TEST_ADMIN_TOKEN"]
 H = b"\x01\x11\x01\x01\x01\x01\x02\x01\x01"
 def u64(n): return struct.pack("<Q", n)
 def outs_bin(i):
@@ -94,6 +95,11 @@ def masked(body, rpc):
     for k in ("credits", "top_hash", "untrusted"):
         o.pop(k, None)
     return o
+def quorum():
+    req = urllib.request.Request(admin + "/v1/quorum",
+                                 headers={"Authorization": "Bearer " + admin_token})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
 def rpc_body(method, params=None):
     return json.dumps({"jsonrpc": "2.0", "id": "0", "method": method,
                        "params": params or {}}).encode()
@@ -103,8 +109,14 @@ altered = {k: 0 for k in kinds}
 failed = {k: 0 for k in kinds}
 for n in range(1000):
     if n and n % 100 == 0:
-        subprocess.run(["bash", "-c", ". %s/tests/integration/lib.sh && mine 1" %
-                        os.environ.get("XG_REPO", ".")], check=False, capture_output=True)
+        # A block, and the gateway's quorum on it: a tip answer is the quorum tip's, which
+        # follows the nodes within one probe interval.
+        subprocess.run(["bash", "-c", ". %s/tests/integration/lib.sh && mine 1; rc=$?; "
+                        "trap - EXIT; exit $rc" % repo], check=True, capture_output=True)
+        height = json.loads(post(a + "/get_height", b"{}")[1])["height"]
+        deadline = time.monotonic() + 30
+        while quorum()["height"] != height and time.monotonic() < deadline:
+            time.sleep(0.05)
     k = kinds[n % 5]
     if k == "fee":
         path, body, rpc, binary = "/json_rpc", rpc_body("get_fee_estimate"), True, False
