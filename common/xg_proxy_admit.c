@@ -2,6 +2,7 @@
 #include "xg_proxy_admit.h"
 
 #include <errno.h>
+#include <stdio.h>
 
 struct xg_proxy_admit_limits xg_proxy_admit_resolve(const struct xg_proxy_admit_limits *l)
 {
@@ -67,4 +68,26 @@ enum xg_accept_step xg_accept_error(int err)
     default:
         return XG_ACCEPT_IDLE;
     }
+}
+
+bool xg_proxy_settings_check(const char *trusted_proxies, int64_t proxy_reserve,
+                             int64_t proxy_max_pending, bool proxy_protocol,
+                             struct xg_proxy_trust *trust, char *err, size_t errlen)
+{
+    char why[160];
+    if (!xg_proxy_trust_parse(trusted_proxies, trust, why, sizeof why)) {
+        snprintf(err, errlen, "[server] trusted_proxies: %s", why);
+        return false;
+    }
+    if (proxy_reserve >= proxy_max_pending) {
+        snprintf(err, errlen, "[server] proxy_reserve: must be less than proxy_max_pending");
+        return false;
+    }
+    if (proxy_protocol && trust->n == 0) {
+        snprintf(err, errlen,
+                 "[server] proxy_protocol: set trusted_proxies to the balancers "
+                 "whose PROXY header is believed");
+        return false;
+    }
+    return true;
 }

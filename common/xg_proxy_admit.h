@@ -69,4 +69,12 @@ enum xg_accept_step {
 /* What accept4's errno means for a level-triggered listener. */
 enum xg_accept_step xg_accept_error(int err);
 
+/* The [server] PROXY settings both daemons share, checked together: trusted_proxies parsed
+ * into *trust, proxy_reserve below proxy_max_pending, and proxy_protocol only with a trusted
+ * balancer. On false, err names the key and what is wrong. */
+__attribute__((warn_unused_result)) bool
+xg_proxy_settings_check(const char *trusted_proxies, int64_t proxy_reserve,
+                        int64_t proxy_max_pending, bool proxy_protocol,
+                        struct xg_proxy_trust *trust, char *err, size_t errlen);
+
 #endif

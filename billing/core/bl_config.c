@@ -3,6 +3,7 @@
 
 #include "core/bl_keys.h"
 #include "xg_hex.h"
+#include "xg_proxy_admit.h"
 #include "xg_log.h"
 
 #include <stdio.h>
@@ -366,21 +367,10 @@ bool bl_config_load(struct bl_config *cfg, const char *path, char *err, size_t e
     }
     if (!legacy_receipt_ok(cfg, err, errlen))
         goto bad;
+    if (!xg_proxy_settings_check(cfg->trusted_proxies, cfg->proxy_reserve, cfg->proxy_max_pending,
+                                 cfg->proxy_protocol, &cfg->trust, err, errlen))
+        goto bad;
     char why[160];
-    if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
-        snprintf(err, errlen, "[server] trusted_proxies: %s", why);
-        goto bad;
-    }
-    if (cfg->proxy_reserve >= cfg->proxy_max_pending) {
-        snprintf(err, errlen, "[server] proxy_reserve: must be less than proxy_max_pending");
-        goto bad;
-    }
-    if (cfg->proxy_protocol && cfg->trust.n == 0) {
-        snprintf(err, errlen,
-                 "[server] proxy_protocol: set trusted_proxies to the balancers "
-                 "whose PROXY header is believed");
-        goto bad;
-    }
     if (!xg_proxy_trust_parse(cfg->hook_allow, &cfg->hook_allow_list, why, sizeof why)) {
         snprintf(err, errlen, "[webhooks] allow: %s", why);
         goto bad;

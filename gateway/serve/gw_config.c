@@ -5,6 +5,7 @@
 #include "nodes/blockpub.h"
 #include "nodes/fit.h"
 #include "xg_hex.h"
+#include "xg_proxy_admit.h"
 #include "xg_log.h"
 
 #include <stdio.h>
@@ -280,21 +281,9 @@ bool gw_config_load(struct gw_config *cfg, const char *path, char *err, size_t e
         snprintf(err, errlen, "[server] tls_cert and tls_key must be set together");
         goto bad;
     }
-    char why[160];
-    if (!xg_proxy_trust_parse(cfg->trusted_proxies, &cfg->trust, why, sizeof why)) {
-        snprintf(err, errlen, "[server] trusted_proxies: %s", why);
+    if (!xg_proxy_settings_check(cfg->trusted_proxies, cfg->proxy_reserve, cfg->proxy_max_pending,
+                                 cfg->proxy_protocol, &cfg->trust, err, errlen))
         goto bad;
-    }
-    if (cfg->proxy_reserve >= cfg->proxy_max_pending) {
-        snprintf(err, errlen, "[server] proxy_reserve: must be less than proxy_max_pending");
-        goto bad;
-    }
-    if (cfg->proxy_protocol && cfg->trust.n == 0) {
-        snprintf(err, errlen,
-                 "[server] proxy_protocol: set trusted_proxies to the balancers "
-                 "whose PROXY header is believed");
-        goto bad;
-    }
     return true;
 bad:
     gw_config_free(cfg);

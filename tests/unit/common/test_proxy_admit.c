@@ -117,13 +117,39 @@ static void test_accept_error(void **state)
             fail_msg("case %zu (errno %d)", i, cases[i].err);
 }
 
+/* The [server] PROXY settings: each refusal names its key. */
+static void test_settings_check(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *trusted;
+        int64_t reserve, max_pending;
+        bool proxy_protocol;
+        const char *err; /* NULL: accepted */
+    } cases[] = {
+        {"", 128, 1024, false, NULL},
+        {"10.0.0.0/8, 127.0.0.1", 128, 1024, true, NULL},
+        {"10.0.0.1/8", 128, 1024, false, "[server] trusted_proxies: "},
+        {"127.0.0.1", 1024, 1024, true, "[server] proxy_reserve: must be less than"},
+        {"", 0, 1, true, "[server] proxy_protocol: set trusted_proxies"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct xg_proxy_trust trust;
+        char err[256] = "";
+        bool ok = xg_proxy_settings_check(cases[i].trusted, cases[i].reserve, cases[i].max_pending,
+                                          cases[i].proxy_protocol, &trust, err, sizeof err);
+        assert_int_equal(ok, cases[i].err == NULL);
+        if (cases[i].err)
+            assert_memory_equal(err, cases[i].err, strlen(cases[i].err));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_admit),
-        cmocka_unit_test(test_resolve),
-        cmocka_unit_test(test_network),
-        cmocka_unit_test(test_accept_error),
+        cmocka_unit_test(test_admit),          cmocka_unit_test(test_resolve),
+        cmocka_unit_test(test_network),        cmocka_unit_test(test_accept_error),
+        cmocka_unit_test(test_settings_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
