@@ -199,6 +199,9 @@ static bool nodes_start(struct gateway *gw, char *err, size_t errlen)
     popt.honesty.limit = (int)cfg->mismatch_limit;
     popt.honesty.cooldown_ms = cfg->cooldown_base_ms;
     popt.honesty.ceiling_ms = cfg->cooldown_ceiling_ms;
+    /* The quorum learns of a block within a round and its timeout once most nodes have it:
+     * that, and 5 s for the block to spread, before a difference is taken for a lie. */
+    popt.honesty.settle_ms = cfg->probe_interval_ms + cfg->probe_timeout_ms + 5000;
     popt.fit = cfg->node_fit;
     popt.hedge = (struct hedge_options){
         .floor_ms = cfg->hedge_floor_ms,

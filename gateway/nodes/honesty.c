@@ -8,7 +8,8 @@ struct honesty_params honesty_params_default(void)
     return (struct honesty_params){.limit = 3,
                                    .window_ms = 3600 * 1000,
                                    .cooldown_ms = 60 * 1000,
-                                   .ceiling_ms = 17 * 3600 * 1000};
+                                   .ceiling_ms = 17 * 3600 * 1000,
+                                   .settle_ms = 10 * 1000};
 }
 
 /* Forgets the mismatches older than the window. */
@@ -49,6 +50,40 @@ bool honesty_record(struct honesty *h, bool agreed, int64_t now_ms, const struct
     h->marked++;
     h->nrecent = 0; /* back in service, it starts counting again */
     return true;
+}
+
+void honesty_suspect(struct honesty *h, const char *tip, int64_t now_ms)
+{
+    if (h->nsuspects == HONESTY_SUSPECTS) { /* the newest are kept: the oldest settle first */
+        memmove(h->suspects, h->suspects + 1, sizeof h->suspects[0] * (HONESTY_SUSPECTS - 1));
+        h->nsuspects--;
+    }
+    struct honesty_suspect *s = &h->suspects[h->nsuspects++];
+    size_t n = strlen(tip);
+    n = n > HONESTY_TIP_LEN ? HONESTY_TIP_LEN : n;
+    memcpy(s->tip, tip, n);
+    s->tip[n] = '\0';
+    s->at_ms = now_ms;
+}
+
+bool honesty_settle(struct honesty *h, const char *tip, int64_t now_ms,
+                    const struct honesty_params *p)
+{
+    bool marked = false;
+    int kept = 0;
+    for (int i = 0; i < h->nsuspects; i++) {
+        struct honesty_suspect *s = &h->suspects[i];
+        int64_t age = now_ms - s->at_ms;
+        if (age < p->settle_ms || (!tip && age < p->window_ms)) {
+            h->suspects[kept++] = *s;
+        } else if (tip && strcmp(tip, s->tip) == 0) {
+            marked |= honesty_record(h, false, now_ms, p);
+        } else {
+            h->excused++;
+        }
+    }
+    h->nsuspects = kept;
+    return marked;
 }
 
 bool honesty_allows(const struct honesty *h, int64_t now_ms)

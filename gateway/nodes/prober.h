@@ -151,8 +151,9 @@ void prober_overtaken(struct prober *p, int32_t id);
 void prober_answered(struct prober *p, int32_t id, bool success, double ms);
 
 /* A checked answer of node id (rpc/agree.h) agreed with the other own nodes', or was the
- * odd one out; enough mismatches take the node out of service (honesty.h). */
-void prober_agreement(struct prober *p, int32_t id, bool agreed);
+ * odd one out of a read sent at quorum tip `tip`: a suspicion that each probe round settles
+ * (honesty.h); enough mismatches take the node out of service. */
+void prober_agreement(struct prober *p, int32_t id, bool agreed, const char *tip);
 
 /* How long to wait for node id before hedging a read to the next node (hedge.h); -1 when
  * hedging is off. A read was sent: the budget earns its share. */

@@ -387,6 +387,22 @@ static void publish_quorum(struct prober *p, const struct health_quorum *q)
     p->quorum = fresh;
 }
 
+/* The nodes' suspected mismatches, settled against the quorum tip now (honesty.h). Lock held. */
+static void settle_suspicions(struct prober *p)
+{
+    const char *tip = p->quorum.known && !p->quorum.degraded ? p->quorum.hash : NULL;
+    int64_t now = xg_monotonic_ms();
+    for (size_t i = 0; i < p->count; i++) {
+        struct prober_node *n = &p->nodes[i];
+        if (honesty_settle(&n->honesty, tip, now, &p->opt.honesty))
+            xg_log(XG_LOG_WARN, "node_misbehaving",
+                   "node %s: %d answers differed from the other own nodes' within %lld s; it "
+                   "serves no read for %lld s",
+                   n->info.name, p->opt.honesty.limit, (long long)(p->opt.honesty.window_ms / 1000),
+                   (long long)((n->honesty.out_until_ms - now) / 1000));
+    }
+}
+
 /* One round: at the interval (or prober_probe_now) every node due; for publications
  * (`publication`) only the nodes that published, which prober_probe_now does not count. */
 static void run_round(struct prober *p, bool publication)
@@ -413,6 +429,7 @@ static void run_round(struct prober *p, bool publication)
     if (!q.degraded && !recorded)
         refresh_chain(p, &q);
     publish_quorum(p, &q);
+    settle_suspicions(p);
     if (!publication)
         p->rounds_done++;
     int64_t end = xg_monotonic_ms();

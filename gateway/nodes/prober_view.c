@@ -186,16 +186,14 @@ void prober_answered(struct prober *p, int32_t id, bool success, double ms)
     pthread_mutex_unlock(&p->lock);
 }
 
-void prober_agreement(struct prober *p, int32_t id, bool agreed)
+void prober_agreement(struct prober *p, int32_t id, bool agreed, const char *tip)
 {
     pthread_mutex_lock(&p->lock);
     struct prober_node *n = prober_find_node(p, id);
-    if (n && honesty_record(&n->honesty, agreed, xg_monotonic_ms(), &p->opt.honesty))
-        xg_log(XG_LOG_WARN, "node_misbehaving",
-               "node %s: %d answers differed from the other own nodes' within %lld s; it serves "
-               "no read for %lld s",
-               n->info.name, p->opt.honesty.limit, (long long)(p->opt.honesty.window_ms / 1000),
-               (long long)((n->honesty.out_until_ms - xg_monotonic_ms()) / 1000));
+    if (n && agreed)
+        (void)honesty_record(&n->honesty, true, xg_monotonic_ms(), &p->opt.honesty);
+    else if (n)
+        honesty_suspect(&n->honesty, tip, xg_monotonic_ms());
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -312,11 +310,13 @@ json_t *prober_status(struct prober *p)
         json_object_set_new(obj, "refused", json_string(n->misfit));
         int64_t out_ms = n->honesty.out_until_ms - xg_monotonic_ms();
         json_object_set_new(obj, "answers",
-                            json_pack("{s:b,s:I,s:I,s:I,s:I}", "misbehaving", out_ms > 0, "agreed",
-                                      (json_int_t)n->honesty.agreed, "mismatched",
+                            json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I}", "misbehaving", out_ms > 0,
+                                      "agreed", (json_int_t)n->honesty.agreed, "mismatched",
                                       (json_int_t)n->honesty.mismatched, "times_marked",
                                       (json_int_t)n->honesty.marked, "out_for_ms",
-                                      (json_int_t)(out_ms > 0 ? out_ms : 0)));
+                                      (json_int_t)(out_ms > 0 ? out_ms : 0), "suspected",
+                                      (json_int_t)n->honesty.nsuspects, "excused",
+                                      (json_int_t)n->honesty.excused));
     }
     json_t *status = json_pack(
         "{s:o,s:{s:b,s:b,s:I,s:s,s:I,s:I,s:I}}", "nodes", nodes, "quorum", "known", p->quorum.known,

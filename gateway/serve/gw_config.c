@@ -162,8 +162,10 @@ const struct xg_cfg_key gw_config_keys[] = {
         "hedged reads per 100 reads at most, a burst of 50 saved up; 0 = never hedge"),
     KEY("nodes", "mismatch_limit", XG_CFG_INT, mismatch_limit, "3", 1, 16, false,
         "answers to get_outs, the output distribution or the fee estimate that differ from "
-        "two other own nodes' agreeing answers within an hour that take a node out of service "
-        "(for cooldown, doubling each time it happens again, up to cooldown_ceiling)"),
+        "two other own nodes' agreeing answers within an hour (each counted once the quorum "
+        "tip it was seen at has held for probe_interval + probe_timeout + 5 s) that take a "
+        "node out of service (for cooldown, doubling each time it happens again, up to "
+        "cooldown_ceiling)"),
     KEY("nodes", "serve_unverified", XG_CFG_BOOL, serve_unverified, "true", 0, 0, false,
         "when only one own node can answer get_outs, the output distribution or the fee "
         "estimate: true = serve its answer marked X-Xmrgate-Unverified (never cached), false = "

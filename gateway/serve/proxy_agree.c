@@ -39,11 +39,12 @@ static void judge(struct gw_request *req, const struct agree_decision *d)
     bool same_tip = strcmp(q.hash, ag->tip) == 0;
     for (unsigned i = 0; i < ag->n; i++) {
         if (d->agreed & 1u << i)
-            prober_agreement(req->ctx->prober, ag->got[i].node.id, true);
+            prober_agreement(req->ctx->prober, ag->got[i].node.id, true, ag->tip);
         else if ((d->odd & 1u << i) && same_tip) {
-            prober_agreement(req->ctx->prober, ag->got[i].node.id, false);
+            prober_agreement(req->ctx->prober, ag->got[i].node.id, false, ag->tip);
             xg_log(XG_LOG_WARN, "node_answer_mismatch",
-                   "node %s: its answer to %s differs from two other own nodes' agreeing one",
+                   "node %s: its answer to %s differs from two other own nodes' agreeing one (a "
+                   "mismatch once the quorum tip has held)",
                    ag->got[i].node.name, req->info->name);
         }
     }

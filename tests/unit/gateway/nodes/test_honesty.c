@@ -1,7 +1,8 @@
 /* Table tests for gateway/nodes/honesty: a node marked misbehaving at the limit of
  * mismatches within the window and not before, agreements that do not undo mismatches,
  * mismatches that age out, the doubling time out with its ceiling, and the cooldown that
- * starts again after a clean window. */
+ * starts again after a clean window; suspicions that count only once the quorum tip they
+ * were seen at has held for settle_ms, and are excused when it moved. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -104,12 +105,46 @@ static void test_limits_clamped(void **state)
     assert_true(honesty_record(&g, false, 0, &p));
 }
 
+/* A suspicion counts once its tip has held settle_ms; a moved tip excuses it; while the
+ * quorum is unknown it waits, up to the window. */
+static void test_settle(void **state)
+{
+    (void)state;
+    struct honesty_params p = honesty_params_default();
+    p.limit = 2;
+    p.settle_ms = 10 * S;
+    struct honesty h = {0};
+    honesty_suspect(&h, "aa", 0);
+    honesty_suspect(&h, "aa", 1 * S);
+    assert_false(honesty_settle(&h, "aa", 5 * S, &p)); /* too young: both wait */
+    assert_int_equal(h.nsuspects, 2);
+    assert_int_equal(h.mismatched, 0);
+    assert_false(honesty_settle(&h, "bb", 10 * S, &p)); /* the tip moved: the first excused */
+    assert_int_equal(h.excused, 1);
+    assert_int_equal(h.nsuspects, 1);
+    assert_false(honesty_settle(&h, "aa", 11 * S, &p)); /* one mismatch, under the limit */
+    assert_int_equal(h.mismatched, 1);
+    assert_true(honesty_allows(&h, 11 * S));
+    honesty_suspect(&h, "cc", 12 * S);
+    assert_false(honesty_settle(&h, NULL, 30 * S, &p)); /* no quorum: it waits */
+    assert_int_equal(h.nsuspects, 1);
+    assert_true(honesty_settle(&h, "cc", 31 * S, &p)); /* the second: marked */
+    assert_false(honesty_allows(&h, 31 * S));
+    honesty_suspect(&h, "dd", 40 * S);
+    assert_false(honesty_settle(&h, NULL, 40 * S + H, &p)); /* a window without a quorum */
+    assert_int_equal(h.excused, 2);
+    assert_int_equal(h.nsuspects, 0);
+    for (int i = 0; i < HONESTY_SUSPECTS + 3; i++) /* bounded, the newest kept */
+        honesty_suspect(&h, i < 3 ? "ee" : "ff", 2 * H + i);
+    assert_int_equal(h.nsuspects, HONESTY_SUSPECTS);
+    assert_string_equal(h.suspects[0].tip, "ff");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_limit),
-        cmocka_unit_test(test_window),
-        cmocka_unit_test(test_cooldown),
+        cmocka_unit_test(test_limit),          cmocka_unit_test(test_window),
+        cmocka_unit_test(test_cooldown),       cmocka_unit_test(test_settle),
         cmocka_unit_test(test_limits_clamped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
