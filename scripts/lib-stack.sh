@@ -43,6 +43,22 @@ xg_monerod_version() {
 	XG_RPC_TIMEOUT=5 xg_rpc "$1" get_info | jq -er '.version'
 }
 
+# xg_flush_unrelayed URL...: removes from each node's pool the transactions it holds
+# unrelayed (sent with do_not_relay). monerod never mines those (fill_block_template takes
+# the legacy relay category only), and the wallet that signed one does not count its
+# inputs spent, so its next payment would be refused as a double spend. Prints how many
+# it removed from each node.
+xg_flush_unrelayed() {
+	local url ids
+	for url in "$@"; do
+		ids=$(curl -s --max-time 10 "$url/get_transaction_pool" |
+			jq -c '[.transactions[]? | select(.do_not_relay) | .id_hash]' 2>/dev/null) || continue
+		[[ -n $ids && $ids != '[]' ]] || continue
+		XG_RPC_TIMEOUT=10 xg_rpc "$url" flush_txpool "{\"txids\":$ids}" >/dev/null &&
+			printf '%s: %s unrelayed transaction(s) flushed\n' "$url" "$(jq length <<<"$ids")"
+	done
+}
+
 # xg_wait_until TIMEOUT_S CMD...: runs CMD every 0.25 s until it succeeds.
 # Returns 1 once TIMEOUT_S seconds have passed without a success.
 xg_wait_until() {

@@ -88,7 +88,12 @@ set +a
 passed=0
 failed=0
 out=$(mktemp)
+# shellcheck source=scripts/lib-stack.sh
+. "$REPO/scripts/lib-stack.sh"
+IFS=, read -ra node_urls <<<"$NODE_URLS"
 for t in "${tests[@]}"; do
+	# Each test begins with no transaction an earlier one signed and left unrelayed.
+	xg_flush_unrelayed "${node_urls[@]}" | sed 's/^/# /'
 	echo "# ${t#"$REPO"/}"
 	t_started=$SECONDS
 	timeout --kill-after=10 600 bash "$t" 2>&1 8>&- | tee "$out"

@@ -24,8 +24,11 @@ DELIVERIES=$BT_DIR/webhook-deliveries.jsonl
 : >"$SECRETS"
 : >"$DELIVERIES"
 bt_tier bt-hook "$PRICE" 3
+# Retries and the destination's breaker on this test's scale: a minute's outage at the
+# defaults (30 s cooldown, doubled by each failed probe) could hold the events two minutes
+# past the receiver's return; test_billing_webhook_fairness tests the breaker itself.
 HOOKS=(webhooks.retry_base=500ms webhooks.retry_cap=4s webhooks.timeout=3s
-	webhooks.poll_interval=200ms)
+	webhooks.poll_interval=200ms webhooks.breaker_cooldown=2s webhooks.breaker_cooldown_max=8s)
 # The billings' configurations (billing_start): allow-listed or not, short quotes or not.
 OPEN=(invoices.create_burst=100 invoices.free_burst=100 "${HOOKS[@]}"
 	"webhooks.allow=127.0.0.0/8, ::1")

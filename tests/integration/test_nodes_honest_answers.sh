@@ -54,15 +54,16 @@ check_here "wallet-rpc through the gateway starts" \
 W=http://127.0.0.1:$W_PORT
 check "create a wallet through the gateway" rpc "$W" create_wallet '{"filename":"honest","language":"English"}'
 address=$(rpc "$W" get_address '{"account_index":0}' | jq -r .address)
-# An earlier test may leave a transaction of the payer's in a pool (do_not_relay) that its
-# wallet does not count as spent: then the daemon rejects the payment, and a block (which
-# takes that transaction in) and a refresh set the wallet right.
+# A transaction of the payer's left unrelayed in a pool (do_not_relay: never mined) holds
+# outputs its wallet counts unspent; the daemon then refuses the payment as a double spend.
+# run-integration.sh flushes those before each test; a refusal here flushes them again.
+IFS=, read -ra node_urls <<<"$NODE_URLS"
 for _ in 1 2 3; do
 	paid=$(rpc "$PAYER_WALLET_URL" transfer \
 		"$(jq -cn --arg a "$address" '{destinations:[{amount:2000000000000,address:$a}]}')")
 	jq -e '.tx_hash | length == 64' <<<"$paid" >/dev/null 2>&1 && break
-	echo "# the payer's payment failed ($paid): a block and a refresh, then again"
-	mine 1 >/dev/null
+	echo "# the payer's payment failed ($paid): unrelayed transactions flushed, then again"
+	xg_flush_unrelayed "${node_urls[@]}" | sed 's/^/# /'
 	rpc "$PAYER_WALLET_URL" refresh '{}' >/dev/null
 done
 assert_json "the payer pays the wallet" "$paid" '.tx_hash | length == 64'

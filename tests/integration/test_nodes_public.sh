@@ -32,7 +32,7 @@ check "the public node is up and on the quorum tip (it could serve)" wait_until 
 # What reached the public node besides the gateway's probes.
 client_requests() {
 	jq -c 'select(.url != "/json_rpc" or ((.body | fromjson? | .method) as $m |
-		($m != "get_info" and $m != "get_last_block_header" and $m != "get_block_headers_range")))' \
+		($m != "get_info" and $m != "get_version" and $m != "get_last_block_header" and $m != "get_block_headers_range")))' \
 		"$log" 2>/dev/null
 }
 
