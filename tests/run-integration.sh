@@ -90,7 +90,7 @@ failed=0
 out=$(mktemp)
 # shellcheck source=scripts/lib-stack.sh
 . "$REPO/scripts/lib-stack.sh"
-IFS=, read -ra node_urls <<<"$NODE_URLS"
+IFS=, read -ra node_urls <<<"${NODE_URLS:?stack.env names the nodes}"
 for t in "${tests[@]}"; do
 	# Each test begins with no transaction an earlier one signed and left unrelayed.
 	xg_flush_unrelayed "${node_urls[@]}" | sed 's/^/# /'
