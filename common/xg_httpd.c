@@ -289,28 +289,6 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     xg_log(XG_LOG_WARN, "httpd_error", "%s", line);
 }
 
-/* Fills addr from "a.b.c.d" or an IPv6 literal; returns its length, 0 when invalid. */
-static socklen_t parse_bind_addr(const char *text, uint16_t port, struct sockaddr_storage *addr,
-                                 bool *ipv6)
-{
-    memset(addr, 0, sizeof *addr);
-    struct sockaddr_in *v4 = (struct sockaddr_in *)addr;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)addr;
-    if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(port);
-        *ipv6 = false;
-        return sizeof *v4;
-    }
-    if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(port);
-        *ipv6 = true;
-        return sizeof *v6;
-    }
-    return 0;
-}
-
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -421,8 +399,9 @@ static void server_free(struct xg_httpd *srv)
 struct xg_httpd *xg_httpd_start(const struct xg_httpd_options *opt, char *err, size_t errlen)
 {
     struct sockaddr_storage addr;
-    bool ipv6 = false;
-    if (!parse_bind_addr(opt->bind_addr, opt->port, &addr, &ipv6)) {
+    unsigned addrlen = xg_bind_addr_parse(opt->bind_addr, opt->port, &addr);
+    bool ipv6 = addr.ss_family == AF_INET6;
+    if (addrlen == 0) {
         snprintf(err, errlen, "invalid listen address \"%s\" (expected an IP address)",
                  opt->bind_addr);
         return NULL;

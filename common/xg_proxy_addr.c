@@ -63,6 +63,31 @@ bool xg_proxy_ip_from_sockaddr(const struct sockaddr *sa, struct xg_proxy_ip *ou
     return false;
 }
 
+unsigned xg_bind_addr_parse(const char *text, uint16_t port, struct sockaddr_storage *out)
+{
+    memset(out, 0, sizeof *out);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)out;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)out;
+    if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        return sizeof *v4;
+    }
+    if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        return sizeof *v6;
+    }
+    return 0;
+}
+
+unsigned xg_sockaddr_len(const struct sockaddr_storage *a)
+{
+    return a->ss_family == AF_INET    ? sizeof(struct sockaddr_in)
+           : a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                      : 0;
+}
+
 void xg_proxy_ip_format(const struct xg_proxy_ip *ip, char *out, size_t outlen)
 {
     if (outlen == 0)

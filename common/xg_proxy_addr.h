@@ -52,6 +52,14 @@ struct sockaddr;
 /* The address of an AF_INET or AF_INET6 socket address (false, family 0, for others). */
 bool xg_proxy_ip_from_sockaddr(const struct sockaddr *sa, struct xg_proxy_ip *out);
 
+struct sockaddr_storage;
+/* The socket address a listener binds to, from its [server] bind text ("127.0.0.1",
+ * "::1", "::") and port; returns its length, 0 when text is no IPv4 or IPv6 literal. Both
+ * daemons listen on one family per listener: an IPv6 address (:: too) on IPv6 alone. */
+unsigned xg_bind_addr_parse(const char *text, uint16_t port, struct sockaddr_storage *out);
+/* The length of an AF_INET or AF_INET6 socket address (0 for another family). */
+unsigned xg_sockaddr_len(const struct sockaddr_storage *a);
+
 /* The address as text into out (at least XG_PROXY_ADDR_TEXT bytes); "" when none. */
 void xg_proxy_ip_format(const struct xg_proxy_ip *ip, char *out, size_t outlen);
 

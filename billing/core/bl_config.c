@@ -22,7 +22,8 @@
 
 const struct xg_cfg_key bl_config_keys[] = {
     KEY("server", "bind", XG_CFG_STRING, bind, "127.0.0.1", 0, 0, false,
-        "address of the public API and web pages"),
+        "IPv4 or IPv6 address of the public API and web pages (an IPv6 one, :: too, takes IPv6 "
+        "alone)"),
     KEY("server", "port", XG_CFG_INT, port, "18085", 1, 65535, false, "public API port"),
     KEY("server", "threads", XG_CFG_INT, threads, "4", 1, 64, false, "API worker threads"),
     KEY("server", "max_body", XG_CFG_SIZE, max_body, "16k", 256, 1 << 20, false,

@@ -1191,13 +1191,16 @@ long front_timeout_ms(void *front)
 
 /* ---- life cycle ----------------------------------------------------------------------- */
 
-static int listen_socket(const struct sockaddr_in *addr, char *err, size_t errlen)
+/* One family per listener, as billing's (xg_bind_addr_parse): an IPv6 one takes IPv6 alone. */
+static int listen_socket(const struct sockaddr_storage *addr, char *err, size_t errlen)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
-        bind(fd, (const struct sockaddr *)addr, sizeof *addr) != 0 ||
+        (addr->ss_family == AF_INET6 &&
+         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
+        bind(fd, (const struct sockaddr *)addr, xg_sockaddr_len(addr)) != 0 ||
         listen(fd, FRONT_LISTEN_BACKLOG) != 0) {
         snprintf(err, errlen, "%s", strerror(errno));
         if (fd >= 0)
@@ -1251,12 +1254,16 @@ fail:
 
 uint16_t front_port(const struct front *f)
 {
-    struct sockaddr_in a = {0}; /* getsockname fills it; zeroed for the analyzer, which
-                                 * cannot see that */
+    union {
+        struct sockaddr_storage ss;
+        struct sockaddr_in v4;
+        struct sockaddr_in6 v6;
+    } a;
+    memset(&a, 0, sizeof a); /* getsockname fills it; zeroed for the analyzer */
     socklen_t len = sizeof a;
     if (f->listen_fd < 0 || getsockname(f->listen_fd, (struct sockaddr *)&a, &len) != 0)
         return 0;
-    return ntohs(a.sin_port);
+    return ntohs(a.ss.ss_family == AF_INET6 ? a.v6.sin6_port : a.v4.sin_port);
 }
 
 void front_quiesce(struct front *f)

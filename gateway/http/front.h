@@ -81,16 +81,16 @@ struct front_handler {
 };
 
 struct front_options {
-    struct sockaddr_in addr;
-    size_t max_head;             /* request head bytes [16384] */
-    size_t max_body;             /* request body bytes */
-    long idle_timeout_ms;        /* no activity for this long closes the connection */
-    size_t max_connections;      /* per front */
-    struct linger_budget linger; /* for each closing connection */
-    size_t max_lingering;        /* sockets lingering at once (> 0) */
-    int send_buffer;             /* SO_SNDBUF of each connection; 0: the kernel's autotuning
-                                    (which may hold megabytes of an answer unread, out of
-                                    reach of guard.send_min_rate) */
+    struct sockaddr_storage addr; /* IPv4 or IPv6 (xg_bind_addr_parse): one family */
+    size_t max_head;              /* request head bytes [16384] */
+    size_t max_body;              /* request body bytes */
+    long idle_timeout_ms;         /* no activity for this long closes the connection */
+    size_t max_connections;       /* per front */
+    struct linger_budget linger;  /* for each closing connection */
+    size_t max_lingering;         /* sockets lingering at once (> 0) */
+    int send_buffer;              /* SO_SNDBUF of each connection; 0: the kernel's autotuning
+                                     (which may hold megabytes of an answer unread, out of
+                                     reach of guard.send_min_rate) */
     /* A PROXY protocol header (v1 or v2) starts each connection: one from a peer in
      * trusted_proxies names the client (front_client_address); a trusted peer may send
      * none (the balancer's own health check). A connection whose header is malformed, or

@@ -395,7 +395,7 @@ static bool start_proxy(struct mhd_front *m, const struct mhd_front_options *opt
     }
     struct xg_mhd_proxy_options popt = {
         .addr = (const struct sockaddr *)&opt->addr,
-        .addrlen = sizeof opt->addr,
+        .addrlen = xg_sockaddr_len(&opt->addr),
         .reuse_port = true, /* one port, all loops */
         .trust = opt->trust,
         .limits = opt->proxy,
@@ -494,6 +494,8 @@ struct mhd_front *mhd_front_start(const struct mhd_front_options *opt, const str
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
     if (tls)
         flags |= MHD_USE_TLS;
+    if (opt->addr.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6; /* IPv6 alone (libmicrohttpd sets IPV6_V6ONLY), as the own front */
     /* proxy_protocol: xg_mhd_proxy listens instead (the listening options then repeat a
      * harmless one, as the array ends at the first MHD_OPTION_END) */
     bool pp = opt->proxy_protocol;

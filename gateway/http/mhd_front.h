@@ -37,8 +37,8 @@
 struct mhd_front;
 
 struct mhd_front_options {
-    struct sockaddr_in addr;
-    const char *name; /* addr as the operator wrote it, for the error message */
+    struct sockaddr_storage addr; /* IPv4 or IPv6 (xg_bind_addr_parse): one family */
+    const char *name;             /* addr as the operator wrote it, for the error message */
     /* HTTPS with the certificate in service (tls_cert.h), borrowed while the daemon runs;
      * NULL: plain HTTP */
     const struct tls_cert *tls;

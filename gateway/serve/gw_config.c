@@ -24,7 +24,8 @@
 
 const struct xg_cfg_key gw_config_keys[] = {
     KEY("server", "bind", XG_CFG_STRING, bind, "127.0.0.1", 0, 0, false,
-        "address the tenant-facing listener binds to"),
+        "IPv4 or IPv6 address the tenant-facing listener binds to (an IPv6 one, :: too, takes "
+        "IPv6 alone)"),
     KEY("server", "port", XG_CFG_INT, port, "18089", 1, 65535, false, "tenant-facing port"),
     KEY("server", "tls_cert", XG_CFG_STRING, tls_cert, "", 0, 0, false,
         "PEM certificate; with tls_key serves HTTPS instead of HTTP (SIGHUP reads the file again)"),

@@ -25,6 +25,7 @@
 #include "serve/xmr402_flow.h"
 #include "xg_file.h"
 #include "xg_log.h"
+#include "xg_proxy_addr.h"
 #include "xg_str.h"
 #include "xg_clock.h"
 
@@ -798,7 +799,7 @@ static struct xg_guard_limits server_guard_limits(const struct gw_config *cfg)
 }
 
 /* The own front end on the shared port, run by the loop's engine. */
-static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *addr, char *err,
+static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_storage *addr, char *err,
                              size_t errlen)
 {
     const struct gw_config *cfg = loop->ctx.cfg;
@@ -832,7 +833,7 @@ static bool loop_start_front(struct gw_loop *loop, const struct sockaddr_in *add
 
 /* Starts loop i's listener on the shared port and hands it to the loop's engine. */
 static bool loop_start(struct gw_server *srv, size_t i, struct gw_context *ctx,
-                       const struct sockaddr_in *addr, char *err, size_t errlen)
+                       const struct sockaddr_storage *addr, char *err, size_t errlen)
 {
     const struct gw_config *cfg = ctx->cfg;
     struct gw_loop *loop = &srv->loops[i];
@@ -902,9 +903,9 @@ struct gw_server *gw_server_start(struct gw_context *ctx, char *err, size_t errl
             goto fail;
         }
     }
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
-    if (inet_pton(AF_INET, cfg->bind, &addr.sin_addr) != 1) {
-        snprintf(err, errlen, "[server] bind: not an IPv4 address: %s", cfg->bind);
+    struct sockaddr_storage addr;
+    if (xg_bind_addr_parse(cfg->bind, (uint16_t)cfg->port, &addr) == 0) {
+        snprintf(err, errlen, "[server] bind: not an IPv4 or IPv6 address: %s", cfg->bind);
         goto fail;
     }
     if (cfg->tls_cert[0] != '\0') {

@@ -2,9 +2,11 @@
 """The attackers of the flood drill (tests/drills/test_flood.sh), only the standard library.
 
     flood.py GATEWAY_URL BILLING_URL TXID [--addresses N] [--threads T] [--seconds S]
+             [--prefix6 P]
 
-For S seconds, T threads each take the next of N loopback source addresses
-(127.0.100.2 … in /24s of 250) and send, in turn:
+For S seconds, T threads each take the next of N source addresses (loopback ones,
+127.0.100.2 … in /24s of 250; with --prefix6, P::2 … P::N+1 of one IPv6 /64, which the
+caller has put on an interface) and send, in turn:
   challenge  POST GATEWAY/v1/json_rpc without a credential (an XMR402 challenge)
   verify     POST BILLING/api/xmr402/verify: TXID (public) with a junk proof
   free       POST BILLING/api/invoices {"tier":"free"} (a free tenant)
@@ -27,7 +29,9 @@ import urllib.parse
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
-def address(i):
+def address(i, prefix6=None):
+    if prefix6:
+        return "%s::%x" % (prefix6, i + 2)
     return "127.0.%d.%d" % (100 + i // 250, i % 250 + 2)
 
 
@@ -75,6 +79,7 @@ def main():
     ap.add_argument("--addresses", type=int, default=1000)
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--prefix6", help="the first 64 bits of the sources, as fd00:1:2:3")
     a = ap.parse_args()
     proof = "OutProofV2" + "".join(random.choice(B58) for _ in range(180))
     verify_body = json.dumps({"txid": a.txid, "proof": proof})
@@ -93,7 +98,7 @@ def main():
         turn = n
         while time.monotonic() < end:
             with lock:
-                src = address(nxt[0] % a.addresses)
+                src = address(nxt[0] % a.addresses, a.prefix6)
                 nxt[0] += 1
             kind = kinds[turn % len(kinds)]
             turn += 1

@@ -221,7 +221,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     s->loop.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     FUZZ_CHECK(s->loop.epoll_fd >= 0);
     struct front_options opt = {
-        .addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
         .max_head = FUZZ_MAX_HEAD,
         .max_body = FUZZ_MAX_BODY,
         .idle_timeout_ms = 60000,
@@ -230,6 +229,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         .max_lingering = 4,
     };
     char err[256];
+    FUZZ_CHECK(xg_bind_addr_parse("127.0.0.1", 0, &opt.addr) > 0);
     FUZZ_CHECK(xg_proxy_trust_parse("127.0.0.1", &opt.trusted_proxies, err, sizeof err));
     struct front_handler handler = {s, on_head, on_body, on_resume, on_completed};
     s->front = front_start(&opt, &handler, &s->loop, err, sizeof err);

@@ -576,9 +576,14 @@ _xg_config() {
 
 _xg_log() { echo "$XG_VAR/log/$1-$2.log"; }
 _xg_url() {
-	local scheme=http
-	[[ $1 == gateway && -n $(xg_ini_get "$(_xg_conf "$1" "$2")" server tls_cert) ]] && scheme=https
-	echo "$scheme://127.0.0.1:${_XG_PORT[$1/$2]}"
+	local scheme=http conf host
+	conf=$(_xg_conf "$1" "$2")
+	[[ $1 == gateway && -n $(xg_ini_get "$conf" server tls_cert) ]] && scheme=https
+	# a daemon bound to one address (server.bind) is reached there, an IPv6 one in brackets
+	host=$(xg_ini_get "$conf" server bind)
+	[[ -z $host || $host == 0.0.0.0 || $host == :: ]] && host=127.0.0.1
+	[[ $host != *:* ]] || host="[$host]"
+	echo "$scheme://$host:${_XG_PORT[$1/$2]}"
 }
 _xg_admin_url() { echo "http://127.0.0.1:${_XG_ADMIN[$1/$2]}"; }
 

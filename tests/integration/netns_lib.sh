@@ -13,11 +13,16 @@
 #   ns_cut NAME / ns_mend NAME  its link down / up on the host side: the machine vanishes
 #                               from the network without a reset (a power loss, a partition)
 #   ns_kill NAME                SIGKILL to every process inside NAME
+#   ns_net6_up                  the bridge's IPv6 side: a ULA /64 of its own (fd78:6700:
+#                               <base in hex>:1::/64), the host at ::1
+#   ns_addr6 N                  prints the address ::N of that /64 (N written in hex)
+#   ns_add6 NAME FIRST COUNT    COUNT addresses of the /64 on NAME, from ::FIRST on
 # (Delay between machines: tests/integration/delay_proxy.py; this kernel has no netem.)
 
 NS_TAG=xg$XG_PORT_BASE
 NS_BRIDGE=xgb$XG_PORT_BASE
 NS_PREFIX=10.$((XG_PORT_BASE / 1000 % 256)).$((XG_PORT_BASE / 100 % 10))
+NS_PREFIX6=fd78:6700:$(printf '%x' "$XG_PORT_BASE"):1
 NS_NAMES=()
 
 ns_addr() { echo "$NS_PREFIX.$1"; }
@@ -67,6 +72,17 @@ ns_exec() {
 	local name=$1
 	shift
 	ns_enter "$NS_TAG-$name" "$@"
+}
+
+ns_addr6() { printf '%s::%x\n' "$NS_PREFIX6" "$1"; }
+
+ns_net6_up() { ip -6 addr add "$NS_PREFIX6::1/64" dev "$NS_BRIDGE" nodad; }
+
+ns_add6() {
+	local name=$1 first=$2 count=$3 i
+	for ((i = first; i < first + count; i++)); do
+		printf 'addr add %s/64 dev eth0 nodad\n' "$(ns_addr6 "$i")"
+	done | ns_exec "$name" ip -6 -batch -
 }
 
 ns_cut() { ip link set "$(ns_veth "$1")" down; }

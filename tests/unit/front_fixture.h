@@ -20,7 +20,6 @@ struct front_fixture {
 static inline struct front_options front_fixture_options(void)
 {
     struct front_options o = {
-        .addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
         .max_head = 16384,
         .max_body = 1 << 20,
         .idle_timeout_ms = 10000,
@@ -28,6 +27,7 @@ static inline struct front_options front_fixture_options(void)
         .linger = LINGER_BUDGET_DEFAULT,
         .max_lingering = LINGER_MAX_SOCKETS,
     };
+    assert_true(xg_bind_addr_parse("127.0.0.1", 0, &o.addr) > 0);
     return o;
 }
 

@@ -6,9 +6,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "xg_proxy_addr.h"
 
@@ -450,6 +453,44 @@ static void test_opening(void **state)
     }
 }
 
+/* [server] bind: an IPv4 or IPv6 literal, nothing else, with the port in network order. */
+static void test_bind_addr(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int family; /* 0: refused */
+    } cases[] = {
+        {"127.0.0.1", AF_INET},
+        {"0.0.0.0", AF_INET},
+        {"::1", AF_INET6},
+        {"::", AF_INET6},
+        {"fd78:6700::1", AF_INET6},
+        {"::ffff:192.0.2.1", AF_INET6},
+        {"localhost", 0},
+        {"", 0},
+        {"[::1]", 0},
+        {"127.0.0.1:80", 0},
+        {"1.2.3", 0},
+        {"::1%lo", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sockaddr_storage a;
+        unsigned len = xg_bind_addr_parse(cases[i].text, 18089, &a);
+        if (cases[i].family == 0) {
+            assert_int_equal(len, 0);
+            continue;
+        }
+        assert_int_equal(a.ss_family, cases[i].family);
+        assert_int_equal(len, xg_sockaddr_len(&a));
+        uint16_t port = a.ss_family == AF_INET ? ((struct sockaddr_in *)&a)->sin_port
+                                               : ((struct sockaddr_in6 *)&a)->sin6_port;
+        assert_int_equal(ntohs(port), 18089);
+    }
+    struct sockaddr_storage none = {.ss_family = AF_UNIX};
+    assert_int_equal(xg_sockaddr_len(&none), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -462,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_opening),
         cmocka_unit_test(test_list_append),
         cmocka_unit_test(test_padded_forwarded_for),
+        cmocka_unit_test(test_bind_addr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
