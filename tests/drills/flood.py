@@ -9,10 +9,12 @@ For S seconds, T threads each take the next of N source addresses (loopback ones
 caller has put on an interface) and send, in turn:
   challenge  POST GATEWAY/v1/json_rpc without a credential (an XMR402 challenge)
   verify     POST BILLING/api/xmr402/verify: TXID (public) with a junk proof
+  unknown    the same with a made-up txid, which billing holds until unseen_hold
   free       POST BILLING/api/invoices {"tier":"free"} (a free tenant)
   slowbody   POST BILLING/api/invoices announcing 8,000 bytes (under max_body), sending
              100, then waiting for billing to end it
-             (one thread in eight)
+  trickle    the same, sending 6,000 at once, then a byte every 2 s
+             (slowbody and trickle: one thread in eight)
 Prints one JSON object: answers by kind and status ("error" for no answer), the addresses
 used, and the seconds it ran. Stops by itself after S seconds (and each call's timeout)."""
 
@@ -50,7 +52,7 @@ def post(url, path, body, source, timeout=10):
         conn.close()
 
 
-def slow_body(url, source, hold_s):
+def slow_body(url, source, hold_s, burst=100, trickle_s=0):
     u = urllib.parse.urlsplit(url)
     try:
         s = socket.create_connection((u.hostname, u.port), timeout=hold_s + 5,
@@ -59,9 +61,22 @@ def slow_body(url, source, hold_s):
         return "error"
     try:
         s.sendall(b"POST /api/invoices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  b"Content-Length: 8000\r\n\r\n" + b" " * 100)
-        s.settimeout(hold_s)
-        data = s.recv(4096)  # the server ends it (408) or the hold runs out
+                  b"Content-Length: 8000\r\n\r\n" + b" " * burst)
+        end = time.monotonic() + hold_s
+        data = b""
+        while not data:  # the server ends it (408) or the hold runs out
+            left = end - time.monotonic()
+            if left <= 0:
+                raise socket.timeout()
+            s.settimeout(min(left, trickle_s) if trickle_s else left)
+            try:
+                data = s.recv(4096)
+                if not data:
+                    return "closed"
+            except socket.timeout:
+                if not trickle_s or time.monotonic() >= end:
+                    raise
+                s.sendall(b" ")
         return data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "closed"
     except socket.timeout:
         return "held"
@@ -94,7 +109,7 @@ def main():
             used.add(src)
 
     def worker(n):
-        kinds = ["slowbody"] if n % 8 == 7 else ["challenge", "verify", "free"]
+        kinds = ["slowbody", "trickle"] if n % 8 == 7 else ["challenge", "verify", "unknown", "free"]
         turn = n
         while time.monotonic() < end:
             with lock:
@@ -107,10 +122,17 @@ def main():
                           '{"jsonrpc":"2.0","id":1,"method":"get_info"}', src)
             elif kind == "verify":
                 st = post(a.billing, "/api/xmr402/verify", verify_body, src)
+            elif kind == "unknown":
+                made_up = json.dumps({"txid": "%064x" % random.getrandbits(256), "proof": proof})
+                st = post(a.billing, "/api/xmr402/verify", made_up, src)
             elif kind == "free":
                 st = post(a.billing, "/api/invoices", '{"tier":"free"}', src)
             else:
-                st = slow_body(a.billing, src, max(1.0, min(30.0, end - time.monotonic())))
+                hold = max(1.0, min(30.0, end - time.monotonic()))
+                if kind == "trickle":
+                    st = slow_body(a.billing, src, hold, burst=6000, trickle_s=2.0)
+                else:
+                    st = slow_body(a.billing, src, hold)
             count(kind, st, src)
 
     started = time.monotonic()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The flood drill (issue #30). Two crowds of attackers flood at once for FLOOD_S seconds
-# with XMR402 challenges through the gateway, public-txid junk proofs and free purchases at
-# billing, and slow bodies that hold billing's connections (tests/drills/flood.py):
+# with XMR402 challenges through the gateway, junk proofs of public and of made-up txids
+# (billing holds those until unseen_hold), free purchases at billing, and slow and
+# burst-then-trickle bodies that hold billing's connections (tests/drills/flood.py):
 #   - 1,000 loopback addresses (127.0.100.2 … 127.0.103.251, four /24s) at the stack's
 #     gateway and billing;
 #   - 1,000 addresses of one ULA /64, from a network namespace this drill makes (a machine
@@ -158,6 +159,13 @@ check "the /64's attackers used $ADDRESSES addresses" \
 	test "$(jq -r .addresses "$W/flood6.json")" -eq $ADDRESSES
 check "… and were answered (not all refused at connect)" \
 	jq -e '[.answers[][]] | add > 0' "$W/flood6.json"
+for crowd in flood flood6; do
+	check "$crowd: every made-up proof answered 402 (txid_unknown), 429 or 503, none lost" \
+		jq -e '(.answers.unknown | length > 0) and
+			(.answers.unknown | keys - ["402", "429", "503"] | length == 0)' "$W/$crowd.json"
+	check "$crowd: billing ended trickling bodies (408 or closed) before the attackers gave up" \
+		jq -e '(.answers.trickle["408"] // 0) + (.answers.trickle.closed // 0) > 0' "$W/$crowd.json"
+done
 assert_eq "the XMR402 buyer paid and was served" 0 "$agent_rc" || sed 's/^/# /' "$W/agent.err"
 assert_json "… 200 with the RPC answer" "$(cat "$W/agent.json")" \
 	'.status == 200 and .answer.result.status == "OK"'
