@@ -10,11 +10,12 @@ STACK=$REPO/scripts/stack.sh
 work=$(mktemp -d)
 chmod 755 "$work" # wallet-rpc and nginx read files in it
 pids=()
+bench_client_pids=() # bench_clients' while they run
 bench_exit_hook=
 
 bench_cleanup() {
 	[[ -z $bench_exit_hook ]] || eval "$bench_exit_hook" || true
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${bench_client_pids[@]}" "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	if [[ ${XG_BENCH_KEEP:-0} == 1 ]]; then
 		echo "# kept $work" >&2
@@ -154,7 +155,9 @@ bench_clients() {
 		) &
 		cpids+=($!)
 	done
+	bench_client_pids=("${cpids[@]}")
 	wait "${cpids[@]}" # not the gateway's pid
+	bench_client_pids=()
 }
 
 bench_summary() {
