@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # No request waits on a frozen node. 8 clients, each with a 5 s timeout, read answers the
-# cache cannot hold (/get_transaction_pool_hashes, /is_key_image_spent of a fresh key image)
-# through a gateway in front of A, B and C, with the 10 s node timeout of the default
-# configuration, while the node serving them most (the choice follows load, so it is
-# looked up first) is frozen with kill -STOP for 15 s: not one request fails. A read that
-# the frozen node has not answered within its hedge delay goes to the next node too, and
-# the first good answer wins, so the requests in flight at the freeze are saved as well.
+# cache cannot hold (/get_transaction_pool_hashes, /is_key_image_spent of a fresh key image,
+# /get_transactions of a transaction that does not exist, whose "not found" is confirmed on
+# a second node) through a gateway in front of A, B and C, with the 10 s node timeout of
+# the default configuration, while the node serving them most (the choice follows load, so
+# it is looked up first) is frozen with kill -STOP for 15 s: not one request fails. A read
+# (or a confirmation) that the frozen node has not answered within its hedge delay goes to
+# the next node too, and the first good answer wins, so the requests in flight at the
+# freeze are saved as well.
 # The hedges are counted in the metrics. A broadcast sent during the freeze is answered
 # once another node accepted it and a hedge delay passed, not after the frozen node's
 # timeout. The latency distribution is printed (tests/bench/hedge.sh measures it,
@@ -38,12 +40,18 @@ client() {
 	local n=$1 end=$(($(date +%s) + RUN_S)) i=0 out code ms path body
 	while (($(date +%s) < end)); do
 		i=$((i + 1))
-		if ((i % 2)); then
-			path=/get_transaction_pool_hashes body='{}'
-		else
+		case $((i % 3)) in
+		1) path=/get_transaction_pool_hashes body='{}' ;;
+		2)
 			path=/is_key_image_spent
 			body=$(printf '{"key_images":["%056x%08x"]}' "$n" "$i")
-		fi
+			;;
+		0)
+			# a transaction that does not exist: its "not found" is confirmed on a second node
+			path=/get_transactions
+			body=$(printf '{"txs_hashes":["%040x%08x%08x%08x"]}' "$SRANDOM" "$SRANDOM" "$n" "$i")
+			;;
+		esac
 		out=$(curl -sS --max-time 5 -o "$results/body-$n" -w '%{http_code} %{time_total}' \
 			-H 'Content-Type: application/json' --data-binary "$body" "$GW_URL/v1/$TOKEN$path" 2>&1)
 		code=${out%% *}
