@@ -43,7 +43,10 @@ BEFORE_REF=${XG_BENCH_BEFORE_REF:-e004946}
 export XG_VAR=${XG_BENCH_VAR:-$REPO/var/bench} XG_PORT_BASE=${XG_BENCH_PORT_BASE:-29100}
 RELAY=$REPO/build/release/tests/tools/call_log
 [[ -x $RELAY && -x $REPO/bin/xmrgate-gateway ]] ||
-	{ echo "checked_reads: make all test-tools first" >&2; exit 1; }
+	{
+		echo "checked_reads: make all test-tools first" >&2
+		exit 1
+	}
 # shellcheck source=tests/bench/lib.sh
 . "$REPO/tests/bench/lib.sh"
 tree=
@@ -65,7 +68,10 @@ git -C "$REPO" worktree add --detach "$tree" "$BEFORE_REF" >/dev/null 2>&1
 before_commit=$(git -C "$tree" rev-parse --short=7 HEAD)
 after_commit=$(git -C "$REPO" rev-parse --short=7 HEAD)
 make -C "$tree" -j"$(nproc)" bin/xmrgate-gateway >"$work/build-before.log" 2>&1 ||
-	{ echo "the build of $BEFORE_REF failed: $(tail -3 "$work/build-before.log")" >&2; exit 1; }
+	{
+		echo "the build of $BEFORE_REF failed: $(tail -3 "$work/build-before.log")" >&2
+		exit 1
+	}
 cp "$tree/bin/xmrgate-gateway" "$work/gateway-before"
 before_tree_remove
 declare -A gw_bin=([before]=$work/gateway-before [after]=$REPO/bin/xmrgate-gateway)
@@ -88,7 +94,14 @@ rpc() { # URL METHOD [PARAMS]
 	curl -sf --max-time 300 "$1/json_rpc" -H 'Content-Type: application/json' \
 		-d "{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"method\":\"$2\",\"params\":${3:-{\}}}" | jq -c '.result // .error'
 }
-wait_for() { local i; for ((i = 0; i < ${1}0; i++)); do "${@:2}" && return 0; sleep 0.1; done; return 1; }
+wait_for() {
+	local i
+	for ((i = 0; i < ${1}0; i++)); do
+		"${@:2}" && return 0
+		sleep 0.1
+	done
+	return 1
+}
 metrics() { curl -s "http://127.0.0.1:$GW_ADMIN/metrics"; }
 metric_sum() { metrics | awk -v m="$1" -v f="${2:-}" \
 	'index($0, m) == 1 && index($0, f) { s += $NF } END { printf "%d", s }'; }
@@ -111,7 +124,10 @@ wallet_start() { # DAEMON [LOGIN]
 	pids+=("$wallet")
 	wait_for 60 rpc "$W" get_version >/dev/null
 }
-stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+stop() {
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
 
 # Two wallets, one per build, made and funded alike through node A directly (not measured):
 # an output of 1 XMR for each send and a few more, 15 to a payment. Each build's wallet then
@@ -128,7 +144,10 @@ for build in before after; do
 	for ((left = need; left > 0; left -= 15)); do
 		paid=$(rpc "$PAYER_WALLET_URL" transfer "$(jq -cn --arg a "$addr" --argjson n $((left < 15 ? left : 15)) \
 			'{destinations:[range($n) | {amount:1000000000000,address:$a}]}')")
-		jq -e '.tx_hash' <<<"$paid" >/dev/null || { echo "the payer could not fund a wallet: $paid" >&2; exit 1; }
+		jq -e '.tx_hash' <<<"$paid" >/dev/null || {
+			echo "the payer could not fund a wallet: $paid" >&2
+			exit 1
+		}
 	done
 	rpc "$W" close_wallet >/dev/null
 done
@@ -137,7 +156,10 @@ funded() { rpc "$W" refresh '{}' >/dev/null && rpc "$W" get_balance '{}' | jq -e
 	'.unlocked_balance >= $n * 1000000000000' >/dev/null; }
 for build in before after; do
 	rpc "$W" open_wallet "{\"filename\":\"$build\"}" >/dev/null
-	wait_for 60 funded || { echo "the $build wallet's funds did not unlock" >&2; exit 1; }
+	wait_for 60 funded || {
+		echo "the $build wallet's funds did not unlock" >&2
+		exit 1
+	}
 	rpc "$W" close_wallet >/dev/null
 done
 stop "$wallet"
@@ -154,7 +176,10 @@ turn() {
 	gw=$!
 	pids+=("$gw")
 	wait_for 30 gateway_sees "$(height)" ||
-		{ echo "the $build gateway did not see the three nodes: $(tail -3 "$work/gateway-$build.log")" >&2; exit 1; }
+		{
+			echo "the $build gateway did not see the three nodes: $(tail -3 "$work/gateway-$build.log")" >&2
+			exit 1
+		}
 	: >"$log.turn"
 	"$RELAY" "$RELAY_PORT" "http://127.0.0.1:$GW_PORT" "$log.turn" &
 	relay=$!
@@ -168,7 +193,10 @@ turn() {
 		m0=$(metric_sum xmrgate_gateway_node_requests_total) l0=$(wc -l <"$log.turn") t0=$(now_ms)
 		out=$(rpc "$W" "$2" "$3")
 		echo "$1 $(($(metric_sum xmrgate_gateway_node_requests_total) - m0)) $(($(now_ms) - t0))" >>"$work/steps-$build"
-		[[ $out != *'"code"'* ]] || { echo "$build $1 failed: $out" >&2; exit 1; }
+		[[ $out != *'"code"'* ]] || {
+			echo "$build $1 failed: $out" >&2
+			exit 1
+		}
 		tail -n +$((l0 + 1)) "$log.turn" | jq -r --arg s "$1" 'select(.status != 401) |
 			(.rpc // .path) as $m | "\($s) \(if ($m | test("^/?(get_outs|get_output_distribution)(\\.bin)?$"))
 			or $m == "get_fee_estimate" then "checked" else "other" end) \($m) \(.ms)"' >>"$work/calls-$build"
