@@ -80,8 +80,8 @@ BILLING_OBJ := $(call obj,$(BILLING_SRC))
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 .PHONY: all deps run stop test unit asan integration e2e drill-backup deb deb-test \
-        drill-patroni drill-fleet drill-regions drill-flood format format-check docs docs-check \
-        test-tools observability-check fuzz fuzz-drivers fuzz-run fuzz-smoke \
+        drill-patroni drill-fleet drill-regions drill-flood drill-upgrade format format-check \
+        docs docs-check test-tools observability-check fuzz fuzz-drivers fuzz-run fuzz-smoke \
         bench clean lint scan hardening-check FORCE
 all: $(BIN)/xmrgate-gateway $(BIN)/xmrgate-billing $(BIN)/xmrgate-admin $(BIN)/xmr402-agent
 
@@ -203,6 +203,9 @@ drill-regions: all test-tools
 	XG_TEST_DIR=$(CURDIR)/tests/drills tests/run-integration.sh test_regions
 drill-flood: all test-tools
 	XG_TEST_DIR=$(CURDIR)/tests/drills tests/run-integration.sh test_flood
+# The rolling upgrade from XG_UPGRADE_FROM (a tag or commit; docs/OPERATIONS.md).
+drill-upgrade: all test-tools
+	XG_TEST_DIR=$(CURDIR)/tests/drills tests/run-integration.sh test_upgrade
 
 # The README's two commands.
 deps:
