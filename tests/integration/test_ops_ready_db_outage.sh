@@ -99,6 +99,6 @@ echo "# served $served, other answers $other"
 check "the load ran through the outage (> 200 requests)" test "$served" -gt 200
 assert_eq "0 failed requests of the known tenant" 0 "$other"
 out=$("$XG_REPO/build/release/tests/tools/notify_latency" "$DATABASE_URL" "$URL" 5 100 2>&1)
-check "a tenant created after the outage is accepted within 100 ms of its commit" test $? -eq 0
+check "a tenant created after the outage is accepted within 100 ms of its commit (the median of 5; each within 1 s)" test $? -eq 0
 echo "$out" | sed 's/^/# /'
 check "billing is ready again" wait_until 20 curl -sf -o /dev/null "$BADMIN/readyz"
