@@ -313,15 +313,11 @@ static bool listen_on(struct xg_mhd_proxy *p, char *err, size_t errlen)
         snprintf(err, errlen, "%s", strerror(errno));
         return false;
     }
-    union {
-        struct sockaddr_storage ss;
-        struct sockaddr_in v4;
-        struct sockaddr_in6 v6;
-    } a;
+    struct sockaddr_storage a;
     memset(&a, 0, sizeof a); /* getsockname fills it; zeroed for the analyzer */
     socklen_t sl = sizeof a;
     if (getsockname(p->listen_fd, (struct sockaddr *)&a, &sl) == 0)
-        p->port = ntohs(a.ss.ss_family == AF_INET6 ? a.v6.sin6_port : a.v4.sin_port);
+        p->port = xg_sockaddr_port(&a);
     return true;
 }
 

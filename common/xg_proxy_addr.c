@@ -88,6 +88,15 @@ unsigned xg_sockaddr_len(const struct sockaddr_storage *a)
                                       : 0;
 }
 
+uint16_t xg_sockaddr_port(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)a)->sin_port);
+    if (a->ss_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+    return 0;
+}
+
 void xg_proxy_ip_format(const struct xg_proxy_ip *ip, char *out, size_t outlen)
 {
     if (outlen == 0)

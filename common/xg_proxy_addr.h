@@ -59,6 +59,8 @@ struct sockaddr_storage;
 unsigned xg_bind_addr_parse(const char *text, uint16_t port, struct sockaddr_storage *out);
 /* The length of an AF_INET or AF_INET6 socket address (0 for another family). */
 unsigned xg_sockaddr_len(const struct sockaddr_storage *a);
+/* Its port, in host order (0 for another family). */
+uint16_t xg_sockaddr_port(const struct sockaddr_storage *a);
 
 /* The address as text into out (at least XG_PROXY_ADDR_TEXT bytes); "" when none. */
 void xg_proxy_ip_format(const struct xg_proxy_ip *ip, char *out, size_t outlen);

@@ -1254,16 +1254,12 @@ fail:
 
 uint16_t front_port(const struct front *f)
 {
-    union {
-        struct sockaddr_storage ss;
-        struct sockaddr_in v4;
-        struct sockaddr_in6 v6;
-    } a;
+    struct sockaddr_storage a;
     memset(&a, 0, sizeof a); /* getsockname fills it; zeroed for the analyzer */
     socklen_t len = sizeof a;
     if (f->listen_fd < 0 || getsockname(f->listen_fd, (struct sockaddr *)&a, &len) != 0)
         return 0;
-    return ntohs(a.ss.ss_family == AF_INET6 ? a.v6.sin6_port : a.v4.sin_port);
+    return xg_sockaddr_port(&a);
 }
 
 void front_quiesce(struct front *f)

@@ -486,9 +486,11 @@ static void test_bind_addr(void **state)
         uint16_t port = a.ss_family == AF_INET ? ((struct sockaddr_in *)&a)->sin_port
                                                : ((struct sockaddr_in6 *)&a)->sin6_port;
         assert_int_equal(ntohs(port), 18089);
+        assert_int_equal(xg_sockaddr_port(&a), 18089);
     }
     struct sockaddr_storage none = {.ss_family = AF_UNIX};
     assert_int_equal(xg_sockaddr_len(&none), 0);
+    assert_int_equal(xg_sockaddr_port(&none), 0);
 }
 
 int main(void)
