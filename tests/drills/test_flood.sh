@@ -66,8 +66,14 @@ check_here "a second billing, bound to $HOST6" billing_start v6 --base stack \
 check_here "a second gateway, bound to $HOST6" gateway_start v6 "server.bind=$HOST6" || exit 1
 V6_GATEWAY_URL=$(gw_url v6) V6_BILLING_URL=$(billing_url v6)
 V6_BILLING_PID=$(billing_pid v6) V6_GATEWAY_PID=$(gw_pid v6)
-check "the machine reaches both over IPv6 (${V6_GATEWAY_URL#http://})" \
-	ns_exec v6 curl -sf -o /dev/null --max-time 5 --interface "$(ns_addr6 2)" "$V6_BILLING_URL/api/tiers"
+# from the machine: billing's tiers, and the gateway's answer to a call without a credential
+answers_from_v6() {
+	ns_exec v6 curl -sf -o /dev/null --max-time 5 --interface "$(ns_addr6 2)" "$V6_BILLING_URL/api/tiers" &&
+		[[ $(ns_exec v6 curl -s -o /dev/null -w '%{http_code}' --max-time 5 --interface "$(ns_addr6 2)" \
+			-d '{"jsonrpc":"2.0","id":1,"method":"get_info"}' "$V6_GATEWAY_URL/v1/json_rpc") == 40[12] ]]
+}
+check "the machine reaches both over IPv6 (${V6_GATEWAY_URL#http://}, ${V6_BILLING_URL#http://})" \
+	answers_from_v6
 peak_kib() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$1/status"; }
 rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 echo "# before: billing $(($(rss_kib "$BILLING_PID") / 1024)) MiB, gateway $(($(rss_kib "$GATEWAY_PID") / 1024)) MiB (RSS)"
