@@ -41,7 +41,7 @@ static const char *const outcome_values[] = {"node", "cache", "refused", "failed
 static const char *const node_outcome_values[] = {"ok",   "connect_error", "timeout", "http_error",
                                                   "busy", "broken",        NULL};
 static const char *const bcast_values[] = {"accepted", "rejected", "failed", NULL};
-static const char *const hedge_values[] = {"sent", "won", "no_budget", NULL};
+static const char *const hedge_values[] = {"sent", "won", "no_budget", "moved", NULL};
 static const char *const checked_values[] = {"agreed",     "majority", "disagreed",
                                              "unverified", "refused",  NULL};
 static const char *const answer_values[] = {"agreed", "mismatched", NULL};
@@ -256,7 +256,8 @@ static bool request_families(struct gw_metrics *m)
                                  "Each node's answer to a broadcast.", m->node, m->bcast);
     m->hedges = COUNTER("xmrgate_gateway_hedged_reads_total",
                         "Reads asked of a second node while the first had not answered: sent, "
-                        "won (its answer served), no_budget (due, not sent).",
+                        "won (its answer served), no_budget (due, not sent), moved (a "
+                        "confirmation left for the next node past its hedge delay).",
                         m->hedge);
     m->checked = COUNTER("xmrgate_gateway_checked_reads_total",
                          "Reads of decoys and fees served only when own nodes agree: agreed, "

@@ -53,9 +53,10 @@ enum gw_node_outcome {
     GW_NODE_BROKEN,     /* reset mid-answer, malformed, too large, cancelled */
 };
 
-/* A hedged read: a second node asked (sent), its answer the one served (won), or a hedge
- * due but not sent for want of budget (no_budget). */
-enum gw_hedge_event { GW_HEDGE_SENT, GW_HEDGE_WON, GW_HEDGE_NO_BUDGET };
+/* A hedged read: a second node asked (sent), its answer the one served (won), a hedge due
+ * but not sent for want of budget (no_budget), or a confirmation whose node had not
+ * answered within its hedge delay left for the next node (moved). */
+enum gw_hedge_event { GW_HEDGE_SENT, GW_HEDGE_WON, GW_HEDGE_NO_BUDGET, GW_HEDGE_MOVED };
 
 /* A checked read (rpc/agree.h): two own nodes agreed (agreed); two differed and a third
  * sided with one (majority); they differed with no majority, answered 503 (disagreed); only

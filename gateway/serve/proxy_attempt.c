@@ -73,6 +73,11 @@ static void on_confirm_due(struct hold_entry *e)
     struct gw_request *req = px->req;
     if (px->phase != PHASE_CONFIRM || px->ninflight == 0 || !px->held_body)
         return;
+    /* The breaker hears of it now, as of a node a hedge overtook (prober_overtaken): a
+     * frozen node leaves rotation after a few such reads, not at the next probe. */
+    for (size_t i = 0; i < px->ninflight; i++)
+        prober_overtaken(req->ctx->prober, px->inflight[i]->node.id);
+    gw_metrics_hedge(req->ctx->metrics, GW_HEDGE_MOVED);
     proxy_abandon_inflight(req, true);
     const char *why;
     if (px->next < px->ncandidates && xg_monotonic_us() < req->deadline_us &&
