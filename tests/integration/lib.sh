@@ -581,7 +581,8 @@ _xg_url() {
 	[[ $1 == gateway && -n $(xg_ini_get "$conf" server tls_cert) ]] && scheme=https
 	# a daemon bound to one address (server.bind) is reached there, an IPv6 one in brackets
 	host=$(xg_ini_get "$conf" server bind)
-	[[ -z $host || $host == 0.0.0.0 || $host == :: ]] && host=127.0.0.1
+	[[ -z $host || $host == 0.0.0.0 ]] && host=127.0.0.1
+	[[ $host != :: ]] || host=::1 # an IPv6 listener takes IPv6 alone
 	[[ $host != *:* ]] || host="[$host]"
 	echo "$scheme://$host:${_XG_PORT[$1/$2]}"
 }

@@ -23,10 +23,15 @@ for front in native libmicrohttpd; do
 	done
 done
 
-check_here "a billing bound to ::1 starts" billing_start v6 --base stack server.bind=::1
-check "… answers its API at $(billing_url v6)" \
-	bash -c "curl -sf -g --max-time 5 '$(billing_url v6)/api/tiers' | jq -e 'length > 0' >/dev/null"
-check "… and takes no IPv4 connection" refused_v4 "$(billing_port v6)"
+for bind in ::1 ::; do
+	name=v6-${bind//:/x}
+	check_here "a billing bound to $bind starts" billing_start "$name" --base stack "server.bind=$bind" ||
+		continue
+	check "… answers its API at $(billing_url "$name")" \
+		bash -c "curl -sf -g --max-time 5 '$(billing_url "$name")/api/tiers' | jq -e 'length > 0' >/dev/null"
+	check "… and takes no IPv4 connection" refused_v4 "$(billing_port "$name")"
+	billing_stop "$name"
+done
 
 out=$(gateway_exit badbind server.bind=localhost)
 check "a bind that is no address stops the start, naming it" \
