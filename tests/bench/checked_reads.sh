@@ -77,18 +77,9 @@ before_tree_remove
 declare -A gw_bin=([before]=$work/gateway-before [after]=$REPO/bin/xmrgate-gateway)
 
 # A scratch database: the stack's three nodes and one tenant (limits are off).
-BENCH_DB=${DATABASE_URL%/*}/xmrgate_checked_bench
-psql -X -q "${DATABASE_URL%/*}/postgres" -c "DROP DATABASE IF EXISTS xmrgate_checked_bench WITH (FORCE)" \
-	-c "CREATE DATABASE xmrgate_checked_bench"
-HA1_KEY=$(printf '%064d' 0)
-XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
-	"$REPO/bin/xmrgate-billing" migrate >/dev/null 2>&1 || true
-grant=$(XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
-	"$REPO/bin/xmrgate-billing" grant --tier sovereign --days 1 2>/dev/null)
-login="$(sed -n 's/^HANDLE=//p' <<<"$grant"):$(sed -n 's/^TOKEN=//p' <<<"$grant")"
-psql -X -q "$BENCH_DB" -c "BEGIN; DELETE FROM nodes;
-	INSERT INTO nodes (name, url, priority, pruned) VALUES ('a', '$NODE_A_URL', 'primary', false),
-	('b', '$NODE_B_URL', 'primary', false), ('c', '$NODE_C_URL', 'primary', true); COMMIT;"
+bench_gateway_db xmrgate_checked_bench
+psql -X -q "$BENCH_DB" -c "UPDATE nodes SET pruned = true WHERE name = 'c'" # as the stack runs it
+login=$HANDLE:$TOKEN
 
 rpc() { # URL METHOD [PARAMS]
 	curl -sf --max-time 300 "$1/json_rpc" -H 'Content-Type: application/json' \

@@ -75,9 +75,11 @@ bench_gateway_db() {
 	psql -X -q "$base/postgres" -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -c "CREATE DATABASE $1"
 	XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
 		"$REPO/bin/xmrgate-billing" migrate >/dev/null 2>&1 || true
+	local grant
+	grant=$(XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
+		"$REPO/bin/xmrgate-billing" grant --tier sovereign --days 1 2>/dev/null)
 	# shellcheck disable=SC2034 # the sourcing bench's
-	TOKEN=$(XMRGATE_DATABASE_URL=$BENCH_DB XMRGATE_GATEWAY_HA1_KEY=$HA1_KEY \
-		"$REPO/bin/xmrgate-billing" grant --tier sovereign --days 1 2>/dev/null | sed -n 's/^TOKEN=//p')
+	TOKEN=$(sed -n 's/^TOKEN=//p' <<<"$grant") HANDLE=$(sed -n 's/^HANDLE=//p' <<<"$grant")
 	psql -X -q "$BENCH_DB" -c "BEGIN; DELETE FROM nodes;
 		INSERT INTO nodes (name, url) VALUES ('a', '$NODE_A_URL'), ('b', '$NODE_B_URL'), ('c', '$NODE_C_URL');
 		COMMIT;"
